@@ -1,0 +1,40 @@
+# Two commands set everything up on a fresh machine:
+#   make demo   creates .venv, installs, opens the app on the simulated demo fleet
+#   make test   creates .venv, installs, runs lint, types, the import contracts and every test
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint typecheck unit bench screenshots package clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/gpufleet --demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --config pyproject.toml
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+unit: $(STAMP)
+	tools/run-tests $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+test: lint typecheck unit
+
+bench: $(STAMP)
+	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
+
+screenshots: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(BIN)/gpufleet screenshot --demo --out docs/img
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info

@@ -1,0 +1,3 @@
+"""gpufleet: watch every GPU you rent, from your laptop."""
+
+__version__ = "0.1.0"

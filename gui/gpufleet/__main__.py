@@ -1,0 +1,7 @@
+"""``python -m gpufleet`` runs the CLI."""
+
+import sys
+
+from gpufleet.cli.main import main
+
+sys.exit(main())

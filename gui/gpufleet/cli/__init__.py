@@ -1,0 +1,1 @@
+"""The `gpufleet` command line: the GUI by default, subcommands for headless use."""

@@ -1,0 +1,67 @@
+"""Entry point of ``gpufleet``: opens the GUI without a subcommand, else runs one.
+
+Subcommands live one per module in ``gpufleet.cli.commands``; each module defines
+``register(subparsers)`` that adds its parser and sets ``func`` (taking the parsed args and
+returning an exit code). Discovery keeps this file free of per-command edits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import pkgutil
+import sys
+from collections.abc import Sequence
+
+from gpufleet import __version__
+from gpufleet.cli import commands
+from gpufleet.cli.errors import CliError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gpufleet",
+        description="Watch every GPU you rent, from your laptop. Without a subcommand, "
+        "opens the desktop app.",
+    )
+    parser.add_argument("--version", action="version", version=f"gpufleet {__version__}")
+    parser.add_argument(
+        "--demo", action="store_true", help="open the app on the simulated demo fleet"
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"gpufleet.cli.commands.{info.name}")
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    # paramiko logs tracebacks of routine disconnects; keep them out of the user's terminal.
+    logging.getLogger("paramiko").setLevel(logging.CRITICAL if not args.verbose else logging.DEBUG)
+    func = getattr(args, "func", None)
+    try:
+        if func is None:
+            from gpufleet.ui.app import run_app
+
+            return run_app(demo=args.demo)
+        rc: int = func(args) or 0
+        return rc
+    except CliError as e:
+        print(f"gpufleet: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,52 @@
+"""The description of one monitored host, as stored in config.toml (no secrets here)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+AuthMethod = Literal["auto", "agent", "key", "password"]
+BackendName = Literal["nvml", "sim"]
+TransportName = Literal["ssh", "local"]
+
+
+@dataclass(frozen=True)
+class HostConfig:
+    """One rented instance (or a simulated one).
+
+    ``transport`` is ``ssh`` for real hosts and ``local`` for localhost and the demo fleet.
+    ``backend``/``scenario`` choose what the remote sampler reads: ``nvml`` on a real GPU,
+    ``sim`` with a scenario for the demo and the tests (which run the whole path over SSH).
+    Prices are per hour in ``currency``; ``billing_start`` is an epoch time or None (then the
+    first connection counts as the start).
+    """
+
+    name: str
+    host: str = "localhost"
+    port: int = 22
+    user: str | None = None
+    auth: AuthMethod = "auto"
+    key_path: str | None = None
+    jump: str | None = None
+    transport: TransportName = "ssh"
+    backend: BackendName = "nvml"
+    scenario: str | None = None
+    seed: int = 0
+    interval_s: float = 1.0
+    price_per_hour: float | None = None
+    currency: str = "USD"
+    billing_start: float | None = None
+    budget: float | None = None
+    tags: tuple[str, ...] = ()
+    allowed_processes: tuple[str, ...] = ()
+    allow_sudo_kill: bool = False
+    rule_overrides: dict[str, dict[str, object]] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        if self.transport == "local":
+            scenario = f"/{self.scenario}" if self.scenario else ""
+            return f"{self.name} (local {self.backend}{scenario})"
+        who = f"{self.user}@" if self.user else ""
+        port = f":{self.port}" if self.port != 22 else ""
+        return f"{self.name} ({who}{self.host}{port})"

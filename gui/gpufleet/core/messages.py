@@ -1,0 +1,336 @@
+"""Typed, immutable messages parsed from the sampler's JSON lines.
+
+``StreamDecoder`` turns a stream of lines into ``Hello`` / ``Sample`` / ``Procs`` / ``Event``
+/ ``ErrorMsg`` objects. It is stateful only in that ``sample`` rows are positional and their
+columns are named by the preceding ``hello``. A bad line never raises out of ``feed``: it is
+counted (``bad_lines``) and its reason kept (``last_error``), and decoding goes on.
+
+Everything downstream (fleet, rules, cost, store, UI) consumes these types, never raw dicts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from gpufleet_sampler import protocol
+
+Value = float | int | None
+
+
+class ProtocolError(ValueError):
+    """A line that is not a valid protocol message (reason in the text)."""
+
+
+class VersionError(ProtocolError):
+    """The sampler speaks a protocol version this client does not accept."""
+
+
+@dataclass(frozen=True)
+class GpuInfo:
+    """Static inventory and nominal values of one GPU, from ``hello``."""
+
+    index: int
+    uuid: str
+    name: str
+    pci_bus_id: str
+    nominal: Mapping[str, Value]
+    unsupported: Mapping[str, str]
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def nominal_value(self, key: str) -> Value:
+        return self.nominal.get(key)
+
+
+@dataclass(frozen=True)
+class Hello:
+    protocol: int
+    sampler_version: str
+    run_id: str
+    backend: str
+    interval_s: float
+    columns: tuple[str, ...]
+    host: Mapping[str, Any]
+    gpus: tuple[GpuInfo, ...]
+    raw: Mapping[str, Any]
+
+    def gpu(self, index: int) -> GpuInfo | None:
+        for g in self.gpus:
+            if g.index == index:
+                return g
+        return None
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One tick: ``rows[i]`` is ``(gpu_index, *values)`` in ``columns`` order."""
+
+    seq: int
+    t: float  # wall clock, seconds since the epoch
+    mono: float  # sampler's monotonic clock, seconds
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Value, ...], ...]
+
+    def gpu_indices(self) -> list[int]:
+        return [int(r[0]) for r in self.rows if r and r[0] is not None]
+
+    def row(self, gpu: int) -> tuple[Value, ...] | None:
+        for r in self.rows:
+            if r and r[0] == gpu:
+                return r
+        return None
+
+    def value(self, gpu: int, metric: str) -> Value:
+        r = self.row(gpu)
+        if r is None:
+            return None
+        try:
+            pos = self.columns.index(metric) + 1
+        except ValueError:
+            return None
+        return r[pos] if pos < len(r) else None
+
+
+@dataclass(frozen=True)
+class Proc:
+    gpu: int
+    pid: int
+    start_ticks: int | None
+    user: str | None
+    name: str | None
+    cmd: str | None
+    mem_bytes: int | None
+    sm_pct: float | None
+    type: str | None
+
+
+@dataclass(frozen=True)
+class Procs:
+    seq: int
+    t: float
+    procs: tuple[Proc, ...]
+
+
+@dataclass(frozen=True)
+class Event:
+    seq: int
+    t: float
+    type: str
+    gpu: int | None
+    code: int | None
+    message: str
+    raw: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ErrorMsg:
+    message: str
+    code: str | None
+    raw: Mapping[str, Any]
+
+
+Message = Hello | Sample | Procs | Event | ErrorMsg
+
+
+def _num(obj: Mapping[str, Any], key: str) -> float:
+    v = obj.get(key)
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ProtocolError(f"field {key!r} must be a number, got {v!r}")
+    return float(v)
+
+
+def _int(obj: Mapping[str, Any], key: str) -> int:
+    v = obj.get(key)
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise ProtocolError(f"field {key!r} must be an integer, got {v!r}")
+    return v
+
+
+def _opt_int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _opt_num(v: Any) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def _opt_str(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def parse_hello(obj: Mapping[str, Any]) -> Hello:
+    version = _int(obj, "protocol")
+    if not protocol.PROTOCOL_MIN <= version <= protocol.PROTOCOL_MAX:
+        raise VersionError(
+            f"the sampler speaks protocol {version}; this gpufleet accepts "
+            f"{protocol.PROTOCOL_MIN}..{protocol.PROTOCOL_MAX}: upgrade the app or let it "
+            "redeploy the sampler"
+        )
+    cols = obj.get("columns")
+    if not isinstance(cols, list) or not cols:
+        raise ProtocolError("hello has no columns")
+    names = tuple(c["name"] if isinstance(c, dict) else str(c) for c in cols)
+    gpus_raw = obj.get("gpus")
+    if not isinstance(gpus_raw, list):
+        raise ProtocolError("hello has no gpus list")
+    gpus: list[GpuInfo] = []
+    for g in gpus_raw:
+        if not isinstance(g, dict):
+            raise ProtocolError("hello gpus entries must be objects")
+        known = {"index", "uuid", "name", "pci_bus_id", "nominal", "unsupported"}
+        gpus.append(
+            GpuInfo(
+                index=_int(g, "index"),
+                uuid=str(g.get("uuid") or ""),
+                name=str(g.get("name") or "GPU"),
+                pci_bus_id=str(g.get("pci_bus_id") or ""),
+                nominal=dict(g.get("nominal") or {}),
+                unsupported=dict(g.get("unsupported") or {}),
+                extra={k: v for k, v in g.items() if k not in known},
+            )
+        )
+    host = obj.get("host")
+    return Hello(
+        protocol=version,
+        sampler_version=str(obj.get("sampler_version") or "?"),
+        run_id=str(obj.get("run_id") or ""),
+        backend=str(obj.get("backend") or "?"),
+        interval_s=_num(obj, "interval_s") if "interval_s" in obj else 1.0,
+        columns=names,
+        host=dict(host) if isinstance(host, dict) else {},
+        gpus=tuple(gpus),
+        raw=dict(obj),
+    )
+
+
+def _parse_sample(obj: Mapping[str, Any], hello: Hello | None) -> Sample:
+    if hello is None:
+        raise ProtocolError("sample before hello")
+    gpus = obj.get("gpus")
+    if not isinstance(gpus, list):
+        raise ProtocolError("sample without a gpus list")
+    width = len(hello.columns) + 1
+    rows: list[tuple[Value, ...]] = []
+    for r in gpus:
+        if not isinstance(r, list) or not r or not isinstance(r[0], int):
+            raise ProtocolError("sample row must be a list starting with the GPU index")
+        if len(r) != width:
+            raise ProtocolError(f"sample row has {len(r)} values, hello names {width}")
+        rows.append(
+            tuple(v if isinstance(v, (int, float)) and not isinstance(v, bool) else None for v in r)
+        )
+    return Sample(
+        seq=_int(obj, "seq"),
+        t=_num(obj, "t"),
+        mono=_num(obj, "mono"),
+        columns=hello.columns,
+        rows=tuple(rows),
+    )
+
+
+def _parse_procs(obj: Mapping[str, Any]) -> Procs:
+    raw = obj.get("procs")
+    if not isinstance(raw, list):
+        raise ProtocolError("procs without a procs list")
+    out: list[Proc] = []
+    for p in raw:
+        if not isinstance(p, dict):
+            raise ProtocolError("procs entries must be objects")
+        out.append(
+            Proc(
+                gpu=_int(p, "gpu"),
+                pid=_int(p, "pid"),
+                start_ticks=_opt_int(p.get("start_ticks")),
+                user=_opt_str(p.get("user")),
+                name=_opt_str(p.get("name")),
+                cmd=_opt_str(p.get("cmd")),
+                mem_bytes=_opt_int(p.get("mem_bytes")),
+                sm_pct=_opt_num(p.get("sm_pct")),
+                type=_opt_str(p.get("type")),
+            )
+        )
+    return Procs(seq=_int(obj, "seq"), t=_num(obj, "t"), procs=tuple(out))
+
+
+def _parse_event(obj: Mapping[str, Any]) -> Event:
+    typ = obj.get("type")
+    if not isinstance(typ, str):
+        raise ProtocolError("event without a type")
+    return Event(
+        seq=_int(obj, "seq"),
+        t=_num(obj, "t"),
+        type=typ,
+        gpu=_opt_int(obj.get("gpu")),
+        code=_opt_int(obj.get("code")),
+        message=str(obj.get("message") or ""),
+        raw=dict(obj),
+    )
+
+
+def parse_object(obj: Any, hello: Hello | None = None) -> Message:
+    """Turn one decoded JSON value into a message; raises ProtocolError."""
+    if not isinstance(obj, dict):
+        raise ProtocolError("a line must be a JSON object")
+    kind = obj.get("kind")
+    if kind == protocol.KIND_SAMPLE:
+        return _parse_sample(obj, hello)
+    if kind == protocol.KIND_HELLO:
+        return parse_hello(obj)
+    if kind == protocol.KIND_PROCS:
+        return _parse_procs(obj)
+    if kind == protocol.KIND_EVENT:
+        return _parse_event(obj)
+    if kind == protocol.KIND_ERROR:
+        return ErrorMsg(
+            message=str(obj.get("message") or ""), code=_opt_str(obj.get("code")), raw=dict(obj)
+        )
+    raise ProtocolError(f"unknown kind {kind!r}")
+
+
+class StreamDecoder:
+    """Decodes a stream of lines; never raises on a bad line (except a version mismatch,
+    which makes the whole stream unusable and is raised as VersionError)."""
+
+    def __init__(self) -> None:
+        self.hello: Hello | None = None
+        self.bad_lines = 0
+        self.last_error: str | None = None
+
+    def feed(self, line: bytes | str) -> Message | None:
+        if not line or line in (b"\n", "\n"):
+            return None
+        if len(line) > protocol.MAX_LINE_BYTES:
+            self._bad(f"line of {len(line)} bytes exceeds the {protocol.MAX_LINE_BYTES} limit")
+            return None
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError as e:
+            self._bad(f"not JSON: {e}")
+            return None
+        try:
+            msg = parse_object(obj, self.hello)
+        except VersionError:
+            raise
+        except ProtocolError as e:
+            self._bad(str(e))
+            return None
+        except (KeyError, TypeError, ValueError) as e:
+            self._bad(f"malformed {obj.get('kind')!r}: {e}")
+            return None
+        if isinstance(msg, Hello):
+            self.hello = msg
+        return msg
+
+    def feed_many(self, lines: Sequence[bytes | str]) -> list[Message]:
+        out = []
+        for line in lines:
+            m = self.feed(line)
+            if m is not None:
+                out.append(m)
+        return out
+
+    def _bad(self, reason: str) -> None:
+        self.bad_lines += 1
+        self.last_error = reason

@@ -1,0 +1,1 @@
+"""The desktop UI (PySide6 + pyqtgraph): the only package that imports Qt."""

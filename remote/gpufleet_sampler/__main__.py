@@ -1,0 +1,108 @@
+"""Command line of the sampler: ``python3 -m gpufleet_sampler`` or ``python3 sampler.pyz``.
+
+Subcommands: stream (sample to stdout), daemon (detached sampler holding a ring), attach (stream
+from a running daemon from a sequence number), check / info (one JSON object), kill (safe kill
+keyed by pid and start time). Each lives in its own module; this file only parses arguments.
+"""
+
+import argparse
+import sys
+from typing import List, Optional
+
+from gpufleet_sampler import __version__
+
+
+def _add_backend_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--backend", choices=("nvml", "sim"), default="nvml")
+    p.add_argument("--scenario", default=None, help="sim scenario name (sim only)")
+    p.add_argument("--seed", type=int, default=0, help="sim random seed (sim only)")
+    p.add_argument("--interval", type=float, default=1.0, help="seconds between samples")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gpufleet_sampler", description="gpufleet's NVML sampler")
+    parser.add_argument("--version", action="version", version=__version__)
+    sub = parser.add_subparsers(dest="command")
+    sub.required = True
+
+    p = sub.add_parser("stream", help="sample and print JSON lines to stdout")
+    _add_backend_args(p)
+    p.add_argument("--count", type=int, default=None, help="stop after N samples")
+    p.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="sim only: emit as fast as possible with simulated timestamps",
+    )
+    p.add_argument("--procs-interval", type=float, default=2.0)
+
+    p = sub.add_parser("daemon", help="start (or find) the detached per-user sampler daemon")
+    _add_backend_args(p)
+    p.add_argument("--state-dir", default=None, help="default ~/.cache/gpufleet")
+    p.add_argument(
+        "--idle-exit",
+        type=float,
+        default=24 * 3600.0,
+        help="exit after this many seconds with no client attached",
+    )
+    p.add_argument("--foreground", action="store_true", help="do not detach (tests)")
+    p.add_argument("--procs-interval", type=float, default=2.0)
+
+    p = sub.add_parser("attach", help="stream from the running daemon")
+    _add_backend_args(p)
+    p.add_argument("--state-dir", default=None)
+    p.add_argument(
+        "--from-seq",
+        type=int,
+        default=0,
+        help="send every message after this sequence number, then live",
+    )
+    p.add_argument("--start", action="store_true", help="start the daemon first if none runs")
+
+    p = sub.add_parser("stop", help="stop the running daemon")
+    _add_backend_args(p)
+    p.add_argument("--state-dir", default=None)
+
+    p = sub.add_parser("info", help="print the inventory as one JSON object")
+    _add_backend_args(p)
+
+    p = sub.add_parser("check", help="print the start-of-rental health facts as JSON")
+    _add_backend_args(p)
+    p.add_argument("--state-dir", default=None)
+
+    p = sub.add_parser("kill", help="signal a process only if its start time matches")
+    p.add_argument("--pid", type=int, required=True)
+    p.add_argument(
+        "--start-time",
+        type=int,
+        required=True,
+        help="field 22 of /proc/PID/stat (clock ticks since boot)",
+    )
+    p.add_argument("--signal", choices=("TERM", "KILL", "INT"), default="TERM")
+    p.add_argument("--grace", type=float, default=5.0, help="seconds to wait for the exit")
+    p.add_argument("--sudo", action="store_true", help="retry with sudo -n on EPERM")
+    return parser
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "stream":
+        from gpufleet_sampler import stream
+
+        return stream.run(args)
+    if args.command in ("daemon", "attach", "stop"):
+        from gpufleet_sampler import daemon
+
+        return daemon.run(args)
+    if args.command in ("info", "check"):
+        from gpufleet_sampler import oneshot
+
+        return oneshot.run(args)
+    if args.command == "kill":
+        from gpufleet_sampler import kill
+
+        return kill.run(args)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

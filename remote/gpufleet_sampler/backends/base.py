@@ -1,0 +1,63 @@
+"""The interface every sampler backend (nvml, sim) implements.
+
+The sampling loop owns the clock and the sequence numbers; a backend only answers "what are
+the values now". Tiers (per tick, every few seconds, every minute, once) are the backend's
+business except for process lists, which the loop asks for every ``procs_interval`` seconds
+because they are the costliest call.
+"""
+
+from typing import Any, Dict, List, Optional
+
+
+class Backend(object):
+    """Base class: subclasses override every method."""
+
+    name = "base"
+
+    def hello(self) -> Dict[str, Any]:
+        """Static facts for ``hello``: ``host`` (dict) and ``gpus`` (list of dicts with
+        ``index``, ``uuid``, ``name``, ``pci_bus_id``, ``nominal`` and ``unsupported``)."""
+        raise NotImplementedError
+
+    def tick(self, mono: float) -> List[List[Any]]:
+        """One sample row per GPU: ``[index, *values in protocol.COLUMNS order]``.
+
+        ``mono`` is the loop's monotonic time (simulated under ``--no-wait``); rates are
+        computed from counter deltas over it or over NVML's own timestamps."""
+        raise NotImplementedError
+
+    def procs(self, mono: float) -> List[Dict[str, Any]]:
+        """The processes on all GPUs, each a dict with ``protocol.PROC_KEYS``."""
+        raise NotImplementedError
+
+    def events(self, mono: float) -> List[Dict[str, Any]]:
+        """Events since the last call (Xid, ECC / remap changes, lost GPUs, notes), each a
+        dict with ``type``, ``gpu`` (index or None), optional ``code``, and ``message``."""
+        raise NotImplementedError
+
+    def info(self) -> Dict[str, Any]:
+        """The inventory, for ``info``."""
+        raise NotImplementedError
+
+    def check(self) -> Dict[str, Any]:
+        """The start-of-rental health facts, for ``check`` (facts only; verdicts are the
+        laptop's)."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release NVML / stop simulated processes."""
+
+
+def make_backend(
+    name: str, scenario: Optional[str] = None, seed: int = 0, interval: float = 1.0
+) -> Backend:
+    """Build a backend by name; imports lazily so ``sim`` never needs pynvml."""
+    if name == "nvml":
+        from gpufleet_sampler.backends.nvml import NvmlBackend
+
+        return NvmlBackend(interval=interval)
+    if name == "sim":
+        from gpufleet_sampler.backends.sim import SimBackend
+
+        return SimBackend(scenario=scenario or "healthy-8xa100", seed=seed, interval=interval)
+    raise ValueError("unknown backend {!r} (expected nvml or sim)".format(name))

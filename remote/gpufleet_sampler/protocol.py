@@ -1,0 +1,151 @@
+"""The wire protocol between the sampler and the laptop: the single source of truth.
+
+Every line the sampler writes is one JSON object with a ``kind``. ``hello`` comes first on
+every stream and names the per-GPU columns of ``sample`` lines; ``sample``, ``procs`` and
+``event`` share one sequence counter so that a client can prove nothing was lost.
+
+A ``sample`` carries ``gpus`` as a list of positional rows, one per GPU, whose first element
+is the GPU index and whose other elements follow ``hello["columns"]`` (``COLUMNS`` below).
+Columnar rows are about a third of the size of keyed objects and parse twice as fast (see
+DESIGN.md); the names and units travel once, in ``hello``.
+
+A value the GPU does not report is ``null`` (never 0); the reason is given once, in
+``hello["gpus"][i]["unsupported"]``.
+
+This module runs on the instance: Python 3.8, stdlib only.
+"""
+
+import json
+from typing import Any, Dict, List, Optional, Tuple
+
+PROTOCOL_VERSION = 1
+# Clients accept hello["protocol"] within this inclusive range.
+PROTOCOL_MIN = 1
+PROTOCOL_MAX = 1
+
+# A line longer than this is refused by the client and never produced by the sampler
+# (process command lines are truncated to keep under it).
+MAX_LINE_BYTES = 1 << 20
+
+KIND_HELLO = "hello"
+KIND_SAMPLE = "sample"
+KIND_PROCS = "procs"
+KIND_EVENT = "event"
+KIND_ERROR = "error"
+KINDS = (KIND_HELLO, KIND_SAMPLE, KIND_PROCS, KIND_EVENT, KIND_ERROR)
+
+# (name, unit, description). Order is the wire order of a sample row after the index.
+# Units live in the names; the unit column is for axis labels and docs.
+COLUMNS: Tuple[Tuple[str, str, str], ...] = (
+    ("util_gpu_pct", "%", "GPU utilization: share of time a kernel ran (UtilizationRates.gpu)"),
+    ("util_mem_pct", "%", "memory bandwidth busy time (UtilizationRates.memory), not capacity"),
+    ("sm_clock_mhz", "MHz", "current SM clock"),
+    ("mem_clock_mhz", "MHz", "current memory clock"),
+    ("gfx_clock_mhz", "MHz", "current graphics clock"),
+    ("temp_gpu_c", "°C", "GPU core temperature"),
+    ("temp_mem_c", "°C", "memory (HBM) temperature; null on GDDR6X boards, which do not expose it"),
+    ("power_w", "W", "power draw (1 s average on Ampere and newer)"),
+    ("power_limit_w", "W", "enforced power limit, re-read every 30 s"),
+    ("energy_j", "J", "energy counter since driver load"),
+    ("pstate", "", "performance state 0..15 (0 = P0, fastest)"),
+    ("clock_reasons", "", "clock event (throttle) reasons bitmask, see REASON_BITS"),
+    ("viol_power_pct", "%", "share of the last interval clocks were held by the power cap"),
+    ("viol_thermal_pct", "%", "share of the last interval clocks were held by thermal slowdown"),
+    ("fan_pct", "%", "fan speed, null on passively cooled boards"),
+    ("mem_used_bytes", "B", "framebuffer memory used (v2: excludes reserved)"),
+    ("pcie_tx_bps", "B/s", "PCIe transmit rate from counter deltas"),
+    ("pcie_rx_bps", "B/s", "PCIe receive rate from counter deltas"),
+    ("pcie_gen", "", "current PCIe link generation (drops at idle P-states)"),
+    ("pcie_width", "", "current PCIe link width"),
+    ("pcie_replays", "", "PCIe replay counter"),
+    ("nvlink_tx_bps", "B/s", "NVLink transmit rate, all links"),
+    ("nvlink_rx_bps", "B/s", "NVLink receive rate, all links"),
+    ("nvlink_up", "", "NVLink links currently up"),
+    ("sm_active_pct", "%", "GPM SM activity (Hopper and newer)"),
+    ("sm_occupancy_pct", "%", "GPM SM occupancy (Hopper and newer)"),
+    ("tensor_active_pct", "%", "GPM tensor pipe activity (Hopper and newer)"),
+    ("dram_active_pct", "%", "GPM DRAM bandwidth activity (Hopper and newer)"),
+    ("ecc_sbe_vol", "", "corrected (single-bit) ECC errors since driver load"),
+    ("ecc_dbe_vol", "", "uncorrected (double-bit) ECC errors since driver load"),
+    ("remap_pending", "", "1 when a row remapping is pending (needs a GPU reset)"),
+    ("remap_failed", "", "1 when a row remapping failed"),
+    ("retired_pending", "", "1 when a page retirement is pending"),
+    ("lost", "", "1 when NVML reports the GPU lost (all other values null)"),
+)
+COLUMN_NAMES: Tuple[str, ...] = tuple(c[0] for c in COLUMNS)
+COLUMN_UNITS: Dict[str, str] = {c[0]: c[1] for c in COLUMNS}
+# Position of each column in a sample row (the row's element 0 is the GPU index).
+ROW_POS: Dict[str, int] = {name: i + 1 for i, name in enumerate(COLUMN_NAMES)}
+
+# Clock event reason bits (nvmlClocksEventReason*), with the dcgm-exporter label.
+REASON_BITS: Tuple[Tuple[int, str, str], ...] = (
+    (0x1, "gpu_idle", "GPU idle"),
+    (0x2, "clocks_setting", "applications clocks setting"),
+    (0x4, "power_cap", "SW power cap"),
+    (0x8, "hw_slowdown", "HW slowdown"),
+    (0x10, "sync_boost", "sync boost"),
+    (0x20, "sw_thermal", "SW thermal slowdown"),
+    (0x40, "hw_thermal", "HW thermal slowdown"),
+    (0x80, "hw_power_brake", "HW power brake"),
+    (0x100, "display_clocks", "display clock setting"),
+)
+REASON_THERMAL_MASK = 0x20 | 0x40
+REASON_POWER_MASK = 0x4 | 0x80
+
+# Keys of hello["gpus"][i]["nominal"]: values read once (limits re-sent in samples).
+NOMINAL_KEYS: Tuple[Tuple[str, str], ...] = (
+    ("sm_clock_max_mhz", "MHz"),
+    ("mem_clock_max_mhz", "MHz"),
+    ("sm_clock_base_mhz", "MHz"),
+    ("power_default_w", "W"),
+    ("power_enforced_w", "W"),
+    ("power_min_w", "W"),
+    ("power_max_w", "W"),
+    ("temp_slowdown_c", "°C"),
+    ("temp_shutdown_c", "°C"),
+    ("temp_mem_max_c", "°C"),
+    ("pcie_max_gen", ""),
+    ("pcie_max_width", ""),
+    ("nvlink_links", ""),
+    ("nvlink_link_bps", "B/s"),
+    ("mem_total_bytes", "B"),
+    ("mem_reserved_bytes", "B"),
+)
+
+# event["type"] values.
+EVENT_XID = "xid"
+EVENT_ECC = "ecc"
+EVENT_REMAP = "remap"
+EVENT_RETIRED = "retired"
+EVENT_GPU_LOST = "gpu_lost"
+EVENT_NVLINK = "nvlink"
+EVENT_NOTE = "note"
+EVENT_TYPES = (
+    EVENT_XID,
+    EVENT_ECC,
+    EVENT_REMAP,
+    EVENT_RETIRED,
+    EVENT_GPU_LOST,
+    EVENT_NVLINK,
+    EVENT_NOTE,
+)
+
+# Keys of each process entry in a ``procs`` message.
+PROC_KEYS = ("gpu", "pid", "start_ticks", "user", "name", "cmd", "mem_bytes", "sm_pct", "type")
+
+
+def hello_columns() -> List[Dict[str, str]]:
+    """The ``columns`` entry of ``hello``: names and units in wire order."""
+    return [{"name": n, "unit": u} for n, u, _ in COLUMNS]
+
+
+def encode(obj: Dict[str, Any]) -> str:
+    """One compact JSON line, without the newline."""
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def reason_labels(mask: Optional[int]) -> List[str]:
+    """The dcgm-style labels of the bits set in a clock event reasons mask."""
+    if not mask:
+        return []
+    return [label for bit, label, _ in REASON_BITS if mask & bit]

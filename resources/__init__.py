@@ -1,0 +1,1 @@
+"""Shipped resources (icons, default rules, desktop files, translations) as package data."""

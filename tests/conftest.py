@@ -1,0 +1,59 @@
+"""Shared fixtures: every test gets its own config and data dirs, Qt runs offscreen, and a
+test that leaves a thread running fails (as napari does)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# The sampler is importable from a plain checkout too (it is also installed by make test).
+sys.path.insert(0, str(ROOT / "remote"))
+
+
+@pytest.fixture(autouse=True)
+def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    cfg = tmp_path / "config"
+    data = tmp_path / "data"
+    cfg.mkdir()
+    data.mkdir()
+    monkeypatch.setenv("GPUFLEET_CONFIG_DIR", str(cfg))
+    monkeypatch.setenv("GPUFLEET_DATA_DIR", str(data))
+    yield tmp_path
+
+
+@pytest.fixture(autouse=True)
+def no_leftover_threads(request: pytest.FixtureRequest) -> Iterator[None]:
+    before = set(threading.enumerate())
+    yield
+    if request.node.get_closest_marker("allow_threads"):
+        return
+    deadline = time.monotonic() + 5.0
+    while True:
+        extra = [
+            t for t in threading.enumerate() if t not in before and t.is_alive() and not t.daemon
+        ]
+        if not extra or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert not extra, f"test left threads running: {[t.name for t in extra]}"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "allow_threads: the test may leave non-daemon threads")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if os.geteuid() == 0:
+        return
+    skip = pytest.mark.skip(reason="needs root (network namespaces / tc); runs in CI as root")
+    for item in items:
+        if item.get_closest_marker("root"):
+            item.add_marker(skip)
