@@ -1,0 +1,315 @@
+"""Fixed-size NumPy ring buffers holding the live window of every host (Qt-free).
+
+``LiveBuffers.feed(host, msg)`` takes the parsed messages of ``gpufleet.core.messages``;
+``series(host, gpu, metric, t0, t1, max_points)`` returns what a plot needs, already reduced to
+the plot's pixel width with a peak-preserving min/max per bin, so that a one-sample spike in a
+one-hour window still shows.
+
+Memory is allocated once per host when its ``hello`` arrives (ring of ``window_s`` /
+``interval_s`` slots × GPUs × the plotted metrics, float32, NaN = not reported), so a fleet
+that streams for a day uses exactly as much as one that streamed for an hour. Only the metrics
+that the UI plots or summarises are kept (``LIVE_METRICS``); the store keeps every column.
+
+Thread safety: one lock guards everything; a worker thread feeds while the GUI thread reads.
+Readers get copies, never views into the ring.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from gpufleet.core.messages import Event, Hello, Message, Procs, Sample
+
+F64 = npt.NDArray[np.float64]
+
+# The columns the GUI plots or summarises. Everything else goes to the store only.
+LIVE_METRICS: tuple[str, ...] = (
+    "util_gpu_pct",
+    "util_mem_pct",
+    "sm_clock_mhz",
+    "mem_clock_mhz",
+    "temp_gpu_c",
+    "temp_mem_c",
+    "power_w",
+    "power_limit_w",
+    "pstate",
+    "clock_reasons",
+    "fan_pct",
+    "mem_used_bytes",
+    "pcie_tx_bps",
+    "pcie_rx_bps",
+    "pcie_gen",
+    "pcie_width",
+    "nvlink_tx_bps",
+    "nvlink_rx_bps",
+    "nvlink_up",
+    "lost",
+)
+_METRIC_POS = {m: i for i, m in enumerate(LIVE_METRICS)}
+# A time step longer than this many sampling intervals is drawn as a gap, not a line.
+GAP_INTERVALS = 3.5
+MAX_EVENTS = 1000
+
+
+@dataclass(frozen=True)
+class Series:
+    """Times (epoch seconds) and values (NaN = not reported or a gap), ready for setData."""
+
+    t: F64
+    v: F64
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+
+class _HostRing:
+    """The ring of one host: ``t[cap]`` and ``v[metric, gpu, cap]`` (contiguous in time)."""
+
+    def __init__(self, hello: Hello, window_s: float) -> None:
+        self.hello = hello
+        interval = max(0.05, float(hello.interval_s or 1.0))
+        self.interval = interval
+        self.cap = max(16, math.ceil(window_s / interval) + 8)
+        self.gpu_index = {g.index: i for i, g in enumerate(hello.gpus)}
+        n_gpu = max(1, len(hello.gpus))
+        self.t = np.full(self.cap, np.nan, dtype=np.float64)
+        self.v = np.full((len(LIVE_METRICS), n_gpu, self.cap), np.nan, dtype=np.float32)
+        # Where each live metric sits in this host's sample rows (None: not sent).
+        self.src = [
+            (hello.columns.index(m) + 1) if m in hello.columns else None for m in LIVE_METRICS
+        ]
+        self.head = 0  # next slot to write
+        self.count = 0
+        self.latest: Sample | None = None
+        self.procs: Procs | None = None
+
+    def push(self, s: Sample) -> None:
+        if self.count and s.t < self.t[(self.head - 1) % self.cap]:
+            return  # a replayed older sample (reattach): the store keeps it, the plot must not
+        slot = self.head
+        self.t[slot] = s.t
+        col = self.v[:, :, slot]
+        col.fill(np.nan)
+        for row in s.rows:
+            gi = self.gpu_index.get(int(row[0]) if row[0] is not None else -1)
+            if gi is None:
+                continue
+            for mi, pos in enumerate(self.src):
+                if pos is not None and pos < len(row):
+                    x = row[pos]
+                    if x is not None:
+                        col[mi, gi] = x
+        self.head = (slot + 1) % self.cap
+        self.count = min(self.count + 1, self.cap)
+        self.latest = s
+
+    def ordered_idx(self) -> tuple[slice, slice]:
+        """The ring's filled part in time order, as up to two slices."""
+        if self.count < self.cap:
+            return slice(0, self.count), slice(0, 0)
+        return slice(self.head, self.cap), slice(0, self.head)
+
+
+def downsample_peak(t: F64, v: F64, max_points: int) -> tuple[F64, F64]:
+    """Reduce to about ``max_points`` points keeping each bin's min and max (in time order),
+    so spikes survive. NaN values (gaps) are kept as NaN where a whole bin is NaN."""
+    n = len(t)
+    if max_points <= 0 or n <= max_points:
+        return t, v
+    bins = max(1, max_points // 2)
+    edges = np.linspace(0, n, bins + 1).astype(np.int64)
+    starts = edges[:-1]
+    starts = starts[np.diff(edges) > 0]
+    # fmin/fmax ignore NaN unless both are NaN: an all-NaN bin stays NaN (a gap).
+    lo = np.fmin.reduceat(v, starts)
+    hi = np.fmax.reduceat(v, starts)
+    ends = np.append(starts[1:], n) - 1
+    out_t = np.empty(2 * len(starts), dtype=np.float64)
+    out_v = np.empty(2 * len(starts), dtype=np.float64)
+    out_t[0::2] = t[starts]
+    out_t[1::2] = t[ends]
+    out_v[0::2] = lo
+    out_v[1::2] = hi
+    return out_t, out_v
+
+
+class LiveBuffers:
+    """The live window of every host. ``window_s`` seconds at each host's sampling interval."""
+
+    def __init__(self, window_s: float = 3600.0) -> None:
+        self.window_s = float(window_s)
+        self._lock = threading.Lock()
+        self._rings: dict[str, _HostRing] = {}
+        self._events: dict[str, list[Event]] = {}
+        self.samples_total = 0
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def feed(self, host: str, msg: Message) -> None:
+        """Take one message of ``host``. A sample before any hello is dropped (the decoder
+        never produces one; a replay from the store could)."""
+        with self._lock:
+            if isinstance(msg, Sample):
+                ring = self._rings.get(host)
+                if ring is not None:
+                    ring.push(msg)
+                    self.samples_total += 1
+            elif isinstance(msg, Hello):
+                old = self._rings.get(host)
+                if old is not None and _same_layout(old.hello, msg):
+                    old.hello = msg  # a reconnect or a new run: keep the history on screen
+                else:
+                    self._rings[host] = _HostRing(msg, self.window_s)
+            elif isinstance(msg, Procs):
+                ring = self._rings.get(host)
+                if ring is not None:
+                    ring.procs = msg
+            elif isinstance(msg, Event):
+                evs = self._events.setdefault(host, [])
+                evs.append(msg)
+                if len(evs) > MAX_EVENTS:
+                    del evs[: len(evs) - MAX_EVENTS]
+
+    def remove_host(self, host: str) -> None:
+        with self._lock:
+            self._rings.pop(host, None)
+            self._events.pop(host, None)
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def hosts(self) -> list[str]:
+        with self._lock:
+            return list(self._rings)
+
+    def hello(self, host: str) -> Hello | None:
+        with self._lock:
+            ring = self._rings.get(host)
+            return ring.hello if ring else None
+
+    def latest(self, host: str) -> Sample | None:
+        with self._lock:
+            ring = self._rings.get(host)
+            return ring.latest if ring else None
+
+    def procs(self, host: str) -> Procs | None:
+        with self._lock:
+            ring = self._rings.get(host)
+            return ring.procs if ring else None
+
+    def events(self, host: str, t0: float = -math.inf, t1: float = math.inf) -> list[Event]:
+        with self._lock:
+            return [e for e in self._events.get(host, ()) if t0 <= e.t <= t1]
+
+    def span(self, host: str) -> tuple[float, float] | None:
+        """First and last sample time held for ``host``."""
+        with self._lock:
+            ring = self._rings.get(host)
+            if ring is None or ring.count == 0:
+                return None
+            a, _ = ring.ordered_idx()
+            first = ring.t[a.start] if ring.count == ring.cap else ring.t[0]
+            return float(first), float(ring.t[(ring.head - 1) % ring.cap])
+
+    def gpus(self, host: str) -> list[int]:
+        with self._lock:
+            ring = self._rings.get(host)
+            return [g.index for g in ring.hello.gpus] if ring else []
+
+    def series(
+        self,
+        host: str,
+        gpu: int,
+        metric: str,
+        t0: float = -math.inf,
+        t1: float = math.inf,
+        max_points: int | None = None,
+    ) -> Series:
+        """The values of one metric of one GPU between t0 and t1, a NaN where the stream had
+        a gap, reduced to ``max_points`` with min/max per bin."""
+        out = self.series_many(host, [gpu], metric, t0, t1, max_points)
+        return out[0]
+
+    def series_many(
+        self,
+        host: str,
+        gpus: Sequence[int],
+        metric: str,
+        t0: float = -math.inf,
+        t1: float = math.inf,
+        max_points: int | None = None,
+    ) -> list[Series]:
+        """``series`` for several GPUs of one host in one lock hold (one time lookup)."""
+        empty = Series(np.empty(0), np.empty(0))
+        mi = _METRIC_POS.get(metric)
+        with self._lock:
+            ring = self._rings.get(host)
+            if ring is None or mi is None or ring.count == 0:
+                return [empty for _ in gpus]
+            a, b = ring.ordered_idx()
+            t = np.concatenate((ring.t[a], ring.t[b]))
+            # Include one point either side so the line reaches the plot's edges.
+            i0 = max(0, int(np.searchsorted(t, t0, "left")) - 1)
+            i1 = min(len(t), int(np.searchsorted(t, t1, "right")) + 1)
+            t = t[i0:i1]
+            rows: list[F64 | None] = []
+            for g in gpus:
+                gi = ring.gpu_index.get(g)
+                if gi is None:
+                    rows.append(None)
+                    continue
+                v32 = np.concatenate((ring.v[mi, gi, a], ring.v[mi, gi, b]))[i0:i1]
+                rows.append(v32.astype(np.float64))
+            interval = ring.interval
+        gap_idx = _gap_positions(t, interval)
+        res: list[Series] = []
+        for row in rows:
+            if row is None:
+                res.append(empty)
+                continue
+            tt, vv = t, row
+            if len(gap_idx):
+                tt = np.insert(tt, gap_idx, tt[gap_idx - 1] + interval)
+                vv = np.insert(vv, gap_idx, np.nan)
+            if max_points:
+                tt, vv = downsample_peak(tt, vv, max_points)
+            res.append(Series(tt, vv))
+        return res
+
+    def value_at(self, host: str, gpu: int, metric: str, t: float) -> float | None:
+        """The value nearest to time ``t`` (for the crosshair); None when not reported."""
+        mi = _METRIC_POS.get(metric)
+        with self._lock:
+            ring = self._rings.get(host)
+            gi = ring.gpu_index.get(gpu) if ring else None
+            if ring is None or gi is None or mi is None or ring.count == 0:
+                return None
+            a, b = ring.ordered_idx()
+            ts = np.concatenate((ring.t[a], ring.t[b]))
+            i = int(np.searchsorted(ts, t))
+            if i >= len(ts) or (i > 0 and abs(ts[i - 1] - t) < abs(ts[i] - t)):
+                i -= 1
+            if abs(ts[i] - t) > GAP_INTERVALS * ring.interval:
+                return None
+            slot = (a.start + i) % ring.cap if ring.count == ring.cap else i
+            x = float(ring.v[mi, gi, slot])
+            return None if math.isnan(x) else x
+
+
+def _gap_positions(t: F64, interval: float) -> npt.NDArray[np.int64]:
+    if len(t) < 2:
+        return np.empty(0, dtype=np.int64)
+    return np.flatnonzero(np.diff(t) > GAP_INTERVALS * interval) + 1
+
+
+def _same_layout(a: Hello, b: Hello) -> bool:
+    return (
+        a.columns == b.columns
+        and [g.index for g in a.gpus] == [g.index for g in b.gpus]
+        and a.interval_s == b.interval_s
+    )
