@@ -1,0 +1,353 @@
+"""What /proc says about a process: start time (its identity), user, name, command line.
+
+A process is identified by (pid, start ticks): field 22 of ``/proc/PID/stat``, the start time
+in clock ticks since boot, compared as an integer (never as a rounded epoch float), together
+with the boot id. A reused pid has different start ticks, so a kill keyed by both never hits
+the wrong process.
+
+Command lines can carry secrets (``--api-key=...``, tokens in URLs, ``HF_TOKEN=...``); they are
+redacted here, on the instance, before they are sent, stored, logged or shown anywhere.
+
+Python 3.8, stdlib only.
+"""
+
+import pwd
+import re
+from typing import Dict, List, Optional, Tuple
+
+PROC = "/proc"
+REDACTED = "***"
+# Long command lines (a Python job with a hundred flags) are cut here; the client shows them
+# in a table cell and the wire line must stay bounded.
+DEFAULT_CMD_MAX = 1024
+# The cache is pruned to the live pids when it grows past this many entries.
+CACHE_MAX = 4096
+
+
+def _read(path: str) -> Optional[bytes]:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        # Gone (ENOENT / ESRCH), or hidden from us (EACCES under hidepid): both mean unknown.
+        return None
+
+
+def stat_fields(pid: int) -> Optional[List[str]]:
+    """Fields 3.. of /proc/PID/stat (state first), or None when the process is gone.
+
+    The comm field (2) is in parentheses and may itself hold spaces and parentheses, so the
+    split is made at the LAST ')'."""
+    raw = _read("{}/{}/stat".format(PROC, pid))
+    if raw is None:
+        return None
+    text = raw.decode("utf-8", "replace")
+    close = text.rfind(")")
+    if close < 0:
+        return None
+    return text[close + 1 :].split()
+
+
+def start_ticks(pid: int) -> Optional[int]:
+    """Field 22 of /proc/PID/stat: start time in clock ticks since boot; None if gone."""
+    fields = stat_fields(pid)
+    # Field n (1-based) is fields[n - 3].
+    if fields is None or len(fields) < 20:
+        return None
+    try:
+        return int(fields[19])
+    except ValueError:
+        return None
+
+
+def proc_state(pid: int) -> Optional[str]:
+    """Field 3 of /proc/PID/stat ("R", "S", "Z" for a zombie, ...); None if gone."""
+    fields = stat_fields(pid)
+    if not fields:
+        return None
+    return fields[0]
+
+
+_boot_id: Optional[str] = None
+
+
+def boot_id() -> str:
+    """The kernel's boot id: with start ticks, it pins a process to one boot."""
+    global _boot_id
+    if _boot_id is None:
+        raw = _read(PROC + "/sys/kernel/random/boot_id")
+        _boot_id = raw.decode("ascii", "replace").strip() if raw else ""
+    return _boot_id
+
+
+def proc_uid(pid: int) -> Optional[int]:
+    """The real UID from /proc/PID/status."""
+    raw = _read("{}/{}/status".format(PROC, pid))
+    if raw is None:
+        return None
+    for line in raw.split(b"\n"):
+        if line.startswith(b"Uid:"):
+            parts = line.split()
+            if len(parts) >= 2:
+                try:
+                    return int(parts[1])
+                except ValueError:
+                    return None
+    return None
+
+
+_user_names: Dict[int, str] = {}
+
+
+def user_name(uid: int) -> str:
+    """The login name of a UID, or the number as text when it has no passwd entry (a
+    container's user seen from the host)."""
+    name = _user_names.get(uid)
+    if name is None:
+        try:
+            name = pwd.getpwuid(uid).pw_name
+        except KeyError:
+            name = str(uid)
+        _user_names[uid] = name
+    return name
+
+
+def proc_user(pid: int) -> Optional[str]:
+    """The login name owning the process (real UID), None if the process is gone."""
+    uid = proc_uid(pid)
+    return None if uid is None else user_name(uid)
+
+
+def proc_name(pid: int) -> Optional[str]:
+    """The process's comm (at most 15 characters, set by the kernel or prctl)."""
+    raw = _read("{}/{}/comm".format(PROC, pid))
+    if raw is None:
+        return None
+    return raw.decode("utf-8", "replace").rstrip("\n")
+
+
+# ---- secret redaction ------------------------------------------------------------------------
+
+# A flag or variable name is secret-bearing when one of its words (split at - _ .) is one of
+# these, or it names a key of some kind ("api_key", "secret_access_key").
+_SECRET_WORDS = (
+    "password",
+    "passwd",
+    "passphrase",
+    "pass",
+    "pwd",
+    "secret",
+    "token",
+    "apikey",
+    "credential",
+    "credentials",
+    "auth",
+    "cookie",
+    "signature",
+    "sig",
+)
+_SECRET_NAME = re.compile(
+    r"(^|_)(" + "|".join(_SECRET_WORDS) + r")($|_)"
+    r"|(api|access|secret|private|auth|signing|encryption|master|client|account)_?key($|_)",
+)
+
+# Tokens recognisable by their shape wherever they appear.
+_TOKEN_SHAPES = re.compile(
+    r"\b(?:"
+    r"hf_[A-Za-z0-9]{16,}"  # Hugging Face
+    r"|sk-[A-Za-z0-9_\-]{16,}"  # OpenAI / Anthropic style
+    r"|gh[pousr]_[A-Za-z0-9]{20,}"  # GitHub
+    r"|github_pat_[A-Za-z0-9_]{20,}"
+    r"|glpat-[A-Za-z0-9_\-]{16,}"  # GitLab
+    r"|xox[abprs]-[A-Za-z0-9\-]{10,}"  # Slack
+    r"|AKIA[0-9A-Z]{16}"  # AWS access key id
+    r"|ASIA[0-9A-Z]{16}"
+    r"|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]+"  # JWT
+    r"|wandb_[A-Za-z0-9]{20,}"
+    r")"
+)
+# user:password@ or token@ in a URL.
+_URL_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)(?P<info>[^/@\s]+)@")
+# ?token=... / &api_key=... in a URL or query string.
+_QUERY_SECRET = re.compile(r"(?P<pre>[?&;](?P<name>[A-Za-z0-9_.\-]+)=)(?P<val>[^&#\s;]*)")
+# "Authorization: Bearer xyz", "Basic xyz", "token xyz" inside one argument (curl -H ...).
+_AUTH_HEADER = re.compile(r"(?i)\b(bearer|basic|token)(\s+)[A-Za-z0-9._~+/=\-]+")
+# name=value / "name": "value" inside code or config text (python -c "...", JSON in argv).
+_TEXT_ASSIGN = re.compile(
+    r"(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)(?P<sep>['\"]?\s*[=:]\s*['\"]?)(?P<val>[^\s'\",;&)}]+)"
+)
+# NAME=value or --name=value / -name=value.
+_ASSIGN = re.compile(r"^(?P<name>-{0,2}[A-Za-z_][A-Za-z0-9_.\-]*)(?P<sep>[=:])(?P<val>.*)$", re.S)
+
+
+def _is_secret_name(name: str) -> bool:
+    norm = name.lstrip("-").lower().replace("-", "_").replace(".", "_")
+    return bool(norm) and _SECRET_NAME.search(norm) is not None
+
+
+def _redact_url_userinfo(m: "re.Match[str]") -> str:
+    info = m.group("info")
+    if ":" in info:
+        user = info.split(":", 1)[0]
+        return "{}{}:{}@".format(m.group("scheme"), user, REDACTED)
+    # A bare userinfo in https URLs is usually a token (https://ghp_xxx@github.com).
+    if m.group("scheme").lower().startswith(("http", "git")):
+        return "{}{}@".format(m.group("scheme"), REDACTED)
+    return m.group(0)
+
+
+def _redact_query(m: "re.Match[str]") -> str:
+    if _is_secret_name(m.group("name")) and m.group("val"):
+        return m.group("pre") + REDACTED
+    return m.group(0)
+
+
+def _redact_text_assign(m: "re.Match[str]") -> str:
+    if _is_secret_name(m.group("name")) and m.group("val") != REDACTED:
+        return m.group("name") + m.group("sep") + REDACTED
+    return m.group(0)
+
+
+def _redact_text(arg: str) -> str:
+    """Shape-based redaction that applies anywhere inside one argument."""
+    out = _URL_USERINFO.sub(_redact_url_userinfo, arg)
+    if "=" in out:
+        out = _QUERY_SECRET.sub(_redact_query, out)
+    out = _AUTH_HEADER.sub(lambda m: m.group(1) + m.group(2) + REDACTED, out)
+    if "=" in out or ":" in out:
+        out = _TEXT_ASSIGN.sub(_redact_text_assign, out)
+    return _TOKEN_SHAPES.sub(REDACTED, out)
+
+
+def redact_argv(argv: List[str]) -> List[str]:
+    """The argument list with secret values replaced by ``***``.
+
+    Handles ``--api-key=V``, ``--token V``, ``AWS_SECRET_ACCESS_KEY=V`` (env-style prefixes as
+    with ``env`` or ``sh -c``), ``https://user:pass@host``, ``?token=V`` and tokens recognisable
+    by their shape (``hf_...``, ``sk-...``, ``ghp_...``, JWTs). Errs on the side of hiding."""
+    out: List[str] = []
+    hide_next = False
+    for arg in argv:
+        if hide_next:
+            hide_next = False
+            # "--token --verbose" has no value to hide; anything else after a secret flag does.
+            if not arg.startswith("--"):
+                out.append(REDACTED)
+                continue
+        m = _ASSIGN.match(arg)
+        if m is not None and _is_secret_name(m.group("name")) and m.group("val"):
+            out.append(m.group("name") + m.group("sep") + REDACTED)
+            continue
+        if arg.startswith("-") and "=" not in arg and _is_secret_name(arg):
+            hide_next = True
+            out.append(arg)
+            continue
+        if len(arg.split(None, 1)) > 1:
+            # One argument holding a whole shell line (bash -c "...", python -c "..."): redact
+            # each word of it the same way.
+            # The whole text first ("Bearer xyz", '"password": "xyz"' span words), then word
+            # by word for "--token xyz".
+            arg = _redact_text(arg)
+            out.append(" ".join(redact_argv(arg.split())))
+            continue
+        out.append(_redact_text(arg))
+    return out
+
+
+def proc_argv(pid: int) -> Optional[List[str]]:
+    """The raw argument list (unredacted: never send it anywhere), None if gone."""
+    raw = _read("{}/{}/cmdline".format(PROC, pid))
+    if raw is None:
+        return None
+    parts = raw.split(b"\0")
+    if parts and parts[-1] == b"":
+        parts.pop()
+    return [p.decode("utf-8", "replace") for p in parts]
+
+
+def redact_cmdline(argv: List[str], max_len: int = DEFAULT_CMD_MAX) -> str:
+    """The redacted command line as one string, cut to ``max_len`` characters."""
+    cmd = " ".join(redact_argv(argv))
+    if len(cmd) > max_len:
+        cmd = cmd[: max(0, max_len - 1)] + "…"
+    return cmd
+
+
+def proc_cmdline(pid: int, max_len: int = DEFAULT_CMD_MAX) -> Optional[str]:
+    """The command line with secrets redacted, cut to ``max_len``; None if gone. A kernel
+    thread (empty cmdline) gives ``[comm]`` as ps shows it."""
+    argv = proc_argv(pid)
+    if argv is None:
+        return None
+    if not argv:
+        name = proc_name(pid)
+        return "[{}]".format(name) if name else ""
+    return redact_cmdline(argv, max_len)
+
+
+class ProcInfo(object):
+    """Identity and description of one process; immutable once read."""
+
+    __slots__ = ("cmd", "name", "pid", "start_ticks", "user")
+
+    def __init__(
+        self,
+        pid: int,
+        start_ticks: int,
+        user: Optional[str],
+        name: Optional[str],
+        cmd: Optional[str],
+    ) -> None:
+        self.pid = pid
+        self.start_ticks = start_ticks
+        self.user = user
+        self.name = name
+        self.cmd = cmd
+
+
+class ProcCache(object):
+    """User, name and redacted command line per (pid, start ticks).
+
+    A process's user, comm and cmdline rarely change after exec, so reading /proc three times
+    per process per snapshot would be waste. Only stat is read each time (to get the start
+    ticks that form the key, which also notices a reused pid)."""
+
+    def __init__(self, cmd_max: int = DEFAULT_CMD_MAX) -> None:
+        self._cmd_max = cmd_max
+        self._cache: Dict[Tuple[int, int], ProcInfo] = {}
+
+    def lookup(self, pid: int) -> Optional[ProcInfo]:
+        """The process's info, or None when it is gone (or hidden from us)."""
+        ticks = start_ticks(pid)
+        if ticks is None:
+            return None
+        key = (pid, ticks)
+        info = self._cache.get(key)
+        if info is None:
+            if len(self._cache) >= CACHE_MAX:
+                self.prune()
+            info = ProcInfo(
+                pid, ticks, proc_user(pid), proc_name(pid), proc_cmdline(pid, self._cmd_max)
+            )
+            self._cache[key] = info
+        return info
+
+    def prune(self) -> None:
+        """Forget processes that are gone or whose pid was reused."""
+        for key in list(self._cache):
+            if start_ticks(key[0]) != key[1]:
+                del self._cache[key]
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
+
+_default_cache: Optional[ProcCache] = None
+
+
+def proc_info(pid: int) -> Optional[ProcInfo]:
+    """``ProcCache.lookup`` on one shared cache, for backends that need no cache of their own."""
+    global _default_cache
+    if _default_cache is None:
+        _default_cache = ProcCache()
+    return _default_cache.lookup(pid)
