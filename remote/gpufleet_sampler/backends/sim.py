@@ -1,0 +1,956 @@
+"""Simulated GPUs driven by named scenarios, for the demo and for tests.
+
+Each scenario is a fleet of one GPU model running jobs on a timeline, plus at most one fault
+(a blocked airflow, an ECC incident). The dynamics are simple physics, enough to look and
+behave like the real thing:
+
+- power follows utilization and job intensity, scales with the clock (≈ f²), and is held at
+  the enforced limit by lowering the clock (the ``power_cap`` reason bit);
+- temperature follows power with first-order thermal inertia (time constant ``TAU_S``);
+  past ``slowdown - 3`` °C the clock drops (``sw_thermal``), at slowdown ``hw_thermal`` too;
+- energy integrates power; PCIe and NVLink rates follow the job's traffic pattern (data
+  loading, periodic all-reduce bursts, checkpoints) averaged over the sample interval.
+
+Scenario time is seconds since the first tick (the loop's monotonic time), so ``--no-wait``
+replays an hour in seconds, and every value is a function of the seed and the simulated time
+only (no wall-clock randomness): the same seed and the same ticks give the same values.
+``time_scale`` (or ``GPUFLEET_SIM_TIME_SCALE``) multiplies every scenario time, so tests can
+see a crash or a fault within seconds of simulated time.
+
+The processes it reports are real local child processes, started on the first ``procs()``
+call, so that the process table, start ticks and a kill are real: a job whose process is
+killed by someone else drops its load and memory from the next tick on. The children poll
+their parent and exit when orphaned, and ``close()`` kills them.
+
+Python 3.8, stdlib only.
+"""
+
+import contextlib
+import math
+import os
+import platform
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+
+from gpufleet_sampler import procfs, protocol
+from gpufleet_sampler.backends.base import Backend
+
+AMBIENT_C = 28.0
+TAU_S = 20.0  # thermal time constant of a GPU with its heatsink
+ALLREDUCE_PERIOD_S = 3.0  # one training step; the all-reduce is at its end
+ALLREDUCE_ON_S = 0.8
+CHECKPOINT_PERIOD_S = 600.0
+CHECKPOINT_LEN_S = 15.0
+MIB = 1 << 20
+GIB = 1 << 30
+
+DRIVER_VERSION = "550.90.07"
+CUDA_VERSION = "12.4"
+
+_N_COLS = len(protocol.COLUMNS)
+_GPM_COLS = ("sm_active_pct", "sm_occupancy_pct", "tensor_active_pct", "dram_active_pct")
+_NVLINK_COLS = ("nvlink_tx_bps", "nvlink_rx_bps", "nvlink_up")
+
+
+class GpuModel(object):
+    """Static specifications of one board, and how it reports (what NVML lacks on it)."""
+
+    def __init__(
+        self,
+        name: str,
+        arch: str,
+        sm_max: int,
+        sm_busy: int,
+        mem_clock_max: int,
+        mem_clock_idle: int,
+        sm_base: int,
+        power_default: float,
+        power_min: float,
+        power_max: float,
+        power_idle: float,
+        power_full: float,
+        r_th: float,
+        temp_slowdown: int,
+        temp_shutdown: int,
+        temp_mem_max: Optional[int],
+        pcie_gen: int,
+        nvlink_links: int,
+        mem_total: int,
+        mem_reserved: int,
+        geforce: bool,
+        gpm: bool,
+        idle_pstate: int,
+        cuda_cc: str,
+    ) -> None:
+        self.name = name
+        self.arch = arch
+        self.sm_max = sm_max
+        self.sm_busy = sm_busy
+        self.mem_clock_max = mem_clock_max
+        self.mem_clock_idle = mem_clock_idle
+        self.sm_base = sm_base
+        self.power_default = power_default
+        self.power_min = power_min
+        self.power_max = power_max
+        self.power_idle = power_idle
+        self.power_full = power_full  # draw at 100 % utilization, intensity 1, full clock
+        self.r_th = r_th  # °C per W above ambient
+        self.temp_slowdown = temp_slowdown
+        self.temp_shutdown = temp_shutdown
+        self.temp_mem_max = temp_mem_max
+        self.pcie_gen = pcie_gen
+        self.nvlink_links = nvlink_links
+        self.nvlink_link_bps = 25 * 10**9 if nvlink_links else None
+        self.mem_total = mem_total
+        self.mem_reserved = mem_reserved
+        self.geforce = geforce
+        self.gpm = gpm
+        self.idle_pstate = idle_pstate
+        self.cuda_cc = cuda_cc
+
+    def unsupported(self) -> Dict[str, str]:
+        """Column -> reason, as NVML's feature probing would find it on this board."""
+        out = {}  # type: Dict[str, str]
+        if not self.geforce:
+            out["fan_pct"] = "NotSupported: passively cooled board, the chassis drives the fans"
+        if self.arch in ("ampere", "hopper", "ada"):
+            out["retired_pending"] = (
+                "NotSupported: Ampere and newer replace page retirement with row remapping"
+            )
+        if not self.gpm:
+            reason = "NotSupported: GPM metrics need Hopper or newer"
+            for c in _GPM_COLS:
+                out[c] = reason
+        if not self.nvlink_links:
+            for c in _NVLINK_COLS:
+                out[c] = "NotSupported: this board has no NVLink"
+        if self.temp_mem_max is None:
+            out["temp_mem_c"] = "NotSupported: GDDR6X memory temperature is not exposed by NVML"
+        if self.geforce:
+            for c in ("ecc_sbe_vol", "ecc_dbe_vol"):
+                out[c] = "NotSupported: ECC is off / not supported on this GeForce board"
+            for c in ("remap_pending", "remap_failed"):
+                out[c] = "NotSupported: row remapping needs a datacenter board"
+        return out
+
+
+A100_80 = GpuModel(
+    "NVIDIA A100-SXM4-80GB", "ampere", 1410, 1410, 1593, 1593, 1275,
+    400.0, 100.0, 400.0, 62.0, 430.0, 0.10, 89, 92, 95, 4, 12,
+    81920 * MIB, 620 * MIB, False, False, 0, "8.0",
+)  # fmt: skip
+A100_40 = GpuModel(
+    "NVIDIA A100-SXM4-40GB", "ampere", 1410, 1410, 1215, 1215, 1275,
+    400.0, 100.0, 400.0, 55.0, 420.0, 0.10, 89, 92, 95, 4, 12,
+    40960 * MIB, 530 * MIB, False, False, 0, "8.0",
+)  # fmt: skip
+H100 = GpuModel(
+    "NVIDIA H100 80GB HBM3", "hopper", 1980, 1980, 2619, 2619, 1590,
+    700.0, 200.0, 700.0, 72.0, 720.0, 0.055, 87, 92, 95, 5, 18,
+    81559 * MIB, 540 * MIB, False, True, 0, "9.0",
+)  # fmt: skip
+RTX4090 = GpuModel(
+    "NVIDIA GeForce RTX 4090", "ada", 3120, 2745, 10501, 405, 2235,
+    450.0, 150.0, 600.0, 22.0, 470.0, 0.12, 89, 92, None, 4, 0,
+    24564 * MIB, 350 * MIB, True, False, 8, "8.9",
+)  # fmt: skip
+
+# Bus ids of the GPUs in a typical 8-GPU SXM chassis.
+_BUS_IDS = (0x07, 0x0F, 0x47, 0x4E, 0x87, 0x90, 0xB7, 0xBD)
+
+_CHILD_SCRIPT = """\
+import os, time
+# Exit when the sampler that started us is gone (orphaned: our parent pid changes).
+p = int(os.environ.get("GPUFLEET_SIM_PARENT") or "0") or os.getppid()
+while os.getppid() == p:
+    time.sleep(0.5)
+"""
+
+
+class JobSpec(object):
+    """A workload on some GPUs between two scenario times, backed by one real process."""
+
+    def __init__(
+        self,
+        key: str,
+        argv: Sequence[str],
+        gpus: Sequence[int],
+        mem_bytes: int,
+        util: float = 98.0,
+        intensity: float = 0.88,
+        kind: str = "train",
+        start_s: float = 0.0,
+        end_s: Optional[float] = None,
+        script: Optional[str] = None,
+    ) -> None:
+        self.key = key
+        # argv[0] is what the process table shows; argv[1] (when ``script`` is set) is a file
+        # of that name in the sim's temp dir. Without ``script`` the code comes on stdin and
+        # the command line is argv[0] alone.
+        self.argv = list(argv)
+        self.gpus = tuple(gpus)
+        self.mem_bytes = mem_bytes  # per GPU
+        self.util = util
+        self.intensity = intensity
+        self.kind = kind  # train (all-reduce bursts, checkpoints) | infer | miner
+        self.start_s = start_s
+        self.end_s = end_s
+        self.script = script
+
+
+class Scenario(object):
+    """A named fleet, its jobs and its fault."""
+
+    def __init__(
+        self,
+        name: str,
+        description: str,
+        model: GpuModel,
+        n_gpus: int,
+        jobs: Sequence[JobSpec],
+        power_enforced_w: Optional[float] = None,
+        thermal_fault: Optional[Tuple[int, float, float]] = None,
+        ecc_fault: Optional[Tuple[int, float, float]] = None,
+    ) -> None:
+        self.name = name
+        self.description = description
+        self.model = model
+        self.n_gpus = n_gpus
+        self.jobs = tuple(jobs)
+        self.power_enforced_w = power_enforced_w
+        # (gpu, start_s, thermal resistance after the fault in °C/W)
+        self.thermal_fault = thermal_fault
+        # (gpu, time of the double-bit error and pending remap, time of the Xid 79)
+        self.ecc_fault = ecc_fault
+
+
+def _train(gpus: Sequence[int], mem_bytes: int, argv: Sequence[str], **kw: Any) -> JobSpec:
+    return JobSpec("train", argv, gpus, mem_bytes, script="train.py", **kw)
+
+
+SCENARIOS = {
+    "healthy-8xa100": Scenario(
+        "healthy-8xa100",
+        "8× A100 SXM 80GB, a data-parallel training run: steady load, NVLink all-reduce "
+        "bursts every step, a checkpoint over PCIe every 10 min",
+        A100_80,
+        8,
+        [
+            _train(
+                range(8),
+                71 * GIB,
+                ["python", "train.py", "--model", "llama-7b", "--lr", "3e-4", "--bs", "32"],
+                intensity=0.86,
+            )
+        ],
+    ),
+    "thermal-throttle-h100": Scenario(
+        "thermal-throttle-h100",
+        "8× H100 SXM; GPU 5's airflow is blocked 10 s in: its temperature climbs past slowdown "
+        "(~20 s later), its clocks drop and the thermal reason bits are set",
+        H100,
+        8,
+        [
+            _train(
+                range(8),
+                74 * GIB,
+                ["python", "train.py", "--model", "mixtral-8x7b", "--fsdp", "--bf16"],
+                intensity=0.92,
+            )
+        ],
+        thermal_fault=(5, 10.0, 0.13),
+    ),
+    "power-capped-4090": Scenario(
+        "power-capped-4090",
+        "2× RTX 4090 whose provider enforces 300 W against the 450 W default: the power_cap "
+        "bit is set and clocks sit well under boost (GeForce: no HBM temperature, ECC, NVLink "
+        "or GPM)",
+        RTX4090,
+        2,
+        [
+            JobSpec(
+                "infer0",
+                ["python", "serve.py", "--model", "sdxl", "--port", "7860"],
+                [0],
+                19 * GIB,
+                util=96.0,
+                intensity=0.9,
+                kind="infer",
+                script="serve.py",
+            ),
+            JobSpec(
+                "infer1",
+                ["python", "serve.py", "--model", "sdxl", "--port", "7861"],
+                [1],
+                19 * GIB,
+                util=96.0,
+                intensity=0.9,
+                kind="infer",
+                script="serve.py",
+            ),
+        ],
+        power_enforced_w=300.0,
+    ),
+    "crashed-idle": Scenario(
+        "crashed-idle",
+        "4× A100 SXM 80GB; the training job dies 3 min in: utilization and memory fall to "
+        "near zero, its process disappears, the instance idles (and costs) on",
+        A100_80,
+        4,
+        [
+            _train(
+                range(4),
+                68 * GIB,
+                ["python", "train.py", "--config", "configs/sweep-17.yaml"],
+                end_s=180.0,
+            )
+        ],
+    ),
+    "foreign-process": Scenario(
+        "foreign-process",
+        "4× A100 SXM 40GB running an evaluation; 60 s in, an unknown process ('xmrig') "
+        "appears on GPU 3 and takes memory and SM from it",
+        A100_40,
+        4,
+        [
+            JobSpec(
+                "eval",
+                [
+                    "python",
+                    "eval.py",
+                    "--ckpt",
+                    "runs/llama/step-12000",
+                    "--hf-token=hf_DemoTokenNotARealOne1234",
+                ],
+                range(4),
+                31 * GIB,
+                util=97.0,
+                intensity=0.8,
+                kind="infer",
+                script="eval.py",
+            ),
+            JobSpec(
+                "xmrig",
+                ["./xmrig"],
+                [3],
+                2400 * MIB,
+                util=70.0,
+                intensity=0.95,
+                kind="miner",
+                start_s=60.0,
+            ),
+        ],
+    ),
+    "ecc-xid": Scenario(
+        "ecc-xid",
+        "4× A100 SXM 80GB; GPU 2 logs corrected ECC errors, then 30 s in a double-bit error "
+        "(Xid 48) leaves a row remapping pending, and 45 s in it falls off the bus (Xid 79): "
+        "it is lost and the job dies",
+        A100_80,
+        4,
+        [
+            _train(
+                range(4),
+                70 * GIB,
+                ["python", "train.py", "--model", "gpt-neox-20b"],
+                end_s=48.0,
+            )
+        ],
+        ecc_fault=(2, 30.0, 45.0),
+    ),
+}  # type: Dict[str, Scenario]
+
+
+def _on_time(x: float, period: float, on: float) -> float:
+    """Seconds spent inside windows [k*period, k*period + on) during [0, x]."""
+    k = math.floor(x / period)
+    return k * on + min(x - k * period, on)
+
+
+def _on_frac(t0: float, t1: float, period: float, on: float) -> float:
+    """Share of [t0, t1] inside the periodic windows: the mean of a square wave over the
+    sample interval, as a counter delta would see it."""
+    if t1 <= t0:
+        return 0.0
+    return (_on_time(t1, period, on) - _on_time(t0, period, on)) / (t1 - t0)
+
+
+class _Job(object):
+    """Runtime state of a JobSpec: its process, and whether it ended or was killed."""
+
+    __slots__ = ("end_s", "ended", "killed", "proc", "share", "spec", "start_s")
+
+    def __init__(self, spec: JobSpec, scale: float) -> None:
+        self.spec = spec
+        self.start_s = spec.start_s * scale
+        self.end_s = None if spec.end_s is None else spec.end_s * scale
+        self.proc = None  # type: Optional[subprocess.Popen[bytes]]
+        self.killed = False  # killed by someone else: its load is gone for good
+        self.ended = False  # the scenario ended it (a crash)
+        self.share = {}  # type: Dict[int, float]  # gpu -> sm % at the last tick
+
+
+class SimBackend(Backend):
+    """Backend over simulated GPUs; see the module docstring."""
+
+    name = "sim"
+
+    def __init__(
+        self,
+        scenario: str = "healthy-8xa100",
+        seed: int = 0,
+        interval: float = 1.0,
+        time_scale: Optional[float] = None,
+    ) -> None:
+        if scenario not in SCENARIOS:
+            raise ValueError(
+                "unknown sim scenario {!r} (known: {})".format(scenario, ", ".join(SCENARIOS))
+            )
+        if time_scale is None:
+            env = os.environ.get("GPUFLEET_SIM_TIME_SCALE")
+            try:
+                time_scale = float(env) if env else 1.0
+            except ValueError:
+                raise ValueError(
+                    "GPUFLEET_SIM_TIME_SCALE must be a number, got {!r}".format(env)
+                ) from None
+        if not time_scale > 0:
+            raise ValueError("the sim time scale must be > 0")
+        self.scenario = scenario
+        self.seed = seed
+        self.interval = float(interval)
+        self.time_scale = time_scale
+        self._sc = SCENARIOS[scenario]
+        self._m = self._sc.model
+        # A string seed is hashed with SHA-512 by random: stable across runs and versions.
+        self._rng = random.Random("{}:{}".format(scenario, seed))
+        n = self._sc.n_gpus
+        m = self._m
+        self._limit = self._sc.power_enforced_w or m.power_default
+        self._jobs = [_Job(s, time_scale) for s in self._sc.jobs]
+        self._mono0 = None  # type: Optional[float]
+        self._last_t = 0.0
+        self._first = True
+        self._temp = [
+            AMBIENT_C + m.r_th * m.power_idle + 2.0 * self._rng.random() for _ in range(n)
+        ]
+        # NVML's energy counter runs since driver load: start somewhere in the past days.
+        self._energy = [self._rng.uniform(2e7, 4e8) for _ in range(n)]
+        self._r_th = [m.r_th * (0.97 + 0.06 * self._rng.random()) for _ in range(n)]
+        self._sbe = [0] * n
+        self._dbe = [0] * n
+        self._remap_corr = [0] * n
+        self._remap_unc = [0] * n
+        self._remap_pending = [0] * n
+        self._lost = [False] * n
+        self._util = [0.0] * n
+        self._events = []  # type: List[Dict[str, Any]]
+        self._fired: Set[Any] = set()
+        self._live_procs = False
+        self._tmpdir = None  # type: Optional[str]
+        self._uuids = []  # type: List[str]
+        urng = random.Random("uuid:{}:{}".format(scenario, seed))
+        for _ in range(n):
+            self._uuids.append("GPU-" + str(uuid.UUID(int=urng.getrandbits(128), version=4)))
+        if scenario == "ecc-xid" and self._sc.ecc_fault is not None:
+            # A board with a history: corrected errors and remapped rows from earlier weeks.
+            g = self._sc.ecc_fault[0]
+            self._remap_corr[g] = 2
+
+    # ---- static facts -------------------------------------------------------------------
+
+    def _gpu_facts(self, i: int) -> Dict[str, Any]:
+        m = self._m
+        return {
+            "index": i,
+            "uuid": self._uuids[i],
+            "name": m.name,
+            "pci_bus_id": "00000000:{:02X}:00.0".format(_BUS_IDS[i % len(_BUS_IDS)]),
+            "nominal": {
+                "sm_clock_max_mhz": m.sm_max,
+                "mem_clock_max_mhz": m.mem_clock_max,
+                "sm_clock_base_mhz": m.sm_base,
+                "power_default_w": m.power_default,
+                "power_enforced_w": self._limit,
+                "power_min_w": m.power_min,
+                "power_max_w": m.power_max,
+                "temp_slowdown_c": m.temp_slowdown,
+                "temp_shutdown_c": m.temp_shutdown,
+                "temp_mem_max_c": m.temp_mem_max,
+                "pcie_max_gen": m.pcie_gen,
+                "pcie_max_width": 16,
+                "nvlink_links": m.nvlink_links,
+                "nvlink_link_bps": m.nvlink_link_bps,
+                "mem_total_bytes": m.mem_total,
+                "mem_reserved_bytes": m.mem_reserved,
+            },
+            "unsupported": m.unsupported(),
+            "arch": m.arch,
+            "cuda_cc": m.cuda_cc,
+            "serial": None if m.geforce else "13242{:08d}".format(1000 + i),
+            "vbios": "92.00.45.00.0{}".format(3 if m.arch == "ampere" else 5),
+            "persistence_mode": not m.geforce,
+            "mig_mode": None if m.geforce else False,
+            "virtualization_mode": "passthrough" if m.geforce else "none",
+            "compute_mode": "default",
+        }
+
+    def _host(self) -> Dict[str, Any]:
+        return {
+            "driver_version": DRIVER_VERSION,
+            "cuda_version": CUDA_VERSION,
+            "nvml_version": "12." + DRIVER_VERSION,
+            "simulated": True,
+            "scenario_description": self._sc.description,
+        }
+
+    def hello(self) -> Dict[str, Any]:
+        return {
+            "host": self._host(),
+            "gpus": [self._gpu_facts(i) for i in range(self._sc.n_gpus)],
+        }
+
+    # ---- jobs and their real processes -------------------------------------------------
+
+    def _update_jobs(self, t: float) -> None:
+        """Apply the timeline (start, crash) and notice processes killed from outside."""
+        for job in self._jobs:
+            if job.killed or job.ended:
+                continue
+            if job.end_s is not None and t >= job.end_s:
+                job.ended = True
+                self._stop_proc(job, signal.SIGKILL)
+                continue
+            proc = job.proc
+            if proc is not None:
+                if proc.poll() is not None:
+                    job.killed = True
+                    job.proc = None
+            elif self._live_procs and t >= job.start_s:
+                self._start_proc(job)
+
+    def _alive(self, job: _Job, t: float) -> bool:
+        return not job.killed and not job.ended and t >= job.start_s
+
+    def _start_proc(self, job: _Job) -> None:
+        spec = job.spec
+        if self._tmpdir is None:
+            self._tmpdir = tempfile.mkdtemp(prefix="gpufleet-sim-")
+        env = dict(os.environ)
+        env["GPUFLEET_SIM_PARENT"] = str(os.getpid())
+        # argv[0] is only a label: the real program is this interpreter.
+        kwargs = {
+            "executable": sys.executable,
+            "cwd": self._tmpdir,
+            "env": env,
+            "stdout": subprocess.DEVNULL,
+            "stderr": subprocess.DEVNULL,
+            "close_fds": True,
+            # Not in our process group: a Ctrl-C meant for the sampler must not look like
+            # someone killing the job.
+            "start_new_session": True,
+        }  # type: Dict[str, Any]
+        try:
+            if spec.script is not None:
+                path = os.path.join(self._tmpdir, spec.script)
+                if not os.path.exists(path):
+                    with open(path, "w") as f:
+                        f.write(_CHILD_SCRIPT)
+                job.proc = subprocess.Popen(spec.argv, stdin=subprocess.DEVNULL, **kwargs)
+            else:
+                job.proc = subprocess.Popen(spec.argv[:1], stdin=subprocess.PIPE, **kwargs)
+                stdin = job.proc.stdin
+                if stdin is not None:
+                    stdin.write(_CHILD_SCRIPT.encode())
+                    stdin.close()
+        except OSError as e:
+            # No process then, but the simulation goes on (its load stays simulated).
+            job.proc = None
+            self._events.append(
+                {
+                    "type": protocol.EVENT_NOTE,
+                    "gpu": None,
+                    "code": None,
+                    "message": "sim: cannot start the process for {}: {}".format(spec.key, e),
+                }
+            )
+
+    def _stop_proc(self, job: _Job, sig: int) -> None:
+        proc = job.proc
+        job.proc = None
+        if proc is None:
+            return
+        with contextlib.suppress(OSError):
+            proc.send_signal(sig)
+        try:
+            proc.wait(timeout=2.0)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+    def procs(self, mono: float) -> List[Dict[str, Any]]:
+        if not self._live_procs:
+            self._live_procs = True
+            self._update_jobs(self._time(mono))
+        out = []  # type: List[Dict[str, Any]]
+        for job in self._jobs:
+            proc = job.proc
+            if proc is None or job.killed or job.ended:
+                continue
+            info = procfs.proc_info(proc.pid)
+            if info is None:
+                continue
+            for g in job.spec.gpus:
+                if self._lost[g]:
+                    continue
+                out.append(
+                    {
+                        "gpu": g,
+                        "pid": proc.pid,
+                        "start_ticks": info.start_ticks,
+                        "user": info.user,
+                        "name": info.name,
+                        "cmd": info.cmd,
+                        "mem_bytes": job.spec.mem_bytes,
+                        "sm_pct": round(job.share.get(g, 0.0)),
+                        "type": "compute",
+                    }
+                )
+        return out
+
+    def close(self) -> None:
+        for job in self._jobs:
+            if job.proc is not None:
+                with contextlib.suppress(OSError):
+                    job.proc.send_signal(signal.SIGTERM)
+        for job in self._jobs:
+            self._stop_proc(job, signal.SIGTERM)
+        if self._tmpdir is not None:
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+            self._tmpdir = None
+
+    # ---- the physics, one tick ----------------------------------------------------------
+
+    def _time(self, mono: float) -> float:
+        if self._mono0 is None:
+            self._mono0 = mono
+        # Rounded so that the same ticks give bit-identical times whatever the start
+        # (mono0 + k*interval - mono0 is not exactly k*interval in floating point).
+        return round(mono - self._mono0, 6)
+
+    def _fault_events(self, t: float) -> None:
+        ef = self._sc.ecc_fault
+        if ef is None:
+            return
+        g, t_dbe, t_xid = ef
+        s = self.time_scale
+        # Corrected errors trickle in first: the early warning nobody looks at.
+        for k, tk in enumerate((0.3 * t_dbe, 0.6 * t_dbe)):
+            if t >= tk * s and ("sbe", k) not in self._fired:
+                self._fired.add(("sbe", k))
+                self._sbe[g] += 1
+                self._emit(protocol.EVENT_ECC, g, None,
+                           "corrected ECC error count rose to {}".format(self._sbe[g]))  # fmt: skip
+        if t >= t_dbe * s and "dbe" not in self._fired:
+            self._fired.add("dbe")
+            self._dbe[g] += 1
+            self._remap_unc[g] += 1
+            self._remap_pending[g] = 1
+            self._emit(protocol.EVENT_XID, g, 48, "Xid 48: double-bit ECC error")
+            self._emit(protocol.EVENT_ECC, g, None,
+                       "uncorrected ECC error count rose to {}".format(self._dbe[g]))  # fmt: skip
+            self._emit(protocol.EVENT_REMAP, g, None,
+                       "row remapping pending: the GPU needs a reset to apply it")  # fmt: skip
+        if t >= t_xid * s and "xid79" not in self._fired:
+            self._fired.add("xid79")
+            self._lost[g] = True
+            self._emit(protocol.EVENT_XID, g, 79, "Xid 79: GPU has fallen off the bus")
+            self._emit(protocol.EVENT_GPU_LOST, g, None, "GPU is lost (NVML_ERROR_GPU_IS_LOST)")
+
+    def _emit(self, typ: str, gpu: Optional[int], code: Optional[int], message: str) -> None:
+        self._events.append({"type": typ, "gpu": gpu, "code": code, "message": message})
+
+    def tick(self, mono: float) -> List[List[Any]]:
+        t = self._time(mono)
+        dt = t - self._last_t if t > self._last_t else self.interval
+        t0 = t - dt
+        first = self._first
+        self._first = False
+        self._last_t = t
+        self._update_jobs(t)
+        self._fault_events(t)
+        sc = self._sc
+        m = self._m
+        n = sc.n_gpus
+        rnd = self._rng.random
+        scale = self.time_scale
+
+        # Per GPU: summed utilization demand, power intensity, memory, traffic kind.
+        util_d = [0.0] * n
+        inten = [0.0] * n
+        mem = [0] * n
+        train = [False] * n
+        infer = [False] * n
+        for job in self._jobs:
+            job.share = {}
+            if not self._alive(job, t):
+                continue
+            sp = job.spec
+            for g in sp.gpus:
+                util_d[g] += sp.util
+                inten[g] += sp.util * sp.intensity
+                mem[g] += sp.mem_bytes
+                job.share[g] = sp.util
+                if sp.kind == "train":
+                    train[g] = True
+                elif sp.kind == "infer":
+                    infer[g] = True
+
+        comm = _on_frac(t0, t, ALLREDUCE_PERIOD_S, ALLREDUCE_ON_S)
+        ckpt_period = CHECKPOINT_PERIOD_S * scale
+        ckpt = 0.0
+        if t >= ckpt_period:
+            ckpt = _on_frac(t0 - ckpt_period, t - ckpt_period, ckpt_period, CHECKPOINT_LEN_S)
+        tf = sc.thermal_fault
+        decay = 1.0 - math.exp(-dt / TAU_S)
+        slow = m.temp_slowdown
+        thr_start = slow - 3.0
+        nvl_bps = (m.nvlink_links * m.nvlink_link_bps) if m.nvlink_link_bps else 0
+
+        rows = []  # type: List[List[Any]]
+        for g in range(n):
+            if self._lost[g]:
+                row = [None] * (_N_COLS + 1)  # type: List[Any]
+                row[0] = g
+                row[_N_COLS] = 1
+                rows.append(row)
+                continue
+            temp = self._temp[g]
+            demand = util_d[g]
+            busy = demand > 0.0
+            jit = rnd() - 0.5
+            if busy:
+                util = min(100.0, demand) - 1.5 * abs(jit) * 2
+                if train[g]:
+                    # A checkpoint stalls compute while the weights go out over PCIe.
+                    util = util * (1.0 - 0.9 * ckpt)
+                act = min(1.0, inten[g] / 100.0) * (1.0 - 0.9 * ckpt) * (1.0 - 0.1 * comm)
+            else:
+                util = 0.0
+                act = 0.0
+
+            # Clock: thermal throttling from the current temperature, then the power cap.
+            reasons = 0 if busy else 0x1
+            f = 1.0
+            viol_t = 0.0
+            if temp > thr_start:
+                f = max(0.55, 1.0 - 0.06 * (temp - thr_start))
+                reasons |= 0x20
+                viol_t = min(100.0, 50.0 * (temp - thr_start))
+                if temp >= slow:
+                    reasons |= 0x40 | 0x8
+            p_dyn = (m.power_full - m.power_idle) * act
+            power = m.power_idle + p_dyn * f * f
+            viol_p = 0.0
+            limit = self._limit
+            if power > limit - 2.0:
+                # Hold power at the cap by lowering the clock (dynamic power ~ f^2).
+                f = f * math.sqrt(max(0.05, (limit - 2.0 - m.power_idle) / (power - m.power_idle)))
+                power = limit - 2.0 - 3.0 * rnd()
+                reasons |= 0x4
+                viol_p = 100.0 - 4.0 * rnd()
+            else:
+                power += 6.0 * jit if busy else 1.5 * jit
+
+            # Temperature follows power with first-order inertia.
+            r_th = self._r_th[g]
+            if tf is not None and g == tf[0] and t >= tf[1] * scale:
+                r_th = tf[2]
+            target = AMBIENT_C + r_th * power
+            # The first tick starts warm: the job has been running for a while already.
+            temp += (target - temp) * (1.0 if first else decay)
+            self._temp[g] = temp
+            self._energy[g] += power * dt
+            self._util[g] = util
+
+            if busy:
+                sm = round(m.sm_busy * f / 15.0) * 15
+                memclk = m.mem_clock_max
+                pstate = 0
+            else:
+                sm = 210
+                memclk = m.mem_clock_idle
+                pstate = m.idle_pstate
+            # Share of the SM among the jobs on this GPU, for the process list.
+            if busy:
+                k = util / demand
+                for job in self._jobs:
+                    if g in job.share:
+                        job.share[g] = job.share[g] * k
+
+            # Traffic: data loading in, checkpoints out, all-reduce over NVLink.
+            if train[g]:
+                rx = 1.2e9 * (1.0 - comm) * (1.0 - ckpt) + 2e8 * jit
+                tx = 1.5e8 + 9.0e9 * ckpt
+                nvl = nvl_bps * (0.82 * comm + 0.02) * (1.0 - ckpt)
+            elif infer[g]:
+                rx = 4.0e8 + 1e8 * jit
+                tx = 1.5e8 + 5e7 * jit
+                nvl = 0.0
+            else:
+                rx = 2.0e3 if not busy else 5.0e6
+                tx = 1.0e3 if not busy else 2.0e6
+                nvl = 0.0
+            low_link = m.geforce and not busy
+            hbm = m.temp_mem_max is not None
+            temp_mem: Optional[int] = round(temp + 4.0 + 0.012 * power) if hbm else None
+            if m.gpm:
+                sm_a = util * 0.82 * (0.4 + 0.6 * act)
+                sm_active = round(sm_a, 1)  # type: Optional[float]
+                sm_occ = round(sm_a * 0.55, 1)  # type: Optional[float]
+                tensor = round(util * 0.5 * (1.0 - comm) * f, 1)  # type: Optional[float]
+                dram = round(util * 0.38 * (0.6 + 0.4 * f), 1)  # type: Optional[float]
+            else:
+                sm_active = sm_occ = tensor = dram = None
+            if m.nvlink_links:
+                nvl_i = round(nvl)  # type: Optional[int]
+                nvl_up = m.nvlink_links  # type: Optional[int]
+            else:
+                nvl_i = nvl_up = None
+            mem_used = mem[g] + (int(mem[g] * 0.004 * (1.0 + math.sin(t / 7.0))) if busy else 0)
+            if not busy:
+                mem_used = 2 * MIB  # what the driver keeps with no context: near zero
+            if m.geforce:
+                ecc_s = ecc_d = rp = rf = None  # type: Optional[int]
+            else:
+                ecc_s = self._sbe[g]
+                ecc_d = self._dbe[g]
+                rp = self._remap_pending[g]
+                rf = 0
+            rows.append(
+                [
+                    g,
+                    round(util),
+                    round(util * (0.42 if train[g] else 0.6) * (0.6 + 0.4 * f)),
+                    sm,
+                    memclk,
+                    sm,
+                    round(temp),
+                    temp_mem,
+                    round(power, 1),
+                    limit,
+                    int(self._energy[g]),
+                    pstate,
+                    reasons,
+                    round(viol_p, 1),
+                    round(viol_t, 1),
+                    min(100, max(30, int(30 + 2 * (temp - 45)))) if m.geforce else None,
+                    mem_used,
+                    max(0, int(tx)),
+                    max(0, int(rx)),
+                    1 if low_link else m.pcie_gen,
+                    16,
+                    0,
+                    nvl_i,
+                    nvl_i,
+                    nvl_up,
+                    sm_active,
+                    sm_occ,
+                    tensor,
+                    dram,
+                    ecc_s,
+                    ecc_d,
+                    rp,
+                    rf,
+                    None,
+                    0,
+                ]
+            )
+        return rows
+
+    def events(self, mono: float) -> List[Dict[str, Any]]:
+        if not self._events:
+            return []
+        out = self._events
+        self._events = []
+        return out
+
+    # ---- one-shot commands --------------------------------------------------------------
+
+    def info(self) -> Dict[str, Any]:
+        return self.hello()
+
+    def check(self) -> Dict[str, Any]:
+        mono = time.monotonic()
+        procs = self.procs(mono)
+        rows = self.tick(mono)
+        pos = protocol.ROW_POS
+        m = self._m
+        gpus = []
+        for i, row in enumerate(rows):
+            facts = self._gpu_facts(i)
+            nom = facts["nominal"]
+
+            def col(name: str, row: List[Any] = row) -> Any:
+                return row[pos[name]]
+
+            gpus.append(
+                {
+                    "index": i,
+                    "uuid": facts["uuid"],
+                    "name": facts["name"],
+                    "pci_bus_id": facts["pci_bus_id"],
+                    "persistence_mode": facts["persistence_mode"],
+                    "pstate": col("pstate"),
+                    "util_gpu_pct": col("util_gpu_pct"),
+                    "power_w": col("power_w"),
+                    "power_enforced_w": nom["power_enforced_w"],
+                    "power_default_w": nom["power_default_w"],
+                    "power_max_w": nom["power_max_w"],
+                    "temp_gpu_c": col("temp_gpu_c"),
+                    "temp_mem_c": col("temp_mem_c"),
+                    "temp_slowdown_c": nom["temp_slowdown_c"],
+                    "temp_shutdown_c": nom["temp_shutdown_c"],
+                    "temp_mem_max_c": nom["temp_mem_max_c"],
+                    "sm_clock_mhz": col("sm_clock_mhz"),
+                    "sm_clock_max_mhz": nom["sm_clock_max_mhz"],
+                    "clock_reasons": col("clock_reasons"),
+                    "pcie_gen": col("pcie_gen"),
+                    "pcie_max_gen": nom["pcie_max_gen"],
+                    "pcie_width": col("pcie_width"),
+                    "pcie_max_width": nom["pcie_max_width"],
+                    "pcie_replays": col("pcie_replays"),
+                    "ecc_mode": None if m.geforce else True,
+                    "ecc_sbe_vol": col("ecc_sbe_vol"),
+                    "ecc_dbe_vol": col("ecc_dbe_vol"),
+                    "ecc_sbe_agg": None if m.geforce else self._sbe[i] + 3 * self._remap_corr[i],
+                    "ecc_dbe_agg": None if m.geforce else self._dbe[i] + self._remap_unc[i],
+                    "remapped_rows_corr": None if m.geforce else self._remap_corr[i],
+                    "remapped_rows_unc": None if m.geforce else self._remap_unc[i],
+                    "remap_pending": col("remap_pending"),
+                    "remap_failed": col("remap_failed"),
+                    "retired_pages_sbe": None,
+                    "retired_pages_dbe": None,
+                    "retired_pending": col("retired_pending"),
+                    "mem_total_bytes": nom["mem_total_bytes"],
+                    "mem_reserved_bytes": nom["mem_reserved_bytes"],
+                    "mem_used_bytes": col("mem_used_bytes"),
+                    "virtualization_mode": facts["virtualization_mode"],
+                    "mig_mode": facts["mig_mode"],
+                    "compute_mode": facts["compute_mode"],
+                    "nvlink_links": nom["nvlink_links"],
+                    "nvlink_up": col("nvlink_up"),
+                    "processes": [p for p in procs if p["gpu"] == i],
+                    "unsupported": facts["unsupported"],
+                }
+            )
+        out = {"host": self._host(), "gpus": gpus}  # type: Dict[str, Any]
+        out["host"]["python"] = platform.python_version()
+        return out
