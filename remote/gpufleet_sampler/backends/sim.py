@@ -28,7 +28,6 @@ Python 3.8, stdlib only.
 import contextlib
 import math
 import os
-import platform
 import random
 import shutil
 import signal
@@ -885,12 +884,16 @@ class SimBackend(Backend):
     # ---- one-shot commands --------------------------------------------------------------
 
     def info(self) -> Dict[str, Any]:
-        return self.hello()
+        out = self.hello()
+        out["backend"] = self.name
+        out["scenario"] = self.scenario
+        out["gpu_count"] = self._sc.n_gpus
+        return out
 
     def check(self) -> Dict[str, Any]:
         mono = time.monotonic()
+        rows = self.tick(mono)  # first: the per-process SM shares come from a tick
         procs = self.procs(mono)
-        rows = self.tick(mono)
         pos = protocol.ROW_POS
         m = self._m
         gpus = []
@@ -901,17 +904,21 @@ class SimBackend(Backend):
             def col(name: str, row: List[Any] = row) -> Any:
                 return row[pos[name]]
 
+            mine = [p for p in procs if p["gpu"] == i]
+            lost = self._lost[i]
             gpus.append(
                 {
                     "index": i,
                     "uuid": facts["uuid"],
                     "name": facts["name"],
                     "pci_bus_id": facts["pci_bus_id"],
+                    "lost": 1 if lost else 0,
                     "persistence_mode": facts["persistence_mode"],
                     "pstate": col("pstate"),
+                    "clock_reasons": col("clock_reasons"),
                     "util_gpu_pct": col("util_gpu_pct"),
                     "power_w": col("power_w"),
-                    "power_enforced_w": nom["power_enforced_w"],
+                    "power_enforced_w": col("power_limit_w"),
                     "power_default_w": nom["power_default_w"],
                     "power_max_w": nom["power_max_w"],
                     "temp_gpu_c": col("temp_gpu_c"),
@@ -921,36 +928,43 @@ class SimBackend(Backend):
                     "temp_mem_max_c": nom["temp_mem_max_c"],
                     "sm_clock_mhz": col("sm_clock_mhz"),
                     "sm_clock_max_mhz": nom["sm_clock_max_mhz"],
-                    "clock_reasons": col("clock_reasons"),
                     "pcie_gen": col("pcie_gen"),
                     "pcie_max_gen": nom["pcie_max_gen"],
                     "pcie_width": col("pcie_width"),
                     "pcie_max_width": nom["pcie_max_width"],
                     "pcie_replays": col("pcie_replays"),
+                    "nvlink_links": nom["nvlink_links"],
+                    "nvlink_up": col("nvlink_up"),
+                    "nvlink_errors": 0 if m.nvlink_links else None,
                     "ecc_mode": None if m.geforce else True,
                     "ecc_sbe_vol": col("ecc_sbe_vol"),
                     "ecc_dbe_vol": col("ecc_dbe_vol"),
                     "ecc_sbe_agg": None if m.geforce else self._sbe[i] + 3 * self._remap_corr[i],
                     "ecc_dbe_agg": None if m.geforce else self._dbe[i] + self._remap_unc[i],
-                    "remapped_rows_corr": None if m.geforce else self._remap_corr[i],
-                    "remapped_rows_unc": None if m.geforce else self._remap_unc[i],
+                    "remapped_rows_correctable": None if m.geforce else self._remap_corr[i],
+                    "remapped_rows_uncorrectable": None if m.geforce else self._remap_unc[i],
                     "remap_pending": col("remap_pending"),
                     "remap_failed": col("remap_failed"),
-                    "retired_pages_sbe": None,
-                    "retired_pages_dbe": None,
                     "retired_pending": col("retired_pending"),
+                    "xid_seen": "unknown",
+                    "processes": len(mine),
+                    "process_list": mine,
                     "mem_total_bytes": nom["mem_total_bytes"],
                     "mem_reserved_bytes": nom["mem_reserved_bytes"],
                     "mem_used_bytes": col("mem_used_bytes"),
                     "virtualization_mode": facts["virtualization_mode"],
                     "mig_mode": facts["mig_mode"],
                     "compute_mode": facts["compute_mode"],
-                    "nvlink_links": nom["nvlink_links"],
-                    "nvlink_up": col("nvlink_up"),
-                    "processes": [p for p in procs if p["gpu"] == i],
                     "unsupported": facts["unsupported"],
                 }
             )
-        out = {"host": self._host(), "gpus": gpus}  # type: Dict[str, Any]
-        out["host"]["python"] = platform.python_version()
-        return out
+        host = self._host()
+        return {
+            "backend": self.name,
+            "host": host,
+            "driver_version": host["driver_version"],
+            "cuda_version": host["cuda_version"],
+            "gpu_count": len(gpus),
+            "gpus": gpus,
+            "events": self.events(mono),
+        }
