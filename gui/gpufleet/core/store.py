@@ -401,27 +401,32 @@ class Store:
         return out
 
     def procs(self, host: str, t0: float, t1: float) -> list[Procs]:
-        """Process snapshots in effect during [t0, t1]; an unchanged snapshot is stored
-        once, with the time and seq it was first seen."""
+        """Process snapshots in effect during [t0, t1]: the last one taken at or before t0
+        and every one seen within the window. An unchanged snapshot is stored once, with
+        the time and seq it was first seen."""
         hid = self._host_id(host)
         if hid is None:
             return []
-        rows = (
-            self._reader()
-            .execute(
-                "SELECT seq_first, t_first, data FROM procs "
-                "WHERE host_id=? AND t_first<=? AND t_last>=? ORDER BY t_first, id",
-                (hid, t1, t0),
-            )
-            .fetchall()
-        )
+        con = self._reader()
+        rows = con.execute(
+            "SELECT id, seq_first, t_first, data FROM procs "
+            "WHERE host_id=? AND t_first<=? AND t_last>=? ORDER BY t_first, id",
+            (hid, t1, t0),
+        ).fetchall()
+        before = con.execute(
+            "SELECT id, seq_first, t_first, data FROM procs WHERE host_id=? AND t_first<=? "
+            "ORDER BY t_first DESC, id DESC LIMIT 1",
+            (hid, t0),
+        ).fetchone()
+        if before is not None and all(r[0] != before[0] for r in rows):
+            rows.insert(0, before)
         return [
             Procs(
                 seq=int(seq),
                 t=float(t),
                 procs=tuple(_proc_from(d) for d in orjson.loads(zlib.decompress(data))),
             )
-            for seq, t, data in rows
+            for _id, seq, t, data in rows
         ]
 
     def _records(self, table: str, tcol: str, host: str, t0: float, t1: float) -> list[Any]:
@@ -1052,13 +1057,13 @@ class _Writer:
         )
         # Old inventories and checks go too, but each host keeps its latest.
         con.execute(
-            "DELETE FROM hellos WHERE t_seen < ? AND id NOT IN "
-            "(SELECT max(id) FROM hellos GROUP BY host_id)",
+            "DELETE FROM hellos WHERE t_seen < ? AND t_seen < "
+            "(SELECT max(h.t_seen) FROM hellos h WHERE h.host_id = hellos.host_id)",
             (roll_cut,),
         )
         con.execute(
-            "DELETE FROM checks WHERE t < ? AND id NOT IN "
-            "(SELECT max(id) FROM checks GROUP BY host_id)",
+            "DELETE FROM checks WHERE t < ? AND t < "
+            "(SELECT max(c.t) FROM checks c WHERE c.host_id = checks.host_id)",
             (roll_cut,),
         )
         con.execute("COMMIT")

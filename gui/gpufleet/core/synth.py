@@ -123,18 +123,29 @@ def rows_of(values: np.ndarray[Any, np.dtype[np.float64]]) -> list[tuple[tuple[V
 
 
 def make_samples(
-    t0: float, count: int, gpus: int = 8, interval: float = 1.0, seed: int = 0, seq0: int = 1
+    t0: float,
+    count: int,
+    gpus: int = 8,
+    interval: float = 1.0,
+    seed: int = 0,
+    seq0: int = 1,
+    distinct: int = 3600,
 ) -> list[Sample]:
-    t, values = sample_values(t0, count, gpus, interval, seed)
+    """``count`` samples from ``t0`` on; the values repeat every ``distinct`` samples (an
+    hour at 1 Hz), which keeps a day of 8 GPUs quick to build and small in memory."""
+    k = min(count, distinct)
+    _, values = sample_values(t0, k, gpus, interval, seed)
     rows = rows_of(values)
+    jitter = np.round(np.random.default_rng(seed + 1).random(count) * 0.004, 6)
+    t = (t0 + np.arange(count) * interval + jitter).tolist()
     mono0 = 1000.0 + seed
     return [
         Sample(
             seq=seq0 + i,
-            t=float(t[i]),
-            mono=round(mono0 + float(t[i] - t0), 6),
+            t=t[i],
+            mono=round(mono0 + t[i] - t0, 6),
             columns=protocol.COLUMN_NAMES,
-            rows=rows[i],
+            rows=rows[i % k],
         )
         for i in range(count)
     ]
