@@ -1,0 +1,1575 @@
+"""The real NVML backend: reads what each GPU supports, in tiers, through pynvml.
+
+Tiers (see reference/nvml.md, "Sampling plan"):
+
+- once: inventory, nominal values, and a probe of every call and field this backend uses. A
+  call that fails with NotSupported / NoPermission / FunctionNotFound is dropped for good and
+  its reason kept for ``hello`` (``unsupported``: {column: reason}; ``probes``: {call: reason});
+  its column is ``null`` on the wire, never 0.
+- every tick: one ``nvmlDeviceGetFieldValues`` call for the counters (energy, PCIe and NVLink
+  bytes, throttle-time, ECC, memory temperature), plus the cheap calls (clocks, temperature,
+  utilization, P-state, clock event reasons, memory v2, power, fan), plus GPM on Hopper+.
+- every ``medium_s`` (5 s): current PCIe generation/width, NVLink link states, enforced power limit.
+- every ``slow_s`` (60 s): row remapping, retired pages, ECC totals, NVLink error totals; a
+  change produces an event.
+- process lists are read only when the loop asks (``procs``, every few seconds).
+
+Rates come from counter deltas over NVML's own timestamps (µs). A counter that goes down was
+reset or wrapped: that tick's rate is ``null``, never negative, and an implausible jump is
+``null`` too. A GPU that raises ``NVMLError_GpuIsLost`` gets a row of nulls with ``lost`` = 1
+and one ``gpu_lost`` event; the others go on.
+
+Python 3.8, stdlib + pynvml only. ``nvmlDeviceGetPcieThroughput`` is never called (it blocks
+for ~20 ms) and no process is ever spawned.
+"""
+
+import contextlib
+import ctypes
+import socket
+import struct
+from collections import deque
+from typing import Any, Callable, Deque, Dict, List, Optional, Tuple
+
+from gpufleet_sampler import protocol
+from gpufleet_sampler.backends.base import Backend
+from gpufleet_sampler.backends.nvml_events import EventThread, _short
+
+try:
+    import pynvml as N
+
+    _IMPORT_ERROR: Optional[str] = None
+except ImportError as _e:  # pragma: no cover - exercised only where pynvml is missing
+    N = None
+    _IMPORT_ERROR = str(_e)
+
+
+class NvmlUnavailable(RuntimeError):
+    """NVML cannot be used here (no pynvml, no driver, no GPU); the text says which."""
+
+
+# The wire order this module builds rows in; checked against the protocol at import so that a
+# protocol change cannot silently shift columns.
+_ROW_ORDER = (
+    "util_gpu_pct",
+    "util_mem_pct",
+    "sm_clock_mhz",
+    "mem_clock_mhz",
+    "gfx_clock_mhz",
+    "temp_gpu_c",
+    "temp_mem_c",
+    "power_w",
+    "power_limit_w",
+    "energy_j",
+    "pstate",
+    "clock_reasons",
+    "viol_power_pct",
+    "viol_thermal_pct",
+    "fan_pct",
+    "mem_used_bytes",
+    "pcie_tx_bps",
+    "pcie_rx_bps",
+    "pcie_gen",
+    "pcie_width",
+    "pcie_replays",
+    "nvlink_tx_bps",
+    "nvlink_rx_bps",
+    "nvlink_up",
+    "sm_active_pct",
+    "sm_occupancy_pct",
+    "tensor_active_pct",
+    "dram_active_pct",
+    "ecc_sbe_vol",
+    "ecc_dbe_vol",
+    "remap_pending",
+    "remap_failed",
+    "retired_pending",
+    "lost",
+)
+if _ROW_ORDER != protocol.COLUMN_NAMES:  # pragma: no cover - guards a protocol edit
+    raise ImportError("backends/nvml.py builds rows in an order protocol.COLUMNS no longer has")
+
+_NCOL = len(_ROW_ORDER)
+_ALL_LINKS = 0xFFFFFFFF
+
+# Field ids (numbers from the NVML header; the names are pynvml's NVML_FI_DEV_*).
+FI_ECC_SBE_VOL = 3
+FI_ECC_DBE_VOL = 4
+FI_ECC_SBE_AGG = 5
+FI_ECC_DBE_AGG = 6
+FI_NVLINK_CRC_FLIT_TOTAL = 38
+FI_NVLINK_CRC_DATA_TOTAL = 45
+FI_NVLINK_REPLAY_TOTAL = 52
+FI_NVLINK_RECOVERY_TOTAL = 59
+FI_VIOL_POWER = 74  # ns clocks were held by the power cap (CLOCKS_EVENT_REASON_SW_POWER_CAP)
+FI_VIOL_THERMAL_OLD = 75  # PERF_POLICY_THERMAL: thermal time before 269/270 existed
+FI_MEMORY_TEMP = 82
+FI_ENERGY = 83
+FI_NVLINK_LINK_COUNT = 91
+FI_PCIE_REPLAY = 94
+FI_NVLINK_TX_KIB = 138
+FI_NVLINK_RX_KIB = 139
+FI_NVLINK_ECC_DATA_TOTAL = 160
+FI_NVLINK_SPEED_MBPS = 164
+FI_POWER_INSTANT = 186
+FI_PCIE_TX_BYTES = 197
+FI_PCIE_RX_BYTES = 198
+FI_VIOL_SW_THERM = 269
+FI_VIOL_HW_THERM = 270
+FI_VIOL_HW_POWER_BRAKE = 271
+
+# GPM metric ids (NVML_GPM_METRIC_*).
+GPM_SM_UTIL = 2
+GPM_SM_OCCUPANCY = 3
+GPM_ANY_TENSOR = 5
+GPM_DRAM_BW = 10
+GPM_PCIE_TX = 20
+GPM_PCIE_RX = 21
+GPM_NVLINK_RX = 60
+GPM_NVLINK_TX = 61
+_MIB = 1048576.0
+
+# Sanity caps on rates (B/s): a "rate" above these comes from a counter glitch, not traffic.
+_PCIE_CAP = 2.0e11  # PCIe 6.0 x16 is ~128 GB/s per direction
+_NVLINK_CAP = 1.0e13  # B200: 1.8 TB/s per direction
+
+# Roles of the fast-tier fields; each GPU keeps the ones its driver answers.
+_R_ENERGY, _R_MEMTEMP, _R_PCIE_TX, _R_PCIE_RX, _R_REPLAY = 0, 1, 2, 3, 4
+_R_NVL_TX, _R_NVL_RX, _R_VPOW, _R_VBRAKE, _R_VSW, _R_VHW, _R_VOLD = 5, 6, 7, 8, 9, 10, 11
+_R_SBE, _R_DBE, _R_PINST = 12, 13, 14
+_NROLES = 15
+
+# Counter slots for rate state (prev value, prev timestamp, last rate).
+_C_PCIE_TX, _C_PCIE_RX, _C_NVL_TX, _C_NVL_RX, _C_VPOW, _C_VTHERM = 0, 1, 2, 3, 4, 5
+_NCOUNTERS = 6
+
+_VALUE_FMT = {0: "d", 1: "I4x", 2: "Q", 3: "Q", 4: "q", 5: "i4x", 6: "H6x"}
+if ctypes.sizeof(ctypes.c_ulong) == 4:  # pragma: no cover - 32-bit / Windows ABI
+    _VALUE_FMT[2] = "I4x"
+
+
+def _reason(e: BaseException, call: str) -> str:
+    return "{}: {}".format(_short(N, e), call)
+
+
+class _Lost(Exception):
+    """Raised inside a tick when NVML says the GPU is lost."""
+
+
+class _Gpu(object):
+    """Everything the backend keeps about one GPU, slot-based to keep ticks cheap."""
+
+    __slots__ = (
+        "clk_gfx",
+        "clk_mem",
+        "clk_sm",
+        # rate state
+        "cnt",
+        "dbe_events",
+        "ecc_agg",
+        "ecc_vol",
+        "ecc_vol_call",
+        "errors",
+        "f_energy",
+        "f_fan",
+        "f_mem",
+        "f_power",
+        # processes
+        "f_procs_c",
+        "f_procs_g",
+        "f_pstate",
+        "f_putil",
+        "f_reasons",
+        "f_temp",
+        # per-tick callables (None = unsupported)
+        "f_util",
+        # fast fields
+        "fv_ids",
+        "fv_struct",
+        "fv_types",
+        # GPM
+        "gpm",
+        "gpm_ids",
+        "gpm_new",
+        "gpm_old",
+        "gpm_req",
+        "gpm_t",
+        "gpm_vals",
+        "h",
+        "index",
+        "info",
+        "last_dbe",
+        "lost",
+        "mem_v2",
+        "nominal",
+        "nvlink_errors",
+        "nvlink_links",
+        "nvlink_up",
+        "pcie_gen",
+        "pcie_replays_call",
+        "pcie_width",
+        # cached medium / slow tier values
+        "power_limit_w",
+        "probes",
+        "putil_ts",
+        "remap",
+        "retired_pending",
+        "role",
+        "slow_fields",
+        "unsupported",
+    )
+
+    def __init__(self, index: int, h: Any) -> None:
+        self.index = index
+        self.h = h
+        self.lost = False
+        self.info: Dict[str, Any] = {}
+        self.nominal: Dict[str, Any] = {k: None for k, _ in protocol.NOMINAL_KEYS}
+        self.unsupported: Dict[str, str] = {}
+        self.probes: Dict[str, str] = {}
+        self.errors: Dict[str, int] = {}
+        self.f_util: Optional[Callable[..., Any]] = None
+        self.f_temp: Optional[Callable[..., Any]] = None
+        self.f_reasons: Optional[Callable[..., Any]] = None
+        self.f_pstate: Optional[Callable[..., Any]] = None
+        self.f_power: Optional[Callable[..., Any]] = None
+        self.f_fan: Optional[Callable[..., Any]] = None
+        self.f_mem: Optional[Callable[..., Any]] = None
+        self.mem_v2 = False
+        self.clk_sm = False
+        self.clk_mem = False
+        self.clk_gfx = False
+        self.f_energy: Optional[Callable[..., Any]] = None
+        self.fv_ids: List[Any] = []
+        self.fv_struct: Optional[struct.Struct] = None
+        self.fv_types: List[int] = []
+        self.role: List[int] = [-1] * _NROLES
+        self.cnt: List[Optional[List[Any]]] = [None] * _NCOUNTERS
+        self.power_limit_w: Optional[float] = None
+        self.pcie_gen: Optional[int] = None
+        self.pcie_width: Optional[int] = None
+        self.pcie_replays_call: Optional[int] = None
+        self.nvlink_links = 0
+        self.nvlink_up: Optional[int] = None
+        self.remap: Optional[Tuple[int, int, int, int]] = None
+        self.retired_pending: Optional[int] = None
+        self.ecc_vol_call = False
+        self.ecc_vol: Tuple[Optional[int], Optional[int]] = (None, None)
+        self.ecc_agg: Tuple[Optional[int], Optional[int]] = (None, None)
+        self.nvlink_errors: Optional[int] = None
+        self.slow_fields: List[Any] = []
+        self.last_dbe: Optional[int] = None
+        self.dbe_events = True
+        self.gpm = False
+        self.gpm_old: Any = None
+        self.gpm_new: Any = None
+        self.gpm_req: Any = None
+        self.gpm_t = 0.0
+        self.gpm_ids: List[int] = []
+        self.gpm_vals: Dict[int, Optional[float]] = {}
+        self.f_procs_c: Optional[Callable[..., Any]] = None
+        self.f_procs_g: Optional[Callable[..., Any]] = None
+        self.f_putil: Optional[Callable[..., Any]] = None
+        self.putil_ts = 0
+
+
+def _lost_row(index: int) -> List[Any]:
+    row: List[Any] = [None] * (_NCOL + 1)
+    row[0] = index
+    row[_NCOL] = 1
+    return row
+
+
+class NvmlBackend(Backend):
+    """Samples every NVIDIA GPU of this host through pynvml."""
+
+    name = "nvml"
+
+    def __init__(
+        self,
+        interval: float = 1.0,
+        medium_s: float = 5.0,
+        slow_s: float = 60.0,
+        events: bool = True,
+        event_wait_ms: int = 500,
+    ) -> None:
+        if N is None:
+            raise NvmlUnavailable(
+                "pynvml (nvidia-ml-py) is not importable here: {}".format(_IMPORT_ERROR)
+            )
+        self.interval = float(interval)
+        self.medium_s = float(medium_s)
+        self.slow_s = float(slow_s)
+        try:
+            N.nvmlInit()
+        except N.NVMLError as e:
+            raise NvmlUnavailable(
+                "NVML could not start ({}): is the NVIDIA driver installed and loaded?".format(e)
+            ) from None
+        self._closed = False
+        self._events: Deque[Dict[str, Any]] = deque()
+        self._lost_reported: Dict[int, bool] = {}
+        self._next_medium: Optional[float] = None
+        self._next_slow: Optional[float] = None
+        self._proc_cache: Dict[Tuple[int, Optional[int]], Tuple[Any, Any, Any]] = {}
+        self._host = self._read_host()
+        self._gpus: List[_Gpu] = []
+        count = int(N.nvmlDeviceGetCount())
+        for i in range(count):
+            try:
+                h = N.nvmlDeviceGetHandleByIndex(i)
+            except N.NVMLError as e:
+                g = _Gpu(i, None)
+                g.lost = True
+                g.probes["nvmlDeviceGetHandleByIndex"] = _reason(e, "nvmlDeviceGetHandleByIndex")
+                self._gpus.append(g)
+                continue
+            g = _Gpu(i, h)
+            try:
+                self._probe(g)
+            except _Lost:
+                self._mark_lost(g, "during start-up")
+            self._gpus.append(g)
+        for g in self._gpus:
+            if g.lost:
+                self._mark_lost(g, "during start-up")
+        self._event_thread: Optional[EventThread] = None
+        if events:
+            live = [(g.index, g.h) for g in self._gpus if not g.lost]
+            et = EventThread(N, live, self._events, self._on_event_lost, wait_ms=event_wait_ms)
+            et.start()
+            for g in self._gpus:
+                if g.index in et.reasons:
+                    g.probes["xid_events"] = et.reasons[g.index]
+                mask = et.registered.get(g.index, 0)
+                g.dbe_events = not (mask & int(getattr(N, "nvmlEventTypeDoubleBitEccError", 0)))
+            self._event_thread = et
+
+    # ------------------------------------------------------------------ start-up
+
+    def _read_host(self) -> Dict[str, Any]:
+        host: Dict[str, Any] = {"hostname": socket.gethostname(), "backend": "nvml"}
+        for key, fn_name in (
+            ("driver_version", "nvmlSystemGetDriverVersion"),
+            ("nvml_version", "nvmlSystemGetNVMLVersion"),
+        ):
+            try:
+                host[key] = str(getattr(N, fn_name)())
+            except (N.NVMLError, AttributeError):
+                host[key] = None
+        cuda = None
+        for fn_name in ("nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"):
+            try:
+                v = int(getattr(N, fn_name)())
+                cuda = "{}.{}".format(v // 1000, (v % 1000) // 10)
+                break
+            except (N.NVMLError, AttributeError):
+                continue
+        host["cuda_version"] = cuda
+        return host
+
+    def _try(self, g: _Gpu, call: str, fn: Callable[..., Any], *args: Any) -> Any:
+        """Call once at start-up; on failure record why and return None. GpuIsLost -> _Lost."""
+        try:
+            return fn(g.h, *args)
+        except N.NVMLError_GpuIsLost:
+            raise _Lost() from None
+        except (N.NVMLError, N.NVMLLibraryMismatchError, AttributeError) as e:
+            g.probes[call] = _reason(e, call)
+            return None
+
+    def _fn(self, name: str) -> Optional[Callable[..., Any]]:
+        return getattr(N, name, None)
+
+    def _pick(
+        self, g: _Gpu, column: Optional[str], choices: List[Tuple[str, Tuple[Any, ...]]]
+    ) -> Tuple[Optional[Callable[..., Any]], Any]:
+        """The first call of ``choices`` (name, extra args) that answers; its first value."""
+        last = ""
+        for name, args in choices:
+            fn = self._fn(name)
+            if fn is None:
+                g.probes[name] = "FunctionNotFound: {} (not in this pynvml)".format(name)
+                last = g.probes[name]
+                continue
+            try:
+                v = fn(g.h, *args)
+            except N.NVMLError_GpuIsLost:
+                raise _Lost() from None
+            except (N.NVMLError, N.NVMLLibraryMismatchError) as e:
+                g.probes[name] = _reason(e, name)
+                last = g.probes[name]
+                continue
+            return fn, v
+        if column:
+            g.unsupported[column] = last
+        return None, None
+
+    def _probe(self, g: _Gpu) -> None:
+        h = g.h
+        info = g.info
+        for key, call in (
+            ("name", "nvmlDeviceGetName"),
+            ("uuid", "nvmlDeviceGetUUID"),
+            ("serial", "nvmlDeviceGetSerial"),
+            ("vbios", "nvmlDeviceGetVbiosVersion"),
+        ):
+            fn = self._fn(call)
+            v = self._try(g, call, fn) if fn else None
+            info[key] = _text(v)
+        pci = self._try(g, "nvmlDeviceGetPciInfo_v3", N.nvmlDeviceGetPciInfo_v3)
+        info["pci_bus_id"] = _text(getattr(pci, "busId", None)) if pci is not None else None
+        for key, call in (
+            ("arch", "nvmlDeviceGetArchitecture"),
+            ("brand", "nvmlDeviceGetBrand"),
+            ("persistence_mode", "nvmlDeviceGetPersistenceMode"),
+            ("compute_mode", "nvmlDeviceGetComputeMode"),
+            ("virtualization_mode", "nvmlDeviceGetVirtualizationMode"),
+        ):
+            fn = self._fn(call)
+            v = self._try(g, call, fn) if fn else None
+            info[key] = int(v) if v is not None else None
+        cc = self._try(
+            g, "nvmlDeviceGetCudaComputeCapability", N.nvmlDeviceGetCudaComputeCapability
+        )
+        info["compute_capability"] = "{}.{}".format(cc[0], cc[1]) if cc else None
+        mig = self._try(g, "nvmlDeviceGetMigMode", N.nvmlDeviceGetMigMode)
+        info["mig_mode"] = int(mig[0]) if mig else None
+        ecc = self._try(g, "nvmlDeviceGetEccMode", N.nvmlDeviceGetEccMode)
+        info["ecc_mode"] = int(ecc[0]) if ecc else None
+
+        nom = g.nominal
+        v = self._try(g, "nvmlDeviceGetMaxClockInfo", N.nvmlDeviceGetMaxClockInfo, N.NVML_CLOCK_SM)
+        nom["sm_clock_max_mhz"] = _int(v)
+        v = self._try(g, "nvmlDeviceGetMaxClockInfo", N.nvmlDeviceGetMaxClockInfo, N.NVML_CLOCK_MEM)
+        nom["mem_clock_max_mhz"] = _int(v)
+        fn = self._fn("nvmlDeviceGetDefaultApplicationsClock")
+        if fn is not None:
+            v = self._try(g, "nvmlDeviceGetDefaultApplicationsClock", fn, N.NVML_CLOCK_SM)
+            nom["sm_clock_base_mhz"] = _int(v)
+        v = self._try(
+            g,
+            "nvmlDeviceGetPowerManagementDefaultLimit",
+            N.nvmlDeviceGetPowerManagementDefaultLimit,
+        )
+        nom["power_default_w"] = _watts(v)
+        v = self._try(g, "nvmlDeviceGetEnforcedPowerLimit", N.nvmlDeviceGetEnforcedPowerLimit)
+        nom["power_enforced_w"] = _watts(v)
+        g.power_limit_w = nom["power_enforced_w"]
+        if v is None:
+            g.unsupported["power_limit_w"] = g.probes.get("nvmlDeviceGetEnforcedPowerLimit", "")
+        v = self._try(
+            g,
+            "nvmlDeviceGetPowerManagementLimitConstraints",
+            N.nvmlDeviceGetPowerManagementLimitConstraints,
+        )
+        if v:
+            nom["power_min_w"], nom["power_max_w"] = _watts(v[0]), _watts(v[1])
+        for key, thr in (
+            ("temp_slowdown_c", "NVML_TEMPERATURE_THRESHOLD_SLOWDOWN"),
+            ("temp_shutdown_c", "NVML_TEMPERATURE_THRESHOLD_SHUTDOWN"),
+            ("temp_mem_max_c", "NVML_TEMPERATURE_THRESHOLD_MEM_MAX"),
+        ):
+            v = self._try(
+                g,
+                "nvmlDeviceGetTemperatureThreshold:" + thr,
+                N.nvmlDeviceGetTemperatureThreshold,
+                getattr(N, thr),
+            )
+            nom[key] = _int(v)
+        v = self._try(g, "nvmlDeviceGetMaxPcieLinkGeneration", N.nvmlDeviceGetMaxPcieLinkGeneration)
+        nom["pcie_max_gen"] = _int(v)
+        v = self._try(g, "nvmlDeviceGetMaxPcieLinkWidth", N.nvmlDeviceGetMaxPcieLinkWidth)
+        nom["pcie_max_width"] = _int(v)
+
+        # Per-tick calls, each with its fallback.
+        g.f_util, _ = self._pick(g, "util_gpu_pct", [("nvmlDeviceGetUtilizationRates", ())])
+        if g.f_util is None:
+            g.unsupported["util_mem_pct"] = g.unsupported["util_gpu_pct"]
+        for attr, col, typ in (
+            ("clk_sm", "sm_clock_mhz", N.NVML_CLOCK_SM),
+            ("clk_mem", "mem_clock_mhz", N.NVML_CLOCK_MEM),
+            ("clk_gfx", "gfx_clock_mhz", N.NVML_CLOCK_GRAPHICS),
+        ):
+            fn, _ = self._pick(g, col, [("nvmlDeviceGetClockInfo", (typ,))])
+            setattr(g, attr, fn is not None)
+        g.f_temp, _ = self._pick(
+            g,
+            "temp_gpu_c",
+            [
+                ("nvmlDeviceGetTemperatureV", (N.NVML_TEMPERATURE_GPU,)),
+                ("nvmlDeviceGetTemperature", (N.NVML_TEMPERATURE_GPU,)),
+            ],
+        )
+        g.f_pstate, _ = self._pick(g, "pstate", [("nvmlDeviceGetPerformanceState", ())])
+        g.f_reasons, _ = self._pick(
+            g,
+            "clock_reasons",
+            [
+                ("nvmlDeviceGetCurrentClocksEventReasons", ()),
+                ("nvmlDeviceGetCurrentClocksThrottleReasons", ()),
+            ],
+        )
+        g.f_power, _ = self._pick(g, None, [("nvmlDeviceGetPowerUsage", ())])
+        g.f_fan, _ = self._pick(g, "fan_pct", [("nvmlDeviceGetFanSpeed", ())])
+        v2 = getattr(N, "nvmlMemory_v2", None)
+        mem = None
+        if v2 is not None:
+            try:
+                mem = N.nvmlDeviceGetMemoryInfo(h, v2)
+                g.mem_v2 = True
+            except N.NVMLError_GpuIsLost:
+                raise _Lost() from None
+            except (N.NVMLError, AttributeError) as e:
+                g.probes["nvmlDeviceGetMemoryInfo_v2"] = _reason(e, "nvmlDeviceGetMemoryInfo_v2")
+        if mem is None:
+            # v1's "used" includes what the driver reserves; better than nothing, noted.
+            mem = self._try(g, "nvmlDeviceGetMemoryInfo", N.nvmlDeviceGetMemoryInfo)
+        if mem is not None:
+            g.f_mem = N.nvmlDeviceGetMemoryInfo
+            nom["mem_total_bytes"] = int(mem.total)
+            nom["mem_reserved_bytes"] = int(mem.reserved) if g.mem_v2 else None
+        else:
+            g.unsupported["mem_used_bytes"] = g.probes.get("nvmlDeviceGetMemoryInfo", "")
+
+        self._probe_fields(g)
+        self._probe_gpm(g)
+
+        # Columns that have no source at all after fields, calls and GPM.
+        if g.f_power is None and g.role[_R_PINST] < 0:
+            g.unsupported["power_w"] = g.probes.get("nvmlDeviceGetPowerUsage", "")
+        if g.role[_R_ENERGY] < 0:
+            g.f_energy, _ = self._pick(g, "energy_j", [("nvmlDeviceGetTotalEnergyConsumption", ())])
+
+        # Medium tier: read now, so the first rows are complete.
+        self._medium(g)
+        if g.pcie_gen is None:
+            g.unsupported["pcie_gen"] = g.probes.get("nvmlDeviceGetCurrPcieLinkGeneration", "")
+        if g.pcie_width is None:
+            g.unsupported["pcie_width"] = g.probes.get("nvmlDeviceGetCurrPcieLinkWidth", "")
+        if g.role[_R_REPLAY] < 0 and g.pcie_replays_call is None:
+            g.unsupported["pcie_replays"] = g.probes.get("nvmlDeviceGetPcieReplayCounter", "")
+        if g.nvlink_up is None:
+            g.unsupported["nvlink_up"] = g.probes.get(
+                "nvmlDeviceGetNvLinkState", "NotSupported: no NVLink links"
+            )
+
+        # Slow tier.
+        self._probe_slow(g)
+
+        # One read now primes the counters, so the first tick already has rates.
+        self._row(g, 0.0, gpm=False)
+
+        # Processes.
+        g.f_procs_c, _ = self._pick(
+            g,
+            None,
+            [
+                ("nvmlDeviceGetComputeRunningProcesses_v3", ()),
+                ("nvmlDeviceGetComputeRunningProcesses_v2", ()),
+                ("nvmlDeviceGetComputeRunningProcesses", ()),
+            ],
+        )
+        g.f_procs_g, _ = self._pick(
+            g,
+            None,
+            [
+                ("nvmlDeviceGetGraphicsRunningProcesses_v3", ()),
+                ("nvmlDeviceGetGraphicsRunningProcesses_v2", ()),
+                ("nvmlDeviceGetGraphicsRunningProcesses", ()),
+            ],
+        )
+        fn = self._fn("nvmlDeviceGetProcessUtilization")
+        if fn is not None:
+            try:
+                fn(h, 0)
+                g.f_putil = fn
+            except N.NVMLError_GpuIsLost:
+                raise _Lost() from None
+            except N.NVMLError_NotFound:
+                g.f_putil = fn  # supported, just no samples yet
+            except N.NVMLError as e:
+                if getattr(e, "value", None) == N.NVML_SUCCESS:
+                    g.f_putil = fn  # the wrapper's way of saying "no samples"
+                else:
+                    g.probes["nvmlDeviceGetProcessUtilization"] = _reason(
+                        e, "nvmlDeviceGetProcessUtilization"
+                    )
+
+    def _probe_fields(self, g: _Gpu) -> None:
+        """Ask for every candidate field once; keep those that answer."""
+        links_fv = _fields(g.h, [FI_NVLINK_LINK_COUNT])
+        links = 0
+        if links_fv is not None and links_fv[0].nvmlReturn == N.NVML_SUCCESS:
+            links = int(_fv_value(links_fv[0]) or 0)
+        g.nvlink_links = links
+        g.nominal["nvlink_links"] = links
+        if links:
+            sp = _fields(g.h, [(FI_NVLINK_SPEED_MBPS, 0)])
+            if sp is not None and sp[0].nvmlReturn == N.NVML_SUCCESS:
+                g.nominal["nvlink_link_bps"] = int(_fv_value(sp[0]) or 0) * 1000000
+        cand: List[Tuple[int, Any]] = [
+            (_R_ENERGY, FI_ENERGY),
+            (_R_MEMTEMP, FI_MEMORY_TEMP),
+            (_R_PCIE_TX, FI_PCIE_TX_BYTES),
+            (_R_PCIE_RX, FI_PCIE_RX_BYTES),
+            (_R_REPLAY, FI_PCIE_REPLAY),
+            (_R_VPOW, FI_VIOL_POWER),
+            (_R_VBRAKE, FI_VIOL_HW_POWER_BRAKE),
+            (_R_VSW, FI_VIOL_SW_THERM),
+            (_R_VHW, FI_VIOL_HW_THERM),
+            (_R_VOLD, FI_VIOL_THERMAL_OLD),
+            (_R_SBE, FI_ECC_SBE_VOL),
+            (_R_DBE, FI_ECC_DBE_VOL),
+        ]
+        if links:
+            cand.append((_R_NVL_TX, (FI_NVLINK_TX_KIB, _ALL_LINKS)))
+            cand.append((_R_NVL_RX, (FI_NVLINK_RX_KIB, _ALL_LINKS)))
+        if g.f_power is None:
+            cand.append((_R_PINST, FI_POWER_INSTANT))
+        fv = _fields(g.h, [c[1] for c in cand], g)
+        keep: List[Tuple[int, Any, int]] = []
+        if fv is not None:
+            for (role, fid), r in zip(cand, fv):  # noqa: B905 - Python 3.8
+                ret = int(r.nvmlReturn)
+                if ret == N.NVML_SUCCESS:
+                    keep.append((role, fid, int(r.valueType)))
+                else:
+                    g.probes["field {}".format(_fid_text(fid))] = "{}: field {}".format(
+                        _code_name(ret), _fid_text(fid)
+                    )
+        # Thermal time: 269/270 where the driver has them, else the older 75.
+        roles = {k[0] for k in keep}
+        if _R_VSW in roles or _R_VHW in roles:
+            keep = [k for k in keep if k[0] != _R_VOLD]
+        g.fv_ids = [k[1] for k in keep]
+        g.fv_types = [k[2] for k in keep]
+        for pos, k in enumerate(keep):
+            g.role[k[0]] = pos * 7
+        g.fv_struct = _fv_struct(g.fv_types)
+        why = g.probes.get("nvmlDeviceGetFieldValues", "")
+
+        def gone(col: str, *fids: Any) -> None:
+            reasons = [g.probes.get("field {}".format(_fid_text(f)), why) for f in fids]
+            g.unsupported[col] = "; ".join(r for r in reasons if r) or why
+
+        if g.role[_R_MEMTEMP] < 0:
+            gone("temp_mem_c", FI_MEMORY_TEMP)
+        if g.role[_R_VPOW] < 0:
+            gone("viol_power_pct", FI_VIOL_POWER)
+        if g.role[_R_VSW] < 0 and g.role[_R_VHW] < 0 and g.role[_R_VOLD] < 0:
+            gone("viol_thermal_pct", FI_VIOL_SW_THERM, FI_VIOL_THERMAL_OLD)
+        if not links:
+            for col in ("nvlink_tx_bps", "nvlink_rx_bps"):
+                g.unsupported[col] = "NotSupported: no NVLink links (field 91)"
+        else:
+            if g.role[_R_NVL_TX] < 0:
+                gone("nvlink_tx_bps", (FI_NVLINK_TX_KIB, _ALL_LINKS))
+            if g.role[_R_NVL_RX] < 0:
+                gone("nvlink_rx_bps", (FI_NVLINK_RX_KIB, _ALL_LINKS))
+        g.ecc_vol_call = g.role[_R_SBE] < 0 or g.role[_R_DBE] < 0
+
+    def _probe_gpm(self, g: _Gpu) -> None:
+        cols = ("sm_active_pct", "sm_occupancy_pct", "tensor_active_pct", "dram_active_pct")
+        fn = self._fn("nvmlGpmQueryDeviceSupport")
+        reason = ""
+        if fn is None:
+            reason = "FunctionNotFound: nvmlGpmQueryDeviceSupport (not in this pynvml)"
+        else:
+            try:
+                sup = fn(g.h)
+                if not int(sup.isSupportedDevice):
+                    reason = "NotSupported: GPM (Hopper and newer only)"
+            except N.NVMLError_GpuIsLost:
+                raise _Lost() from None
+            except (N.NVMLError, AttributeError) as e:
+                reason = _reason(e, "nvmlGpmQueryDeviceSupport")
+        if not reason:
+            try:
+                g.gpm_old = N.nvmlGpmSampleAlloc()
+                g.gpm_new = N.nvmlGpmSampleAlloc()
+                N.nvmlGpmSampleGet(g.h, g.gpm_old)
+            except N.NVMLError_GpuIsLost:
+                raise _Lost() from None
+            except (N.NVMLError, AttributeError) as e:
+                reason = _reason(e, "nvmlGpmSampleGet")
+        if reason:
+            g.probes["gpm"] = reason
+            for c in cols:
+                g.unsupported[c] = reason
+            if g.role[_R_PCIE_TX] < 0:
+                g.unsupported["pcie_tx_bps"] = g.probes.get(
+                    "field {}".format(FI_PCIE_TX_BYTES), reason
+                )
+            if g.role[_R_PCIE_RX] < 0:
+                g.unsupported["pcie_rx_bps"] = g.probes.get(
+                    "field {}".format(FI_PCIE_RX_BYTES), reason
+                )
+            return
+        g.gpm = True
+        g.gpm_t = -1.0  # taken at start-up; the first tick's sample is far enough apart
+        ids = [GPM_SM_UTIL, GPM_SM_OCCUPANCY, GPM_ANY_TENSOR, GPM_DRAM_BW]
+        # PCIe and NVLink from GPM only where the fields are missing (older drivers).
+        if g.role[_R_PCIE_TX] < 0:
+            ids += [GPM_PCIE_TX, GPM_PCIE_RX]
+        if g.nvlink_links and g.role[_R_NVL_TX] < 0:
+            ids += [GPM_NVLINK_TX, GPM_NVLINK_RX]
+        req = N.c_nvmlGpmMetricsGet_t()
+        req.version = N.NVML_GPM_METRICS_GET_VERSION
+        req.numMetrics = len(ids)
+        for i, mid in enumerate(ids):
+            req.metrics[i].metricId = mid
+        g.gpm_req = req
+        g.gpm_ids = ids
+        g.gpm_vals = {mid: None for mid in ids}
+
+    def _probe_slow(self, g: _Gpu) -> None:
+        cand = [FI_ECC_SBE_AGG, FI_ECC_DBE_AGG]
+        if g.nvlink_links:
+            cand += [
+                FI_NVLINK_CRC_FLIT_TOTAL,
+                FI_NVLINK_CRC_DATA_TOTAL,
+                FI_NVLINK_REPLAY_TOTAL,
+                FI_NVLINK_RECOVERY_TOTAL,
+                FI_NVLINK_ECC_DATA_TOTAL,
+            ]
+        fv = _fields(g.h, cand)
+        if fv is not None:
+            ok = N.NVML_SUCCESS
+            g.slow_fields = [f for f, r in zip(cand, fv) if r.nvmlReturn == ok]  # noqa: B905
+        self._slow(g, first=True)
+        if g.remap is None:
+            reason = g.probes.get("nvmlDeviceGetRemappedRows", "")
+            g.unsupported["remap_pending"] = reason
+            g.unsupported["remap_failed"] = reason
+        if g.retired_pending is None:
+            g.unsupported["retired_pending"] = g.probes.get(
+                "nvmlDeviceGetRetiredPagesPendingStatus", ""
+            )
+        if g.ecc_vol_call and g.ecc_vol[0] is None and g.role[_R_SBE] < 0:
+            g.unsupported["ecc_sbe_vol"] = g.probes.get(
+                "nvmlDeviceGetTotalEccErrors", g.probes.get("field 3", "")
+            )
+        if g.ecc_vol_call and g.ecc_vol[1] is None and g.role[_R_DBE] < 0:
+            g.unsupported["ecc_dbe_vol"] = g.probes.get(
+                "nvmlDeviceGetTotalEccErrors", g.probes.get("field 4", "")
+            )
+
+    # ------------------------------------------------------------------ tiers
+
+    def _call(self, g: _Gpu, name: str, fn: Callable[..., Any], *args: Any) -> Any:
+        """A call in the medium/slow tiers: None on error, _Lost when the GPU is lost."""
+        try:
+            return fn(g.h, *args)
+        except N.NVMLError_GpuIsLost:
+            raise _Lost() from None
+        except (N.NVMLError, N.NVMLLibraryMismatchError, AttributeError) as e:
+            if name not in g.probes:
+                g.probes[name] = _reason(e, name)
+            g.errors[name] = g.errors.get(name, 0) + 1
+            return None
+
+    def _medium(self, g: _Gpu) -> None:
+        v = self._call(
+            g, "nvmlDeviceGetCurrPcieLinkGeneration", N.nvmlDeviceGetCurrPcieLinkGeneration
+        )
+        g.pcie_gen = _int(v)
+        v = self._call(g, "nvmlDeviceGetCurrPcieLinkWidth", N.nvmlDeviceGetCurrPcieLinkWidth)
+        g.pcie_width = _int(v)
+        if "power_limit_w" not in g.unsupported:
+            v = self._call(g, "nvmlDeviceGetEnforcedPowerLimit", N.nvmlDeviceGetEnforcedPowerLimit)
+            g.power_limit_w = _watts(v)
+        if g.role[_R_REPLAY] < 0 and "pcie_replays" not in g.unsupported:
+            v = self._call(g, "nvmlDeviceGetPcieReplayCounter", N.nvmlDeviceGetPcieReplayCounter)
+            g.pcie_replays_call = _int(v)
+        if g.nvlink_links and "nvlink_up" not in g.unsupported:
+            up = 0
+            ok = False
+            for link in range(g.nvlink_links):
+                s = self._call(g, "nvmlDeviceGetNvLinkState", N.nvmlDeviceGetNvLinkState, link)
+                if s is not None:
+                    ok = True
+                    if int(s):
+                        up += 1
+            prev = g.nvlink_up
+            g.nvlink_up = up if ok else None
+            if prev is not None and ok and up < prev:
+                self._events.append(
+                    {
+                        "type": protocol.EVENT_NVLINK,
+                        "gpu": g.index,
+                        "code": up,
+                        "message": "GPU {}: NVLink links up fell from {} to {} of {}".format(
+                            g.index, prev, up, g.nvlink_links
+                        ),
+                    }
+                )
+
+    def _slow(self, g: _Gpu, first: bool = False) -> None:
+        idx = g.index
+        fn = self._fn("nvmlDeviceGetRemappedRows")
+        rr = self._call(g, "nvmlDeviceGetRemappedRows", fn) if fn else None
+        if rr is not None:
+            cur = (int(rr[0]), int(rr[1]), int(rr[2]), int(rr[3]))
+            prev = g.remap
+            g.remap = cur
+            if not first and prev is not None and cur != prev:
+                self._events.append(
+                    {
+                        "type": protocol.EVENT_REMAP,
+                        "gpu": idx,
+                        "code": cur[2],
+                        "message": (
+                            "GPU {}: remapped rows changed (correctable {}, uncorrectable {}, "
+                            "pending {}, failed {}){}".format(
+                                idx,
+                                cur[0],
+                                cur[1],
+                                cur[2],
+                                cur[3],
+                                ": reset the GPU to apply" if cur[2] else "",
+                            )
+                        ),
+                    }
+                )
+        fn = self._fn("nvmlDeviceGetRetiredPagesPendingStatus")
+        rp = self._call(g, "nvmlDeviceGetRetiredPagesPendingStatus", fn) if fn else None
+        if rp is not None:
+            prev_rp = g.retired_pending
+            g.retired_pending = int(rp)
+            if not first and prev_rp is not None and int(rp) and not prev_rp:
+                self._events.append(
+                    {
+                        "type": protocol.EVENT_RETIRED,
+                        "gpu": idx,
+                        "code": 1,
+                        "message": "GPU {}: a page retirement is pending (reset the GPU)".format(
+                            idx
+                        ),
+                    }
+                )
+        if g.ecc_vol_call and "ecc_sbe_vol" not in g.unsupported:
+            f = N.nvmlDeviceGetTotalEccErrors
+            s = self._call(
+                g,
+                "nvmlDeviceGetTotalEccErrors",
+                f,
+                N.NVML_MEMORY_ERROR_TYPE_CORRECTED,
+                N.NVML_VOLATILE_ECC,
+            )
+            d = self._call(
+                g,
+                "nvmlDeviceGetTotalEccErrors",
+                f,
+                N.NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
+                N.NVML_VOLATILE_ECC,
+            )
+            g.ecc_vol = (_int(s), _int(d))
+            if d is not None:
+                self._dbe_check(g, int(d), first)
+        if g.slow_fields:
+            fv = _fields(g.h, g.slow_fields)
+            if fv is not None:
+                vals = {}
+                for fid, r in zip(g.slow_fields, fv):  # noqa: B905 - Python 3.8
+                    ret = int(r.nvmlReturn)
+                    if ret == N.NVML_ERROR_GPU_IS_LOST:
+                        raise _Lost() from None
+                    if ret == N.NVML_SUCCESS:
+                        vals[fid] = _fv_value(r)
+                g.ecc_agg = (_int(vals.get(FI_ECC_SBE_AGG)), _int(vals.get(FI_ECC_DBE_AGG)))
+                nvl = [
+                    vals[f]
+                    for f in (
+                        FI_NVLINK_CRC_FLIT_TOTAL,
+                        FI_NVLINK_CRC_DATA_TOTAL,
+                        FI_NVLINK_REPLAY_TOTAL,
+                        FI_NVLINK_RECOVERY_TOTAL,
+                        FI_NVLINK_ECC_DATA_TOTAL,
+                    )
+                    if f in vals
+                ]
+                if nvl:
+                    total = int(sum(int(x) for x in nvl))
+                    prev_total = g.nvlink_errors
+                    g.nvlink_errors = total
+                    if not first and prev_total is not None and total > prev_total:
+                        self._events.append(
+                            {
+                                "type": protocol.EVENT_NVLINK,
+                                "gpu": idx,
+                                "code": total - prev_total,
+                                "message": "GPU {}: {} new NVLink errors (CRC, replay, recovery, "
+                                "ECC) in the last {:.0f} s".format(
+                                    idx, total - prev_total, self.slow_s
+                                ),
+                            }
+                        )
+
+    def _dbe_check(self, g: _Gpu, dbe: int, first: bool) -> None:
+        prev = g.last_dbe
+        g.last_dbe = dbe
+        if first or prev is None or not g.dbe_events:
+            return
+        if dbe > prev:
+            self._events.append(
+                {
+                    "type": protocol.EVENT_ECC,
+                    "gpu": g.index,
+                    "code": dbe - prev,
+                    "message": "GPU {}: {} new uncorrectable (double-bit) ECC errors".format(
+                        g.index, dbe - prev
+                    ),
+                }
+            )
+
+    # ------------------------------------------------------------------ per tick
+
+    def tick(self, mono: float) -> List[List[Any]]:
+        if self._next_medium is None:
+            self._next_medium = mono + self.medium_s
+            self._next_slow = mono + self.slow_s
+            medium = slow = False
+        else:
+            medium = mono >= self._next_medium
+            slow = mono >= (self._next_slow or 0.0)
+            if medium:
+                self._next_medium = mono + self.medium_s
+            if slow:
+                self._next_slow = mono + self.slow_s
+        rows: List[List[Any]] = []
+        for g in self._gpus:
+            if g.lost:
+                rows.append(_lost_row(g.index))
+                continue
+            try:
+                if medium:
+                    self._medium(g)
+                if slow:
+                    self._slow(g)
+                rows.append(self._row(g, mono))
+            except _Lost:
+                self._mark_lost(g, "while sampling")
+                rows.append(_lost_row(g.index))
+        return rows
+
+    def _row(self, g: _Gpu, mono: float, gpm: bool = True) -> List[Any]:
+        call = self._tick_call
+        util = call(g, g.f_util) if g.f_util is not None else None
+        if util is not None:
+            ug: Optional[int] = util.gpu
+            um: Optional[int] = util.memory
+        else:
+            ug = um = None
+        ci = N.nvmlDeviceGetClockInfo
+        sm = call(g, ci, N.NVML_CLOCK_SM) if g.clk_sm else None
+        mc = call(g, ci, N.NVML_CLOCK_MEM) if g.clk_mem else None
+        gc = call(g, ci, N.NVML_CLOCK_GRAPHICS) if g.clk_gfx else None
+        temp = call(g, g.f_temp, N.NVML_TEMPERATURE_GPU) if g.f_temp is not None else None
+        pstate = call(g, g.f_pstate) if g.f_pstate is not None else None
+        if pstate == 32:
+            pstate = None
+        reasons = call(g, g.f_reasons) if g.f_reasons is not None else None
+        fan = call(g, g.f_fan) if g.f_fan is not None else None
+        pw = call(g, g.f_power) if g.f_power is not None else None
+        power = pw / 1000.0 if pw is not None else None
+        used = None
+        if g.f_mem is not None:
+            mem = call(g, g.f_mem, N.nvmlMemory_v2) if g.mem_v2 else call(g, g.f_mem)
+            if mem is not None:
+                used = mem.used
+        energy = None
+        if g.f_energy is not None:
+            e = call(g, g.f_energy)
+            energy = e // 1000 if e is not None else None
+
+        tmem = ptx = prx = replays = ntx = nrx = vpow = vth = sbe = dbe = None
+        if g.fv_ids:
+            fv = call(g, N.nvmlDeviceGetFieldValues, g.fv_ids)
+            if fv is not None:
+                t = _unpack(g, fv)
+                role = g.role
+                b = role[_R_ENERGY]
+                if b >= 0 and t[b + 5] == 0:
+                    energy = t[b + 6] // 1000
+                b = role[_R_MEMTEMP]
+                if b >= 0 and t[b + 5] == 0:
+                    tmem = t[b + 6]
+                b = role[_R_PCIE_TX]
+                if b >= 0 and t[b + 5] == 0:
+                    ptx = _rate(g.cnt, _C_PCIE_TX, t[b + 6], t[b + 2], 1.0, _PCIE_CAP)
+                b = role[_R_PCIE_RX]
+                if b >= 0 and t[b + 5] == 0:
+                    prx = _rate(g.cnt, _C_PCIE_RX, t[b + 6], t[b + 2], 1.0, _PCIE_CAP)
+                b = role[_R_REPLAY]
+                if b >= 0 and t[b + 5] == 0:
+                    replays = t[b + 6]
+                b = role[_R_NVL_TX]
+                if b >= 0 and t[b + 5] == 0:
+                    ntx = _rate(g.cnt, _C_NVL_TX, t[b + 6], t[b + 2], 1024.0, _NVLINK_CAP)
+                b = role[_R_NVL_RX]
+                if b >= 0 and t[b + 5] == 0:
+                    nrx = _rate(g.cnt, _C_NVL_RX, t[b + 6], t[b + 2], 1024.0, _NVLINK_CAP)
+                b = role[_R_VPOW]
+                if b >= 0 and t[b + 5] == 0:
+                    ns = t[b + 6]
+                    ts = t[b + 2]
+                    b2 = role[_R_VBRAKE]
+                    if b2 >= 0 and t[b2 + 5] == 0:
+                        ns += t[b2 + 6]
+                    vpow = _pct(g.cnt, _C_VPOW, ns, ts)
+                ns = None
+                b = role[_R_VSW]
+                if b >= 0 and t[b + 5] == 0:
+                    ns = t[b + 6]
+                    ts = t[b + 2]
+                b = role[_R_VHW]
+                if b >= 0 and t[b + 5] == 0:
+                    ns = t[b + 6] + (ns or 0)
+                    ts = t[b + 2]
+                b = role[_R_VOLD]
+                if b >= 0 and t[b + 5] == 0:
+                    ns = t[b + 6]
+                    ts = t[b + 2]
+                if ns is not None:
+                    vth = _pct(g.cnt, _C_VTHERM, ns, ts)
+                b = role[_R_SBE]
+                if b >= 0 and t[b + 5] == 0:
+                    sbe = t[b + 6]
+                b = role[_R_DBE]
+                if b >= 0 and t[b + 5] == 0:
+                    dbe = t[b + 6]
+                    if g.last_dbe is None or dbe != g.last_dbe:
+                        self._dbe_check(g, dbe, g.last_dbe is None)
+                b = role[_R_PINST]
+                if b >= 0 and t[b + 5] == 0:
+                    power = t[b + 6] / 1000.0
+        if g.ecc_vol_call:
+            if sbe is None:
+                sbe = g.ecc_vol[0]
+            if dbe is None:
+                dbe = g.ecc_vol[1]
+        if replays is None:
+            replays = g.pcie_replays_call
+
+        sma = smo = tens = dram = None
+        if g.gpm and gpm:
+            if mono - g.gpm_t >= 0.1 or g.gpm_t < 0:
+                self._gpm(g, mono)
+            gv = g.gpm_vals
+            sma = gv[GPM_SM_UTIL]
+            smo = gv[GPM_SM_OCCUPANCY]
+            tens = gv[GPM_ANY_TENSOR]
+            dram = gv[GPM_DRAM_BW]
+            if ptx is None and GPM_PCIE_TX in gv:
+                v = gv[GPM_PCIE_TX]
+                ptx = int(v * _MIB) if v is not None else None
+                v = gv[GPM_PCIE_RX]
+                prx = int(v * _MIB) if v is not None else None
+            if ntx is None and GPM_NVLINK_TX in gv:
+                v = gv[GPM_NVLINK_TX]
+                ntx = int(v * _MIB) if v is not None else None
+                v = gv[GPM_NVLINK_RX]
+                nrx = int(v * _MIB) if v is not None else None
+        rm = g.remap
+        return [
+            g.index,
+            ug,
+            um,
+            sm,
+            mc,
+            gc,
+            temp,
+            tmem,
+            power,
+            g.power_limit_w,
+            energy,
+            pstate,
+            reasons,
+            vpow,
+            vth,
+            fan,
+            used,
+            ptx,
+            prx,
+            g.pcie_gen,
+            g.pcie_width,
+            replays,
+            ntx,
+            nrx,
+            g.nvlink_up,
+            sma,
+            smo,
+            tens,
+            dram,
+            sbe,
+            dbe,
+            rm[2] if rm is not None else None,
+            rm[3] if rm is not None else None,
+            g.retired_pending,
+            0,
+        ]
+
+    def _tick_call(self, g: _Gpu, fn: Callable[..., Any], *args: Any) -> Any:
+        """One per-tick call; a transient error is null for this tick only."""
+        try:
+            return fn(g.h, *args)
+        except N.NVMLError_GpuIsLost:
+            raise _Lost() from None
+        except (N.NVMLError, N.NVMLLibraryMismatchError) as e:
+            name = getattr(fn, "__name__", "?")
+            g.errors[name] = g.errors.get(name, 0) + 1
+            if name not in g.probes:
+                g.probes[name] = _reason(e, name) + " (while sampling)"
+            return None
+
+    def _gpm(self, g: _Gpu, mono: float) -> None:
+        try:
+            N.nvmlGpmSampleGet(g.h, g.gpm_new)
+            req = g.gpm_req
+            req.sample1 = g.gpm_old
+            req.sample2 = g.gpm_new
+            N.nvmlGpmMetricsGet(req)
+        except N.NVMLError_GpuIsLost:
+            raise _Lost() from None
+        except N.NVMLError:
+            g.errors["gpm"] = g.errors.get("gpm", 0) + 1
+            for k in g.gpm_vals:
+                g.gpm_vals[k] = None
+            return
+        vals = g.gpm_vals
+        metrics = req.metrics
+        for i, mid in enumerate(g.gpm_ids):
+            m = metrics[i]
+            if m.nvmlReturn == 0:
+                v = m.value
+                vals[mid] = round(v, 1) if v == v else None  # NaN -> null
+            else:
+                vals[mid] = None
+        g.gpm_old, g.gpm_new = g.gpm_new, g.gpm_old
+        g.gpm_t = mono
+
+    # ------------------------------------------------------------------ lost GPUs, events
+
+    def _mark_lost(self, g: _Gpu, when: str) -> None:
+        g.lost = True
+        if self._lost_reported.get(g.index):
+            return
+        self._lost_reported[g.index] = True
+        self._events.append(
+            {
+                "type": protocol.EVENT_GPU_LOST,
+                "gpu": g.index,
+                "code": None,
+                "message": "GPU {} is lost ({}): NVML reports it fell off the bus; "
+                "the other GPUs are still sampled".format(g.index, when),
+            }
+        )
+
+    def _on_event_lost(self, index: int) -> None:
+        # Called from the event thread on Xid 79. The next tick's calls will raise GpuIsLost
+        # and mark it; nothing to do here but let that happen (no shared state is touched).
+        return None
+
+    def events(self, mono: float) -> List[Dict[str, Any]]:
+        out: List[Dict[str, Any]] = []
+        q = self._events
+        while q:
+            out.append(q.popleft())
+        return out
+
+    # ------------------------------------------------------------------ processes
+
+    def procs(self, mono: float) -> List[Dict[str, Any]]:
+        try:
+            from gpufleet_sampler import procfs
+        except ImportError:  # pragma: no cover - procfs.py is part of the sampler
+            procfs = None  # type: ignore[assignment]
+        out: List[Dict[str, Any]] = []
+        seen: Dict[Tuple[int, Optional[int]], bool] = {}
+        for g in self._gpus:
+            if g.lost:
+                continue
+            try:
+                out.extend(self._gpu_procs(g, procfs, seen))
+            except _Lost:
+                self._mark_lost(g, "while listing processes")
+        cache = self._proc_cache
+        for key in [k for k in cache if k not in seen]:
+            del cache[key]
+        return out
+
+    def _gpu_procs(
+        self, g: _Gpu, procfs: Any, seen: Dict[Tuple[int, Optional[int]], bool]
+    ) -> List[Dict[str, Any]]:
+        by_pid: Dict[int, List[Any]] = {}  # pid -> [mem, type]
+        for fn, kind in ((g.f_procs_c, "C"), (g.f_procs_g, "G")):
+            if fn is None:
+                continue
+            plist = self._call(g, getattr(fn, "__name__", "processes"), fn)
+            for p in plist or ():
+                pid = int(p.pid)
+                mem = p.usedGpuMemory
+                ent = by_pid.get(pid)
+                if ent is None:
+                    by_pid[pid] = [mem, kind]
+                else:
+                    if ent[1] != kind:
+                        ent[1] = "C+G"
+                    if mem is not None:
+                        ent[0] = max(ent[0] or 0, mem)
+        sm: Dict[int, int] = {}
+        putil_ok = g.f_putil is not None
+        if putil_ok and by_pid:
+            try:
+                samples = g.f_putil(g.h, g.putil_ts)  # type: ignore[misc]
+            except N.NVMLError_GpuIsLost:
+                raise _Lost() from None
+            except N.NVMLError_NotFound:
+                samples = []
+            except N.NVMLError as e:
+                samples = []
+                if getattr(e, "value", None) != N.NVML_SUCCESS:
+                    putil_ok = False
+                    g.errors["nvmlDeviceGetProcessUtilization"] = (
+                        g.errors.get("nvmlDeviceGetProcessUtilization", 0) + 1
+                    )
+            newest = g.putil_ts
+            best: Dict[int, int] = {}
+            for s in samples:
+                ts = int(s.timeStamp)
+                pid = int(s.pid)
+                if ts > newest:
+                    newest = ts
+                # The newest sample of each pid wins: it is what the process does now.
+                if ts >= best.get(pid, -1):
+                    best[pid] = ts
+                    sm[pid] = int(s.smUtil)
+            g.putil_ts = newest
+        out: List[Dict[str, Any]] = []
+        for pid, (mem, kind) in sorted(by_pid.items()):
+            st = user = name = cmd = None
+            if procfs is not None:
+                st = procfs.start_ticks(pid)
+                key = (pid, st)
+                cached = self._proc_cache.get(key)
+                if cached is None:
+                    cached = (
+                        procfs.proc_user(pid),
+                        procfs.proc_name(pid),
+                        procfs.proc_cmdline(pid),
+                    )
+                    self._proc_cache[key] = cached
+                seen[key] = True
+                user, name, cmd = cached
+            out.append(
+                {
+                    "gpu": g.index,
+                    "pid": pid,
+                    "start_ticks": st,
+                    "user": user,
+                    "name": name,
+                    "cmd": cmd,
+                    "mem_bytes": int(mem) if mem is not None else None,
+                    "sm_pct": sm.get(pid, 0) if putil_ok else None,
+                    "type": kind,
+                }
+            )
+        return out
+
+    # ------------------------------------------------------------------ hello, info, check
+
+    def _gpu_hello(self, g: _Gpu) -> Dict[str, Any]:
+        info = g.info
+        unsupported = dict(g.unsupported)
+        if g.lost:
+            unsupported = {c: "GpuIsLost" for c in _ROW_ORDER if c != "lost"}
+        return {
+            "index": g.index,
+            "uuid": info.get("uuid") or "",
+            "name": info.get("name") or "GPU",
+            "pci_bus_id": info.get("pci_bus_id") or "",
+            "nominal": dict(g.nominal),
+            "unsupported": unsupported,
+            "serial": info.get("serial"),
+            "vbios": info.get("vbios"),
+            "arch": info.get("arch"),
+            "compute_capability": info.get("compute_capability"),
+            "brand": info.get("brand"),
+            "persistence_mode": info.get("persistence_mode"),
+            "mig_mode": info.get("mig_mode"),
+            "virtualization_mode": info.get("virtualization_mode"),
+            "ecc_mode": info.get("ecc_mode"),
+            "gpm": g.gpm,
+            "memory_info": "v2" if g.mem_v2 else "v1",
+            "probes": dict(g.probes),
+            "lost": 1 if g.lost else 0,
+        }
+
+    def hello(self) -> Dict[str, Any]:
+        return {"host": dict(self._host), "gpus": [self._gpu_hello(g) for g in self._gpus]}
+
+    def info(self) -> Dict[str, Any]:
+        return {
+            "backend": "nvml",
+            "host": dict(self._host),
+            "gpu_count": len(self._gpus),
+            "gpus": [self._gpu_hello(g) for g in self._gpus],
+        }
+
+    def check(self) -> Dict[str, Any]:
+        """Facts for the start-of-rental check; the laptop turns them into verdicts."""
+        rows = {r[0]: r for r in self.tick(_monotonic())}
+        procs = self.procs(_monotonic())
+        pos = protocol.ROW_POS
+        gpus: List[Dict[str, Any]] = []
+        for g in self._gpus:
+            r = rows.get(g.index) or _lost_row(g.index)
+            nom = g.nominal
+            rm = g.remap
+            ecc_mode = g.info.get("ecc_mode")
+            mine = [p for p in procs if p["gpu"] == g.index]
+            gpus.append(
+                {
+                    "index": g.index,
+                    "uuid": g.info.get("uuid"),
+                    "name": g.info.get("name"),
+                    "pci_bus_id": g.info.get("pci_bus_id"),
+                    "lost": 1 if g.lost else 0,
+                    "persistence_mode": g.info.get("persistence_mode"),
+                    "pstate": r[pos["pstate"]],
+                    "clock_reasons": r[pos["clock_reasons"]],
+                    "util_gpu_pct": r[pos["util_gpu_pct"]],
+                    "power_w": r[pos["power_w"]],
+                    "power_enforced_w": r[pos["power_limit_w"]],
+                    "power_default_w": nom.get("power_default_w"),
+                    "power_max_w": nom.get("power_max_w"),
+                    "temp_gpu_c": r[pos["temp_gpu_c"]],
+                    "temp_mem_c": r[pos["temp_mem_c"]],
+                    "temp_slowdown_c": nom.get("temp_slowdown_c"),
+                    "temp_shutdown_c": nom.get("temp_shutdown_c"),
+                    "temp_mem_max_c": nom.get("temp_mem_max_c"),
+                    "sm_clock_mhz": r[pos["sm_clock_mhz"]],
+                    "sm_clock_max_mhz": nom.get("sm_clock_max_mhz"),
+                    "pcie_gen": r[pos["pcie_gen"]],
+                    "pcie_max_gen": nom.get("pcie_max_gen"),
+                    "pcie_width": r[pos["pcie_width"]],
+                    "pcie_max_width": nom.get("pcie_max_width"),
+                    "pcie_replays": r[pos["pcie_replays"]],
+                    "nvlink_links": nom.get("nvlink_links"),
+                    "nvlink_up": r[pos["nvlink_up"]],
+                    "nvlink_errors": g.nvlink_errors,
+                    "ecc_mode": None if ecc_mode is None else bool(ecc_mode),
+                    "ecc_sbe_vol": r[pos["ecc_sbe_vol"]],
+                    "ecc_dbe_vol": r[pos["ecc_dbe_vol"]],
+                    "ecc_sbe_agg": g.ecc_agg[0],
+                    "ecc_dbe_agg": g.ecc_agg[1],
+                    "remapped_rows_correctable": rm[0] if rm else None,
+                    "remapped_rows_uncorrectable": rm[1] if rm else None,
+                    "remap_pending": rm[2] if rm else None,
+                    "remap_failed": rm[3] if rm else None,
+                    "retired_pending": g.retired_pending,
+                    # Xids are only known while a daemon watches; a one-shot check cannot say.
+                    "xid_seen": "unknown",
+                    "processes": len(mine),
+                    "process_list": mine,
+                    "mem_total_bytes": nom.get("mem_total_bytes"),
+                    "mem_reserved_bytes": nom.get("mem_reserved_bytes"),
+                    "mem_used_bytes": r[pos["mem_used_bytes"]],
+                    "virtualization_mode": g.info.get("virtualization_mode"),
+                    "mig_mode": g.info.get("mig_mode"),
+                    "compute_mode": g.info.get("compute_mode"),
+                    "unsupported": dict(g.unsupported),
+                }
+            )
+        host = dict(self._host)
+        return {
+            "backend": "nvml",
+            "host": host,
+            "driver_version": host.get("driver_version"),
+            "cuda_version": host.get("cuda_version"),
+            "gpu_count": len(gpus),
+            "gpus": gpus,
+            "events": self.events(_monotonic()),
+        }
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._event_thread is not None:
+            self._event_thread.stop()
+            self._event_thread = None
+        for g in self._gpus:
+            for s in (g.gpm_old, g.gpm_new):
+                if s is not None:
+                    with contextlib.suppress(N.NVMLError):
+                        N.nvmlGpmSampleFree(s)
+            g.gpm_old = g.gpm_new = None
+        with contextlib.suppress(N.NVMLError):
+            N.nvmlShutdown()
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _monotonic() -> float:
+    import time
+
+    return time.monotonic()
+
+
+def _text(v: Any) -> Optional[str]:
+    if v is None:
+        return None
+    if isinstance(v, bytes):
+        return v.decode("utf-8", "replace")
+    return str(v)
+
+
+def _int(v: Any) -> Optional[int]:
+    return int(v) if v is not None else None
+
+
+def _watts(mw: Any) -> Optional[float]:
+    return mw / 1000.0 if mw is not None else None
+
+
+def _fid_text(fid: Any) -> str:
+    if isinstance(fid, tuple):
+        scope = "all" if fid[1] == _ALL_LINKS else str(fid[1])
+        return "{}/{}".format(fid[0], scope)
+    return str(fid)
+
+
+def _code_name(ret: int) -> str:
+    cls = getattr(N.NVMLError, "_valClassMapping", {}).get(ret)
+    name = getattr(cls, "__name__", "")
+    if name.startswith("NVMLError_"):
+        return str(name[len("NVMLError_") :])
+    return "NVMLError {}".format(ret)
+
+
+def _fields(h: Any, ids: List[Any], g: Optional[_Gpu] = None) -> Any:
+    """A start-up ``nvmlDeviceGetFieldValues``: None (reason noted) if the call itself fails."""
+    try:
+        return N.nvmlDeviceGetFieldValues(h, ids)
+    except N.NVMLError_GpuIsLost:
+        raise _Lost() from None
+    except (N.NVMLError, AttributeError) as e:
+        if g is not None:
+            g.probes["nvmlDeviceGetFieldValues"] = _reason(e, "nvmlDeviceGetFieldValues")
+        return None
+
+
+def _fv_value(r: Any) -> Any:
+    """A field's value read through the union member its ``valueType`` names."""
+    t = int(r.valueType)
+    v = r.value
+    if t == 0:
+        return v.dVal
+    if t == 1:
+        return v.uiVal
+    if t == 2:
+        return v.ulVal
+    if t == 3:
+        return v.ullVal
+    if t == 4:
+        return v.sllVal
+    if t == 5:
+        return v.siVal
+    if t == 6:
+        return v.usVal
+    return None
+
+
+def _fv_struct(types: List[int]) -> Optional[struct.Struct]:
+    """A struct.Struct reading a whole c_nvmlFieldValue_t array in one call.
+
+    Layout: fieldId u32, scopeId u32, timestamp i64, latencyUsec i64, valueType u32,
+    nvmlReturn u32, value (8-byte union). Used only if its size matches ctypes' own."""
+    if not types:
+        return None
+    fmt = "=" + "".join("IIqqII" + _VALUE_FMT.get(t, "Q") for t in types)
+    s = struct.Struct(fmt)
+    try:
+        if s.size != ctypes.sizeof(N.c_nvmlFieldValue_t) * len(types):
+            return None
+    except (AttributeError, TypeError):
+        return None
+    return s
+
+
+def _unpack(g: _Gpu, fv: Any) -> Tuple[Any, ...]:
+    """Flat tuple, 7 items per field: id, scope, ts, latency, type, return, value."""
+    s = g.fv_struct
+    if s is not None:
+        t = s.unpack_from(fv)
+        types = g.fv_types
+        ok = True
+        for i in range(len(types)):
+            if t[7 * i + 4] != types[i] and t[7 * i + 5] == 0:
+                ok = False
+                break
+        if ok:
+            return t
+    out: List[Any] = []
+    for r in fv:
+        out.extend((r.fieldId, r.scopeId, r.timestamp, r.latencyUsec, r.valueType, r.nvmlReturn))
+        out.append(_fv_value(r) if r.nvmlReturn == 0 else None)
+    return tuple(out)
+
+
+def _rate(
+    cnt: List[Optional[List[Any]]], slot: int, v: Any, ts: int, scale: float, cap: float
+) -> Optional[int]:
+    """Bytes/s from a cumulative counter and its µs timestamp; None on reset/wrap/glitch."""
+    st = cnt[slot]
+    if st is None:
+        cnt[slot] = [v, ts, None]
+        return None
+    pv, pts, last = st
+    dt = ts - pts
+    if dt <= 0:
+        # NVML served a cached value: nothing new, keep showing the last rate.
+        return last  # type: ignore[no-any-return]
+    st[0] = v
+    st[1] = ts
+    dv = v - pv
+    if dv < 0:
+        st[2] = None
+        return None
+    r = dv * scale * 1e6 / dt
+    if r > cap:
+        st[2] = None
+        return None
+    r_int = int(r)
+    st[2] = r_int
+    return r_int
+
+
+def _pct(cnt: List[Optional[List[Any]]], slot: int, ns: Any, ts: int) -> Optional[float]:
+    """Share of the interval (%) from a cumulative ns counter and its µs timestamp."""
+    st = cnt[slot]
+    if st is None:
+        cnt[slot] = [ns, ts, None]
+        return None
+    pv, pts, last = st
+    dt = ts - pts
+    if dt <= 0:
+        return last  # type: ignore[no-any-return]
+    st[0] = ns
+    st[1] = ts
+    dv = ns - pv
+    if dv < 0:
+        st[2] = None
+        return None
+    p = dv / (dt * 10.0)  # ns / (µs * 1000) * 100
+    out: Optional[float] = round(p, 1)
+    if p > 100.0:
+        # Two overlapping reasons can add past 100 %; more than a little is a glitch.
+        out = 100.0 if p < 110.0 else None
+    st[2] = out
+    return out
+
+
+__all__ = ["NvmlBackend", "NvmlUnavailable"]

@@ -1,0 +1,758 @@
+"""A fake ``pynvml`` for tests and benchmarks: the real module's names, structs, constants and
+error classes, answered from a JSON profile instead of a GPU.
+
+How it is built: the real ``pynvml.py`` of the installed nvidia-ml-py is executed into this
+module's namespace (so every constant, ctypes struct, ``NVMLError`` subclass and helper is the
+real one, created the way the real module creates them), then the functions that would call
+into ``libnvidia-ml.so`` are replaced by Python that reads the profile. A function the fake does
+not implement fails as the real one does on a driver that lacks the symbol:
+``NVMLError_FunctionNotFound`` (from ``_nvmlGetFunctionPointer``).
+
+Use it by putting ``tests/fakes`` first on ``sys.path`` / ``PYTHONPATH`` (subprocesses) with
+``GPUFLEET_FAKE_NVML=<profile.json>``, or in-process through ``tests/remote/nvml_fake.py``.
+Calls answer instantly: benchmarks through it measure the sampler's own Python work.
+
+Profile format (``tests/fixtures/nvml/README.md`` has the full description):
+``{"format": "gpufleet-nvml-profile", "version": 1, "tick_s": 1.0, "count": N,
+"system": {call: value}, "missing": [function names], "field_types": {id: valueType},
+"defaults": {key: spec}, "gpus": [{key: spec}, ...], "events": [...], "inject": [...],
+"ticks": [[{key: raw value} per GPU] per tick]}``. Keys are the pynvml function name plus its
+arguments after the handle, colon-separated (``nvmlDeviceGetClockInfo:1``), ``field:ID`` or
+``field:ID:SCOPE`` for field values and ``gpm:ID`` for GPM metrics. A key a GPU lacks raises
+``NVMLError_NotSupported``. A spec is a plain value, ``{"error": "NoPermission"}``,
+``{"seq": [...]}`` (one per tick, cycled), ``{"ramp": [start, per_tick], "mod": M}``
+(a counter; ``mod`` makes it wrap), ``{"wave": [mean, amplitude, period_ticks]}``, or a list /
+object of specs. Strings may use ``{i}`` for the GPU index; pid ``"$self"`` is this process.
+
+The fake clock: ``now()`` is seconds since load (or the time set with ``_fake.set_time``);
+tick = ``int(now / tick_s)``; NVML timestamps are ``now`` in µs, so counter rates computed by
+the sampler equal ``per_tick / tick_s`` exactly.
+"""
+
+import ctypes
+import importlib.machinery
+import json
+import math
+import os
+import struct as _struct
+import sys
+import threading
+import time
+from collections import Counter
+from typing import Any, Dict, List, Optional, Tuple
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_ABSENT = object()
+
+
+def _find_real_source() -> str:
+    paths = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
+    spec = importlib.machinery.PathFinder.find_spec("pynvml", paths)
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        raise ImportError("the fake pynvml needs the real nvidia-ml-py installed beside it")
+    return spec.origin
+
+
+REAL_PYNVML_PATH = _find_real_source()
+with open(REAL_PYNVML_PATH, encoding="utf-8") as _f:
+    exec(compile(_f.read(), REAL_PYNVML_PATH, "exec"), globals())
+
+# Names below come from the real module executed above; the linters cannot see them.
+_g = globals()
+NVMLError = _g["NVMLError"]
+_NOT_FOUND = _g["NVML_ERROR_NOT_FOUND"]
+
+
+def _err(name: str) -> BaseException:
+    """An instance of the real error class for a short name ("NotSupported")."""
+    cls = _g.get("NVMLError_" + name)
+    if cls is None:
+        raise ValueError(f"unknown NVML error name {name!r} in profile")
+    return cls()  # type: ignore[no-any-return]
+
+
+class _FakeGpu:
+    __slots__ = ("addr", "buf", "handle", "index", "injects", "mask", "spec")
+
+    def __init__(self, index: int, spec: Dict[str, Any], injects: List[Dict[str, Any]]) -> None:
+        self.index = index
+        self.spec = spec
+        self.buf = (ctypes.c_char * 16)()
+        self.addr = ctypes.addressof(self.buf)
+        self.handle = ctypes.cast(self.addr, _g["c_nvmlDevice_t"])
+        self.injects = injects
+        self.mask = 0
+
+
+class FakeNvml:
+    """State of the fake library: the loaded profile, the clock, and what was called."""
+
+    def __init__(self) -> None:
+        self.profile: Optional[Dict[str, Any]] = None
+        self.gpus: List[_FakeGpu] = []
+        self.by_id: Dict[int, _FakeGpu] = {}
+        self.by_addr: Dict[int, _FakeGpu] = {}
+        self.missing: set = set()
+        self.field_types: Dict[int, int] = {}
+        self.tick_s = 1.0
+        self.t0 = time.monotonic()
+        self.fixed_t: Optional[float] = None
+        self.initialized = 0
+        self.calls: Counter = Counter()
+        self.putil_args: Dict[int, List[int]] = {}
+        self.events: List[Dict[str, Any]] = []
+        self.cond = threading.Condition()
+        self.event_sets: Dict[int, Any] = {}
+        self.gpm_samples: Dict[int, Tuple[int, float]] = {}
+        self.gpm_bufs: Dict[int, Any] = {}
+        self.ticks: List[List[Dict[str, Any]]] = []
+        self.ts_base_us = 1700000000000000
+
+    # -- set-up ----------------------------------------------------------------------------
+
+    def load(self, profile: Any) -> "FakeNvml":
+        """Load a profile (dict or path); resets the clock and the call log."""
+        if not isinstance(profile, dict):
+            with open(str(profile), encoding="utf-8") as f:
+                profile = json.load(f)
+        self.profile = profile
+        self.tick_s = float(
+            os.environ.get("GPUFLEET_FAKE_NVML_TICK_S") or profile.get("tick_s", 1.0)
+        )
+        self.missing = set(profile.get("missing", ()))
+        self.field_types = {int(k): int(v) for k, v in profile.get("field_types", {}).items()}
+        defaults = profile.get("defaults", {})
+        per = profile.get("gpus", [])
+        count = int(profile.get("count", len(per)))
+        injects = profile.get("inject", [])
+        self.gpus = []
+        for i in range(count):
+            spec = dict(defaults)
+            if i < len(per):
+                spec.update(per[i])
+            mine = [dict(x) for x in injects if x.get("gpu", i) == i]
+            self.gpus.append(_FakeGpu(i, spec, mine))
+        self.by_id = {id(g.handle): g for g in self.gpus}
+        self.by_addr = {g.addr: g for g in self.gpus}
+        self.ticks = profile.get("ticks", [])
+        self.events = [dict(e, delivered=False) for e in profile.get("events", [])]
+        self.t0 = time.monotonic()
+        self.fixed_t = None
+        self.calls = Counter()
+        self.putil_args = {}
+        self.gpm_samples = {}
+        return self
+
+    def set_time(self, t: float) -> None:
+        """Freeze the fake clock at ``t`` seconds (tests and benchmarks drive it)."""
+        with self.cond:
+            self.fixed_t = float(t)
+            self.cond.notify_all()
+
+    def now(self) -> float:
+        if self.fixed_t is not None:
+            return self.fixed_t
+        return time.monotonic() - self.t0
+
+    def tick(self) -> int:
+        return int(self.now() / self.tick_s + 1e-9)
+
+    def ts_us(self) -> int:
+        return self.ts_base_us + round(self.now() * 1e6)
+
+    def inject_event(self, gpu: int, etype: int, data: int) -> None:
+        """Deliver an event at once (as if the driver raised it now)."""
+        with self.cond:
+            self.events.append(
+                {"gpu": gpu, "tick": -1, "type": etype, "data": data, "delivered": False}
+            )
+            self.cond.notify_all()
+
+    # -- lookups ---------------------------------------------------------------------------
+
+    def dev(self, h: Any, fname: str) -> _FakeGpu:
+        self.calls[fname] += 1
+        if fname in self.missing:
+            raise _err("FunctionNotFound")
+        if not self.initialized:
+            raise _err("Uninitialized")
+        g = self.by_id.get(id(h))
+        if g is None:
+            addr = ctypes.cast(h, ctypes.c_void_p).value
+            g = self.by_addr.get(addr or 0)
+            if g is None:
+                raise _err("InvalidArgument")
+        if g.injects:
+            t = self.tick()
+            for inj in g.injects:
+                key = inj.get("key", "*")
+                if (key == "*" or key == fname) and inj.get("from_tick", 0) <= t < (
+                    inj.get("until_tick") if inj.get("until_tick") is not None else 1 << 60
+                ):
+                    raise _err(inj["error"])
+        return g
+
+    def value(self, g: _FakeGpu, key: str) -> Any:
+        """The resolved value of ``key`` for this GPU now; raises the error a spec names."""
+        t = self.tick()
+        if self.ticks:
+            row = self.ticks[t % len(self.ticks)]
+            if g.index < len(row) and key in row[g.index]:
+                return self._resolve(row[g.index][key], t, g.index)
+        if g.injects:
+            for inj in g.injects:
+                k = inj.get("key", "*")
+                if (
+                    k != "*"
+                    and k == key
+                    and inj.get("from_tick", 0)
+                    <= t
+                    < (inj.get("until_tick") if inj.get("until_tick") is not None else 1 << 60)
+                ):
+                    raise _err(inj["error"])
+        spec = g.spec.get(key, _ABSENT)
+        if spec is _ABSENT:
+            # "name:*" answers every argument (e.g. all NVLink links) unless one is listed.
+            head, sep, _ = key.rpartition(":")
+            spec = g.spec.get(head + ":*", _ABSENT) if sep else _ABSENT
+            if spec is _ABSENT:
+                raise _err("NotSupported")
+        return self._resolve(spec, t, g.index)
+
+    def _resolve(self, spec: Any, t: int, i: int) -> Any:
+        if isinstance(spec, dict):
+            if "error" in spec:
+                raise _err(spec["error"])
+            if "seq" in spec:
+                seq = spec["seq"]
+                if spec.get("cycle", True):
+                    return self._resolve(seq[t % len(seq)], t, i)
+                return self._resolve(seq[min(t, len(seq) - 1)], t, i)
+            if "ramp" in spec:
+                start, step = spec["ramp"]
+                v = start + step * t
+                if "mod" in spec:
+                    v = v % spec["mod"]
+                return v
+            if "wave" in spec:
+                mean, amp, period = spec["wave"]
+                v = mean + amp * math.sin(2 * math.pi * (t + i) / float(period))
+                return round(v) if isinstance(mean, int) else v
+            return {k: self._resolve(v, t, i) for k, v in spec.items()}
+        if isinstance(spec, list):
+            return [self._resolve(v, t, i) for v in spec]
+        if isinstance(spec, str):
+            if spec == "$self":
+                return os.getpid()
+            if spec == "$parent":
+                return os.getppid()
+            if "{i}" in spec:
+                return spec.replace("{i}", str(i))
+        return spec
+
+    def system(self, fname: str) -> Any:
+        self.calls[fname] += 1
+        if fname in self.missing:
+            raise _err("FunctionNotFound")
+        if not self.initialized:
+            raise _err("Uninitialized")
+        sysvals = (self.profile or {}).get("system", {})
+        if fname not in sysvals:
+            raise _err("NotSupported")
+        return self._resolve(sysvals[fname], self.tick(), 0)
+
+
+_fake = FakeNvml()
+
+
+# -- library loading ------------------------------------------------------------------------
+
+
+def _nvmlGetFunctionPointer(name: str) -> Any:
+    """Every symbol the fake does not implement is missing from this "driver"."""
+    if not _fake.initialized:
+        raise _err("Uninitialized")
+    raise _err("FunctionNotFound")
+
+
+def nvmlInitWithFlags(flags: int) -> None:
+    _fake.calls["nvmlInit"] += 1
+    if _fake.profile is None:
+        path = os.environ.get("GPUFLEET_FAKE_NVML")
+        if not path:
+            raise _err("LibraryNotFound")
+        _fake.load(path)
+    _fake.initialized += 1
+
+
+def nvmlInit() -> None:
+    nvmlInitWithFlags(0)
+
+
+def nvmlShutdown() -> None:
+    _fake.calls["nvmlShutdown"] += 1
+    if not _fake.initialized:
+        raise _err("Uninitialized")
+    _fake.initialized -= 1
+
+
+def nvmlErrorString(result: int) -> str:
+    return f"NVML error {result}"
+
+
+# -- system ---------------------------------------------------------------------------------
+
+
+def nvmlSystemGetDriverVersion() -> str:
+    return str(_fake.system("nvmlSystemGetDriverVersion"))
+
+
+def nvmlSystemGetNVMLVersion() -> str:
+    return str(_fake.system("nvmlSystemGetNVMLVersion"))
+
+
+def nvmlSystemGetCudaDriverVersion() -> int:
+    return int(_fake.system("nvmlSystemGetCudaDriverVersion"))
+
+
+def nvmlSystemGetCudaDriverVersion_v2() -> int:
+    return int(_fake.system("nvmlSystemGetCudaDriverVersion_v2"))
+
+
+def nvmlDeviceGetCount() -> int:
+    _fake.calls["nvmlDeviceGetCount"] += 1
+    if not _fake.initialized:
+        raise _err("Uninitialized")
+    return len(_fake.gpus)
+
+
+def nvmlDeviceGetHandleByIndex(index: int) -> Any:
+    _fake.calls["nvmlDeviceGetHandleByIndex"] += 1
+    if not _fake.initialized:
+        raise _err("Uninitialized")
+    if not 0 <= index < len(_fake.gpus):
+        raise _err("InvalidArgument")
+    g = _fake.gpus[index]
+    _fake.dev(g.handle, "nvmlDeviceGetHandleByIndex")
+    return g.handle
+
+
+def nvmlDeviceGetIndex(handle: Any) -> int:
+    return _fake.dev(handle, "nvmlDeviceGetIndex").index
+
+
+# -- simple device getters: (handle) -> value, or (handle, arg) -> value --------------------
+
+
+def _simple(fname: str, conv: Any = int) -> Any:
+    def getter(handle: Any) -> Any:
+        g = _fake.dev(handle, fname)
+        return conv(_fake.value(g, fname))
+
+    getter.__name__ = fname
+    return getter
+
+
+def _with_arg(fname: str, conv: Any = int) -> Any:
+    def getter(handle: Any, arg: Any) -> Any:
+        g = _fake.dev(handle, fname)
+        return conv(_fake.value(g, f"{fname}:{int(arg)}"))
+
+    getter.__name__ = fname
+    return getter
+
+
+for _name in (
+    "nvmlDeviceGetArchitecture",
+    "nvmlDeviceGetBrand",
+    "nvmlDeviceGetPersistenceMode",
+    "nvmlDeviceGetComputeMode",
+    "nvmlDeviceGetVirtualizationMode",
+    "nvmlDeviceGetPerformanceState",
+    "nvmlDeviceGetPowerState",
+    "nvmlDeviceGetPowerUsage",
+    "nvmlDeviceGetEnforcedPowerLimit",
+    "nvmlDeviceGetPowerManagementDefaultLimit",
+    "nvmlDeviceGetPowerManagementLimit",
+    "nvmlDeviceGetFanSpeed",
+    "nvmlDeviceGetTotalEnergyConsumption",
+    "nvmlDeviceGetCurrPcieLinkGeneration",
+    "nvmlDeviceGetCurrPcieLinkWidth",
+    "nvmlDeviceGetMaxPcieLinkGeneration",
+    "nvmlDeviceGetMaxPcieLinkWidth",
+    "nvmlDeviceGetGpuMaxPcieLinkGeneration",
+    "nvmlDeviceGetPcieReplayCounter",
+    "nvmlDeviceGetCurrentClocksEventReasons",
+    "nvmlDeviceGetCurrentClocksThrottleReasons",
+    "nvmlDeviceGetSupportedClocksEventReasons",
+    "nvmlDeviceGetSupportedClocksThrottleReasons",
+    "nvmlDeviceGetSupportedEventTypes",
+    "nvmlDeviceGetRetiredPagesPendingStatus",
+    "nvmlDeviceGetMinorNumber",
+):
+    _g[_name] = _simple(_name)
+
+for _name in (
+    "nvmlDeviceGetName",
+    "nvmlDeviceGetUUID",
+    "nvmlDeviceGetSerial",
+    "nvmlDeviceGetVbiosVersion",
+):
+    _g[_name] = _simple(_name, str)
+
+for _name in (
+    "nvmlDeviceGetClockInfo",
+    "nvmlDeviceGetMaxClockInfo",
+    "nvmlDeviceGetApplicationsClock",
+    "nvmlDeviceGetDefaultApplicationsClock",
+    "nvmlDeviceGetMaxCustomerBoostClock",
+    "nvmlDeviceGetTemperature",
+    "nvmlDeviceGetTemperatureThreshold",
+    "nvmlDeviceGetNvLinkState",
+    "nvmlDeviceGetNvLinkVersion",
+    "nvmlDeviceGetFanSpeed_v2",
+):
+    _g[_name] = _with_arg(_name)
+
+
+def nvmlDeviceGetTemperatureV1(handle: Any, sensor: int) -> int:
+    # The real nvmlDeviceGetTemperatureV calls this one; the C symbol is nvmlDeviceGetTemperatureV.
+    g = _fake.dev(handle, "nvmlDeviceGetTemperatureV")
+    return int(_fake.value(g, f"nvmlDeviceGetTemperatureV:{int(sensor)}"))
+
+
+def nvmlDeviceGetCudaComputeCapability(handle: Any) -> Tuple[int, int]:
+    g = _fake.dev(handle, "nvmlDeviceGetCudaComputeCapability")
+    v = _fake.value(g, "nvmlDeviceGetCudaComputeCapability")
+    return (int(v[0]), int(v[1]))
+
+
+def _pair(fname: str) -> Any:
+    def getter(handle: Any) -> List[int]:
+        g = _fake.dev(handle, fname)
+        v = _fake.value(g, fname)
+        return [int(v[0]), int(v[1])]
+
+    getter.__name__ = fname
+    return getter
+
+
+for _name in (
+    "nvmlDeviceGetMigMode",
+    "nvmlDeviceGetEccMode",
+    "nvmlDeviceGetPowerManagementLimitConstraints",
+):
+    _g[_name] = _pair(_name)
+
+
+def nvmlDeviceGetRemappedRows(device: Any) -> Tuple[int, int, int, int]:
+    g = _fake.dev(device, "nvmlDeviceGetRemappedRows")
+    v = _fake.value(g, "nvmlDeviceGetRemappedRows")
+    return (int(v[0]), int(v[1]), int(v[2]), int(v[3]))
+
+
+def nvmlDeviceGetTotalEccErrors(handle: Any, errorType: int, counterType: int) -> int:
+    g = _fake.dev(handle, "nvmlDeviceGetTotalEccErrors")
+    return int(_fake.value(g, f"nvmlDeviceGetTotalEccErrors:{errorType}:{counterType}"))
+
+
+def nvmlDeviceGetPciInfo_v3(handle: Any) -> Any:
+    g = _fake.dev(handle, "nvmlDeviceGetPciInfo_v3")
+    bus = str(_fake.value(g, "nvmlDeviceGetPciInfo_v3"))
+    info = _g["nvmlPciInfo_t"]()
+    info.busId = bus.encode()
+    info.busIdLegacy = bus[-12:].encode()
+    return info
+
+
+def nvmlDeviceGetUtilizationRates(handle: Any) -> Any:
+    g = _fake.dev(handle, "nvmlDeviceGetUtilizationRates")
+    v = _fake.value(g, "nvmlDeviceGetUtilizationRates")
+    u = _g["c_nvmlUtilization_t"]()
+    u.gpu = int(v["gpu"])
+    u.memory = int(v["memory"])
+    return u
+
+
+def nvmlDeviceGetMemoryInfo(handle: Any, version: Any = None) -> Any:
+    if version:
+        g = _fake.dev(handle, "nvmlDeviceGetMemoryInfo_v2")
+        v = _fake.value(g, "nvmlDeviceGetMemoryInfo_v2")
+        m = _g["c_nvmlMemory_v2_t"]()
+        m.version = version
+        m.total = int(v["total"])
+        m.reserved = int(v.get("reserved", 0))
+        m.used = int(v["used"])
+        m.free = int(v.get("free", m.total - m.reserved - m.used))
+        return m
+    g = _fake.dev(handle, "nvmlDeviceGetMemoryInfo")
+    try:
+        v = _fake.value(g, "nvmlDeviceGetMemoryInfo")
+    except NVMLError:
+        # A driver with v2 has v1 too; v1's "used" includes the reserved part.
+        v2 = _fake.value(g, "nvmlDeviceGetMemoryInfo_v2")
+        v = {
+            "total": v2["total"],
+            "used": int(v2["used"]) + int(v2.get("reserved", 0)),
+        }
+    m1 = _g["c_nvmlMemory_t"]()
+    m1.total = int(v["total"])
+    m1.used = int(v["used"])
+    m1.free = int(v.get("free", m1.total - m1.used))
+    return m1
+
+
+# -- field values ---------------------------------------------------------------------------
+
+_FV_FMT = {0: "d", 1: "I4x", 2: "Q", 3: "Q", 4: "q", 5: "i4x", 6: "H6x"}
+_fv_structs: Dict[Tuple[int, ...], Any] = {}
+
+
+def _field_entry(g: _FakeGpu, fid: int, scope: int, ts: int) -> Tuple[int, int, Any]:
+    """(valueType, nvmlReturn, value) of one field for this GPU now."""
+    # Scope 0 is also the default scope: "field:ID" and "field:ID:0" both answer it, and a
+    # scoped read falls back to the unscoped spec where the profile has only that.
+    keys = (
+        (f"field:{fid}", f"field:{fid}:0")
+        if scope == 0
+        else (
+            f"field:{fid}:{scope}",
+            f"field:{fid}",
+        )
+    )
+    v: Any = None
+    for n, key in enumerate(keys):
+        try:
+            v = _fake.value(g, key)
+            break
+        except NVMLError as e:
+            if n == len(keys) - 1 or e.value != _g["NVML_ERROR_NOT_SUPPORTED"]:
+                return 1, int(e.value), 0
+    if isinstance(v, dict) and "v" in v:
+        vt = int(v.get("type", 3))
+        v = v["v"]
+    elif fid in _fake.field_types:
+        vt = _fake.field_types[fid]
+    else:
+        vt = 0 if isinstance(v, float) else 3
+    if vt == 0:
+        v = float(v)
+    else:
+        v = int(v)
+        if vt in (1, 6):
+            v &= 0xFFFFFFFF if vt == 1 else 0xFFFF
+        elif vt in (2, 3):
+            v &= 0xFFFFFFFFFFFFFFFF
+    return vt, 0, v
+
+
+def nvmlDeviceGetFieldValues(handle: Any, fieldIds: List[Any]) -> Any:
+    g = _fake.dev(handle, "nvmlDeviceGetFieldValues")
+    n = len(fieldIds)
+    values = (_g["c_nvmlFieldValue_t"] * n)()
+    ts = _fake.ts_us()
+    flat: List[Any] = []
+    types: List[int] = []
+    for f in fieldIds:
+        if isinstance(f, tuple):
+            fid, scope = int(f[0]), int(f[1])
+        else:
+            fid, scope = int(f), 0
+        vt, ret, v = _field_entry(g, fid, scope, ts)
+        types.append(vt)
+        flat.extend((fid, scope, ts, 0, vt, ret, v))
+    key = tuple(types)
+    s = _fv_structs.get(key)
+    if s is None:
+        s = _struct.Struct("=" + "".join("IIqqII" + _FV_FMT[t] for t in types))
+        _fv_structs[key] = s
+    s.pack_into(values, 0, *flat)
+    return values
+
+
+# -- processes ------------------------------------------------------------------------------
+
+
+def _procs(handle: Any, fname: str, key: str) -> List[Any]:
+    g = _fake.dev(handle, fname)
+    plist = _fake.value(g, key)
+    out = []
+    na = _g["NVML_VALUE_NOT_AVAILABLE_ulonglong"].value
+    for p in plist:
+        c = _g["c_nvmlProcessInfo_v2_t"]()
+        c.pid = int(p["pid"])
+        mem = p.get("usedGpuMemory")
+        c.usedGpuMemory = na if mem is None else int(mem)
+        c.gpuInstanceId = 0xFFFFFFFF
+        c.computeInstanceId = 0xFFFFFFFF
+        obj = _g["nvmlStructToFriendlyObject"](c)
+        if obj.usedGpuMemory == na:
+            obj.usedGpuMemory = None
+        out.append(obj)
+    return out
+
+
+def nvmlDeviceGetComputeRunningProcesses_v2(handle: Any) -> List[Any]:
+    return _procs(
+        handle, "nvmlDeviceGetComputeRunningProcesses_v2", "nvmlDeviceGetComputeRunningProcesses"
+    )
+
+
+def nvmlDeviceGetComputeRunningProcesses_v3(handle: Any) -> List[Any]:
+    return _procs(
+        handle, "nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses"
+    )
+
+
+def nvmlDeviceGetGraphicsRunningProcesses_v2(handle: Any) -> List[Any]:
+    return _procs(
+        handle, "nvmlDeviceGetGraphicsRunningProcesses_v2", "nvmlDeviceGetGraphicsRunningProcesses"
+    )
+
+
+def nvmlDeviceGetGraphicsRunningProcesses_v3(handle: Any) -> List[Any]:
+    return _procs(
+        handle, "nvmlDeviceGetGraphicsRunningProcesses_v3", "nvmlDeviceGetGraphicsRunningProcesses"
+    )
+
+
+def nvmlDeviceGetProcessUtilization(handle: Any, timeStamp: int) -> List[Any]:
+    """Samples newer than ``timeStamp`` (the caller's last seen); NotFound when none."""
+    g = _fake.dev(handle, "nvmlDeviceGetProcessUtilization")
+    _fake.putil_args.setdefault(g.index, []).append(int(timeStamp))
+    samples = _fake.value(g, "nvmlDeviceGetProcessUtilization")
+    # Samples carry the start of the current tick: a second read in the same tick is "nothing new".
+    ts = _fake.ts_base_us + round(_fake.tick() * _fake.tick_s * 1e6)
+    out = []
+    for s in samples:
+        sts = int(s.get("timeStamp", ts))
+        if sts <= int(timeStamp):
+            continue
+        c = _g["c_nvmlProcessUtilizationSample_t"]()
+        c.pid = int(s["pid"])
+        c.timeStamp = sts
+        c.smUtil = int(s.get("smUtil", 0))
+        c.memUtil = int(s.get("memUtil", 0))
+        out.append(c)
+    if not out:
+        raise NVMLError(_NOT_FOUND)
+    return out
+
+
+# -- events ---------------------------------------------------------------------------------
+
+
+def nvmlEventSetCreate() -> Any:
+    _fake.calls["nvmlEventSetCreate"] += 1
+    if "nvmlEventSetCreate" in _fake.missing:
+        raise _err("FunctionNotFound")
+    buf = (ctypes.c_char * 16)()
+    es = ctypes.cast(ctypes.addressof(buf), _g["c_nvmlEventSet_t"])
+    _fake.event_sets[ctypes.addressof(buf)] = buf
+    return es
+
+
+def nvmlDeviceRegisterEvents(handle: Any, eventTypes: int, eventSet: Any) -> None:
+    g = _fake.dev(handle, "nvmlDeviceRegisterEvents")
+    if "nvmlDeviceRegisterEvents" in g.spec:
+        _fake.value(g, "nvmlDeviceRegisterEvents")  # raises when the profile says so
+    g.mask |= int(eventTypes)
+
+
+def nvmlEventSetWait_v2(eventSet: Any, timeoutms: int) -> Any:
+    _fake.calls["nvmlEventSetWait"] += 1
+    deadline = time.monotonic() + timeoutms / 1000.0
+    with _fake.cond:
+        while True:
+            t = _fake.tick()
+            for ev in _fake.events:
+                if ev["delivered"] or ev["tick"] > t:
+                    continue
+                g = _fake.gpus[int(ev["gpu"])]
+                etype = ev["type"]
+                if isinstance(etype, str):
+                    etype = int(_g[etype])
+                if not g.mask & etype:
+                    continue
+                ev["delivered"] = True
+                data = _g["c_nvmlEventData_t"]()
+                data.device = g.handle
+                data.eventType = etype
+                data.eventData = int(ev.get("data", 0))
+                data.gpuInstanceId = 0xFFFFFFFF
+                data.computeInstanceId = 0xFFFFFFFF
+                return data
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _err("Timeout")
+            # Poll now and then too: with the real-time clock nobody notifies a new tick.
+            _fake.cond.wait(min(left, 0.05))
+
+
+def nvmlEventSetWait(eventSet: Any, timeoutms: int) -> Any:
+    return nvmlEventSetWait_v2(eventSet, timeoutms)
+
+
+def nvmlEventSetFree(eventSet: Any) -> None:
+    _fake.calls["nvmlEventSetFree"] += 1
+    _fake.event_sets.pop(ctypes.cast(eventSet, ctypes.c_void_p).value or 0, None)
+
+
+# -- GPM ------------------------------------------------------------------------------------
+
+
+def nvmlGpmQueryDeviceSupport(device: Any) -> Any:
+    g = _fake.dev(device, "nvmlGpmQueryDeviceSupport")
+    s = _g["c_nvmlGpmSupport_t"]()
+    s.version = _g["NVML_GPM_SUPPORT_VERSION"]
+    try:
+        s.isSupportedDevice = 1 if _fake.value(g, "gpm") else 0
+    except NVMLError:
+        s.isSupportedDevice = 0
+    return s
+
+
+def nvmlGpmSampleAlloc() -> Any:
+    _fake.calls["nvmlGpmSampleAlloc"] += 1
+    if "nvmlGpmSampleAlloc" in _fake.missing:
+        raise _err("FunctionNotFound")
+    buf = (ctypes.c_char * 16)()
+    addr = ctypes.addressof(buf)
+    _fake.gpm_bufs[addr] = buf
+    return ctypes.cast(addr, _g["c_nvmlGpmSample_t"])
+
+
+def nvmlGpmSampleFree(gpmSample: Any) -> None:
+    addr = ctypes.cast(gpmSample, ctypes.c_void_p).value or 0
+    _fake.gpm_bufs.pop(addr, None)
+    _fake.gpm_samples.pop(addr, None)
+
+
+def nvmlGpmSampleGet(device: Any, gpmSample: Any) -> Any:
+    g = _fake.dev(device, "nvmlGpmSampleGet")
+    addr = ctypes.cast(gpmSample, ctypes.c_void_p).value or 0
+    _fake.gpm_samples[addr] = (g.index, _fake.now())
+    return gpmSample
+
+
+def nvmlGpmMetricsGet(metricsGet: Any) -> Any:
+    _fake.calls["nvmlGpmMetricsGet"] += 1
+    a1 = ctypes.cast(metricsGet.sample1, ctypes.c_void_p).value or 0
+    a2 = ctypes.cast(metricsGet.sample2, ctypes.c_void_p).value or 0
+    if a1 not in _fake.gpm_samples or a2 not in _fake.gpm_samples:
+        raise _err("InvalidArgument")
+    gi, _t2 = _fake.gpm_samples[a2]
+    g = _fake.gpus[gi]
+    for i in range(int(metricsGet.numMetrics)):
+        m = metricsGet.metrics[i]
+        try:
+            m.value = float(_fake.value(g, f"gpm:{int(m.metricId)}"))
+            m.nvmlReturn = 0
+        except NVMLError as e:
+            m.value = 0.0
+            m.nvmlReturn = int(e.value)
+    return metricsGet
+
+
+if os.environ.get("GPUFLEET_FAKE_NVML"):
+    _fake.load(os.environ["GPUFLEET_FAKE_NVML"])

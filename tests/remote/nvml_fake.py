@@ -1,0 +1,88 @@
+"""Helpers to run the NVML backend against the fake pynvml (tests/fakes/pynvml.py).
+
+In-process: ``with fake_nvml("h100x8") as fake:`` installs the fake as ``pynvml`` for the
+duration (and as the backend's ``N``), loads the profile, and yields the fake module; its
+``_fake`` object drives the clock (``set_time``), injects events and records calls.
+Subprocesses: ``fake_env(profile_path)`` gives the environment that puts the fake first on
+``PYTHONPATH``. The real pynvml stays the one everyone else imports outside these blocks.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+FAKES = ROOT / "tests" / "fakes"
+PROFILES = ROOT / "tests" / "fixtures" / "nvml"
+
+_module: ModuleType | None = None
+
+
+def profile(name: str) -> dict[str, Any]:
+    """A fresh (deep-copied) profile by name ("h100x8") so tests can edit it freely."""
+    with open(PROFILES / f"{name}.json", encoding="utf-8") as f:
+        return copy.deepcopy(json.load(f))
+
+
+def import_fake() -> ModuleType:
+    """The fake module, loaded once under the name ``pynvml`` (as the real one names itself)."""
+    global _module
+    if _module is not None:
+        return _module
+    spec = importlib.util.spec_from_file_location("pynvml", FAKES / "pynvml.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    saved = sys.modules.get("pynvml")
+    # The real source registers its error classes through sys.modules[__name__].
+    sys.modules["pynvml"] = mod
+    try:
+        spec.loader.exec_module(mod)
+    finally:
+        if saved is not None:
+            sys.modules["pynvml"] = saved
+        else:
+            sys.modules.pop("pynvml", None)
+    _module = mod
+    return mod
+
+
+@contextmanager
+def fake_nvml(prof: str | dict[str, Any]) -> Iterator[Any]:
+    """Install the fake pynvml loaded with ``prof`` (a name or a profile dict)."""
+    from gpufleet_sampler.backends import nvml as nvml_mod
+
+    fake = import_fake()
+    fake._fake.load(profile(prof) if isinstance(prof, str) else prof)
+    fake._fake.set_time(0.0)
+    saved_mod = sys.modules.get("pynvml")
+    saved_n = nvml_mod.N
+    sys.modules["pynvml"] = fake
+    nvml_mod.N = fake
+    try:
+        yield fake
+    finally:
+        nvml_mod.N = saved_n
+        if saved_mod is not None:
+            sys.modules["pynvml"] = saved_mod
+        else:
+            sys.modules.pop("pynvml", None)
+        fake._fake.initialized = 0
+
+
+def fake_env(profile_path: Path | str, tick_s: float | None = None) -> dict[str, str]:
+    """Environment for a sampler subprocess that must see the fake pynvml."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(FAKES), str(ROOT / "remote")])
+    env["GPUFLEET_FAKE_NVML"] = str(profile_path)
+    if tick_s is not None:
+        env["GPUFLEET_FAKE_NVML_TICK_S"] = str(tick_s)
+    return env
