@@ -108,6 +108,9 @@ class HostSession:
         self._abort_reason: str | None = None
         self._end_reason: str | None = None
         self._hello_mono = 0.0
+        self._explained_through = 0
+        self._restart_reported = False
+        self._suppress_gap_notes = False
 
         # What the session knows of the stream (read by the fleet; ints and refs are atomic).
         self.run_id: str | None = None
@@ -268,6 +271,9 @@ class HostSession:
 
     def _stream_once(self, transport: Transport, prefix: list[str]) -> bool:
         argv = samplercmd.attach_argv(prefix, self.host, self.last_seq, self.state_dir)
+        # Right after a restart was recorded, the daemon's own note about it is not news.
+        self._suppress_gap_notes = self._restart_reported
+        self._restart_reported = False
         decoder = StreamDecoder()
         stream = transport.stream(argv)
         with self._lock:
@@ -299,6 +305,11 @@ class HostSession:
                     continue
                 if isinstance(msg, ErrorMsg):
                     sampler_error = msg.message
+                    self._publish(HostMessage(self.host.name, msg))
+                    continue
+                if isinstance(msg, Event) and "gap_from" in msg.raw:
+                    # The daemon's note of what it no longer holds; its seq is our own N.
+                    self._on_gap_note(msg)
                     self._publish(HostMessage(self.host.name, msg))
                     continue
                 if not self._on_seq(msg):
@@ -343,14 +354,28 @@ class HostSession:
             )
             self.run_id = hello.run_id
             if self.last_seq > 0:
-                # We attached asking for seqs after the old run's last one; the new run counts
-                # from 1 again: attach once more from its start.
+                # Whether the new run continues the numbering or starts again from 1, what it
+                # holds is all new: attach once more from its start.
                 self.last_seq = 0
+                self._explained_through = 0
+                self._restart_reported = True
                 raise _Reattach()
         self.run_id = hello.run_id
         self._publish(HostMessage(self.host.name, hello))
         self._last_sample_mono = self._hello_mono = time.monotonic()
         self._set_state(STREAMING, self._bad_reason())
+
+    def _on_gap_note(self, note: Event) -> None:
+        gap_from = note.raw.get("gap_from")
+        gap_to = note.raw.get("gap_to")
+        if not isinstance(gap_from, int) or not isinstance(gap_to, int):
+            return
+        self._explained_through = max(self._explained_through, gap_to)
+        if self._suppress_gap_notes:
+            return  # the restart that this note is about is already recorded
+        self._publish(
+            HostGap(self.host.name, max(0, gap_from - 1), time.time(), note.message or "gap")
+        )
 
     def _on_seq(self, msg: Sample | Procs | Event) -> bool:
         """Dedupes and detects holes in the sequence; False to drop the message."""
@@ -358,7 +383,9 @@ class HostSession:
         if seq <= self.last_seq:
             self.duplicates += 1
             return False
-        if self.last_seq > 0 and seq > self.last_seq + 1:
+        # Holes the daemon already explained (its thinned day tier) are not news.
+        explained = seq - 1 <= self._explained_through
+        if self.last_seq > 0 and seq > self.last_seq + 1 and not explained:
             self._publish(
                 HostGap(
                     self.host.name,

@@ -442,7 +442,9 @@ class SshTransport:
         return int(rc), bytes(out), bytes(err)
 
     def stream(self, argv: list[str]) -> LineStream:
-        return _SshLineStream(self, remote_join(argv))
+        # stdin from /dev/null: the channel's stdin is shut at once, and `attach` would take
+        # that EOF for "the client left". It ends on EPIPE when the channel closes instead.
+        return _SshLineStream(self, remote_join(argv) + " </dev/null")
 
     def upload(self, data: bytes, remote_path: str, mode: int = 0o755) -> None:
         from gpufleet.core.ssh import SshError
