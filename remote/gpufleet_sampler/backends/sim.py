@@ -384,13 +384,15 @@ def _on_frac(t0: float, t1: float, period: float, on: float) -> float:
 class _Job(object):
     """Runtime state of a JobSpec: its process, and whether it ended or was killed."""
 
-    __slots__ = ("end_s", "ended", "killed", "proc", "share", "spec", "start_s")
+    __slots__ = ("end_s", "ended", "info", "killed", "proc", "share", "spec", "start_s")
 
     def __init__(self, spec: JobSpec, scale: float) -> None:
         self.spec = spec
         self.start_s = spec.start_s * scale
         self.end_s = None if spec.end_s is None else spec.end_s * scale
         self.proc = None  # type: Optional[subprocess.Popen[bytes]]
+        # Read from /proc once: our own child's identity and command line never change.
+        self.info = None  # type: Optional[procfs.ProcInfo]
         self.killed = False  # killed by someone else: its load is gone for good
         self.ended = False  # the scenario ended it (a crash)
         self.share = {}  # type: Dict[int, float]  # gpu -> sm % at the last tick
@@ -532,6 +534,7 @@ class SimBackend(Backend):
                 if proc.poll() is not None:
                     job.killed = True
                     job.proc = None
+                    job.info = None
             elif self._live_procs and t >= job.start_s:
                 self._start_proc(job)
 
@@ -584,6 +587,7 @@ class SimBackend(Backend):
     def _stop_proc(self, job: _Job, sig: int) -> None:
         proc = job.proc
         job.proc = None
+        job.info = None
         if proc is None:
             return
         with contextlib.suppress(OSError):
@@ -603,9 +607,11 @@ class SimBackend(Backend):
             proc = job.proc
             if proc is None or job.killed or job.ended:
                 continue
-            info = procfs.proc_info(proc.pid)
+            info = job.info
             if info is None:
-                continue
+                info = job.info = procfs.proc_info(proc.pid)
+                if info is None:
+                    continue
             for g in job.spec.gpus:
                 if self._lost[g]:
                     continue
