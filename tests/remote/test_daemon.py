@@ -1,0 +1,441 @@
+"""The sampler daemon: real detached processes in a temporary state dir (sim backend, 20 Hz),
+attached to by real ``attach`` subprocesses; ring gaps and slow clients driven in-process."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import selectors
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gpufleet_sampler import daemon
+from gpufleet_sampler.ring import Ring
+
+REMOTE = Path(__file__).resolve().parents[2] / "remote"
+INTERVAL = "0.05"
+# A small scenario keeps the daemons cheap on a shared 2-core machine.
+SCENARIO = "power-capped-4090"
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ, PYTHONPATH=str(REMOTE))
+    env.update(extra)
+    return env
+
+
+def _common(sd: Path, seed: int = 0, scenario: str = SCENARIO) -> list[str]:
+    return [
+        "--backend",
+        "sim",
+        "--scenario",
+        scenario,
+        "--seed",
+        str(seed),
+        "--interval",
+        INTERVAL,
+        "--state-dir",
+        str(sd),
+    ]
+
+
+def sampler(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gpufleet_sampler", *args],
+        capture_output=True,
+        text=True,
+        env=env or _env(),
+        timeout=60,
+    )
+
+
+def _paths(sd: Path, seed: int = 0, scenario: str = SCENARIO) -> daemon.Paths:
+    return daemon.Paths(str(sd), daemon.daemon_key("sim", scenario, seed))
+
+
+def _wait(cond: Callable[[], Any], timeout: float = 20.0, what: str = "condition") -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        v = cond()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+class Attach:
+    """A real ``attach`` subprocess and a line reader with a deadline."""
+
+    def __init__(self, sd: Path, *extra: str, seed: int = 0, env: dict[str, str] | None = None):
+        self.p = subprocess.Popen(
+            [sys.executable, "-m", "gpufleet_sampler", "attach", *_common(sd, seed), *extra],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env or _env(),
+        )
+        assert self.p.stdout is not None
+        self.fd = self.p.stdout.fileno()
+        self.buf = b""
+        self.sel = selectors.DefaultSelector()
+        self.sel.register(self.fd, selectors.EVENT_READ)
+
+    def line(self, timeout: float = 20.0) -> dict[str, Any] | None:
+        """The next message, or None at EOF."""
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.buf:
+            left = deadline - time.monotonic()
+            assert left > 0, "no line from attach in time"
+            if not self.sel.select(left):
+                continue
+            chunk = os.read(self.fd, 1 << 16)
+            if not chunk:
+                return None
+            self.buf += chunk
+        raw, self.buf = self.buf.split(b"\n", 1)
+        msg: dict[str, Any] = json.loads(raw)
+        return msg
+
+    def until_seq(self, last: int) -> list[dict[str, Any]]:
+        """Messages up to and including seq ``last`` (hello and notes included)."""
+        out = []
+        while True:
+            m = self.line()
+            assert m is not None, "attach ended early"
+            out.append(m)
+            if "gap_from" not in m and isinstance(m.get("seq"), int) and m["seq"] >= last:
+                return out
+
+    def close(self) -> int:
+        """Close stdin (the client goes away) and return attach's exit status."""
+        assert self.p.stdin is not None
+        self.p.stdin.close()
+        rc = self.p.wait(timeout=20)
+        assert self.p.stdout is not None and self.p.stderr is not None
+        self.p.stdout.close()
+        self.p.stderr.close()
+        self.sel.close()
+        return rc
+
+
+def _data_seqs(msgs: list[dict[str, Any]]) -> list[int]:
+    return [
+        m["seq"] for m in msgs if m["kind"] in ("sample", "procs", "event") and "gap_from" not in m
+    ]
+
+
+@pytest.fixture
+def sd(tmp_path: Path) -> Iterator[Path]:
+    """A state dir; every daemon left in it is stopped afterwards."""
+    d = tmp_path / "state"
+    yield d
+    for lock in d.glob("daemon-*.lock"):
+        key = lock.name[len("daemon-") : -len(".lock")]
+        p = daemon.Paths(str(d), key)
+        pid = daemon.lock_holder(p)
+        if pid:
+            daemon.request(p, {"op": "stop"})
+            try:
+                _wait(lambda p=p: daemon.lock_holder(p) is None, 15, "daemon to stop")
+            except AssertionError:
+                os.kill(pid, 9)
+
+
+def _status(sd: Path, seed: int = 0) -> dict[str, Any] | None:
+    return daemon.request(_paths(sd, seed), {"op": "status"})
+
+
+def test_daemon_start_attach_stop(sd: Path) -> None:
+    r = sampler("daemon", *_common(sd), "--idle-exit", "60")
+    assert r.returncode == 0, r.stderr
+    first = json.loads(r.stdout)
+    assert first["status"] == "started" and first["run_id"]
+    assert oct(sd.stat().st_mode & 0o777) == "0o700"
+    # A second start finds it and says so.
+    r = sampler("daemon", *_common(sd), "--idle-exit", "60")
+    assert r.returncode == 0
+    again = json.loads(r.stdout)
+    assert again["status"] == "running" and again["pid"] == first["pid"]
+
+    a = Attach(sd, "--from-seq", "0")
+    hello = a.line()
+    assert hello is not None and hello["kind"] == "hello" and hello["run_id"] == first["run_id"]
+    msgs = a.until_seq(30)
+    assert _data_seqs(msgs) == list(range(1, 31))
+    assert a.close() == 0
+
+    p = _paths(sd)
+    r = sampler("stop", *_common(sd))
+    assert r.returncode == 0
+    assert json.loads(r.stdout)["stopped"] is True
+    assert daemon.lock_holder(p) is None
+    assert not os.path.exists(p.sock)
+    state = json.loads(Path(p.state).read_text())
+    assert state["running"] is False and state["last_seq"] >= 30
+    r = sampler("stop", *_common(sd))
+    assert r.returncode == 0 and json.loads(r.stdout)["stopped"] is False
+
+
+def test_attach_from_seq_gets_exactly_the_later_seqs(sd: Path) -> None:
+    assert sampler("daemon", *_common(sd)).returncode == 0
+    _wait(lambda: (_status(sd) or {}).get("last_seq", 0) >= 40, what="40 messages")
+    a = Attach(sd, "--from-seq", "25")
+    assert (a.line() or {})["kind"] == "hello"
+    msgs = a.until_seq(80)
+    # Contiguous from 26: the backlog and the live part join without loss or repeat.
+    assert _data_seqs(msgs) == list(range(26, 81))
+    assert not [m for m in msgs if "gap_from" in m]
+    assert a.close() == 0
+
+
+def test_two_clients_at_once(sd: Path) -> None:
+    assert sampler("daemon", *_common(sd)).returncode == 0
+    a, b = Attach(sd, "--from-seq", "0"), Attach(sd, "--from-seq", "5")
+    ha, hb = a.line(), b.line()
+    assert ha is not None and hb is not None and ha["run_id"] == hb["run_id"]
+    _wait(lambda: (_status(sd) or {}).get("clients") == 2, what="two clients")
+    ma, mb = a.until_seq(60), b.until_seq(60)
+    assert _data_seqs(ma) == list(range(1, 61))
+    assert _data_seqs(mb) == list(range(6, 61))
+    assert a.close() == 0
+    # The other client is unaffected by the first leaving.
+    mb2 = b.until_seq(70)
+    assert _data_seqs(mb2) == list(range(61, 71))
+    assert b.close() == 0
+    _wait(lambda: (_status(sd) or {}).get("clients") == 0, what="clients gone")
+
+
+def test_restarted_daemon_has_new_run_and_continues_seq(sd: Path) -> None:
+    first = json.loads(sampler("daemon", *_common(sd)).stdout)
+    a = Attach(sd, "--from-seq", "0")
+    a.line()
+    a.until_seq(20)
+    a.close()
+    assert sampler("stop", *_common(sd)).returncode == 0
+    last = json.loads(Path(_paths(sd).state).read_text())["last_seq"]
+
+    second = json.loads(sampler("daemon", *_common(sd)).stdout)
+    assert second["run_id"] != first["run_id"]
+    assert second["pid"] != first["pid"]
+    # A client that had everything of the first run: nothing is missing, new run.
+    a = Attach(sd, "--from-seq", str(last))
+    hello = a.line()
+    assert hello is not None and hello["run_id"] == second["run_id"]
+    msgs = a.until_seq(last + 10)
+    assert _data_seqs(msgs) == list(range(last + 1, last + 11))
+    a.close()
+    # A client that was behind: told that the restart lost its messages.
+    a = Attach(sd, "--from-seq", str(last - 5))
+    a.line()
+    note = a.line()
+    assert note is not None
+    assert note["kind"] == "event" and note["type"] == "note" and note["code"] is None
+    assert note["reason"] == "restart"
+    assert (note["gap_from"], note["gap_to"]) == (last - 4, last)
+    nxt = a.line()
+    assert nxt is not None and nxt["seq"] == last + 1
+    a.close()
+
+
+def test_idle_exit_after_last_client(sd: Path) -> None:
+    r = sampler("daemon", *_common(sd), "--idle-exit", "1.0")
+    assert r.returncode == 0
+    p = _paths(sd)
+    a = Attach(sd, "--from-seq", "0")
+    a.line()
+    # 60 messages at 20 Hz take about 3 s, longer than the idle limit: an attached client
+    # keeps the daemon alive.
+    msgs = a.until_seq(60)
+    assert len(_data_seqs(msgs)) == 60
+    assert daemon.lock_holder(p) is not None
+    assert a.close() == 0
+    _wait(lambda: daemon.lock_holder(p) is None, 20, "the idle daemon to exit")
+    assert not os.path.exists(p.sock)
+
+
+def test_attach_start_launches_a_daemon(sd: Path) -> None:
+    a = Attach(sd, "--from-seq", "0", "--start")
+    hello = a.line()
+    assert hello is not None and hello["kind"] == "hello"
+    assert _data_seqs(a.until_seq(10)) == list(range(1, 11))
+    assert a.close() == 0
+    # It stays behind, detached, for the next attach.
+    assert _status(sd) is not None
+
+
+def test_attach_without_daemon_says_so(sd: Path) -> None:
+    r = sampler("attach", *_common(sd), "--from-seq", "0")
+    assert r.returncode == 1
+    lines = r.stdout.splitlines()
+    assert len(lines) == 1
+    err = json.loads(lines[0])
+    assert err["kind"] == "error" and err["code"] == "no_daemon"
+    assert "Traceback" not in r.stderr
+
+
+def test_stopping_the_daemon_ends_attached_clients(sd: Path) -> None:
+    assert sampler("daemon", *_common(sd)).returncode == 0
+    a = Attach(sd, "--from-seq", "0")
+    a.line()
+    a.until_seq(5)
+    assert sampler("stop", *_common(sd)).returncode == 0
+    last = None
+    while True:
+        m = a.line()
+        if m is None:
+            break
+        last = m
+    assert last is not None and last["kind"] == "error" and last["code"] == "daemon_exit"
+    assert a.p.wait(timeout=10) == 1
+    a.close()
+
+
+def test_bad_arguments_are_one_line(sd: Path) -> None:
+    r = sampler("daemon", *_common(sd, scenario="no-such-scenario"))
+    assert r.returncode != 0
+    assert "no-such-scenario" in r.stderr and "Traceback" not in r.stderr
+    r = sampler("daemon", *_common(sd), "--idle-exit", "0")
+    assert r.returncode == 2 and "--idle-exit" in r.stderr
+
+
+def test_state_file_reports_xids_for_check(sd: Path) -> None:
+    # ecc-xid at 50x speed: Xid 48 after 0.6 s, Xid 79 after 0.9 s.
+    env = _env(GPUFLEET_SIM_TIME_SCALE="0.02")
+    r = sampler("daemon", *_common(sd, scenario="ecc-xid"), env=env)
+    assert r.returncode == 0, r.stderr
+
+    def xids() -> list[int] | None:
+        st = daemon.read_state("sim", "ecc-xid", 0, str(sd))
+        codes = [x["code"] for x in (st or {}).get("xids", [])]
+        return codes if 79 in codes else None
+
+    assert _wait(xids, what="Xid 79 in the state file") == [48, 79]
+    st = daemon.read_state("sim", "ecc-xid", 0, str(sd))
+    assert st is not None and st["running"] is True and st["xid_count"] == 2
+    sampler("stop", *_common(sd, scenario="ecc-xid"))
+    assert daemon.read_state("sim", "ecc-xid", 0, str(sd)) is None
+
+
+# ---- in-process: the daemon's loop driven tick by tick ------------------------------------
+
+
+@pytest.fixture
+def inproc(sd: Path) -> Iterator[daemon.Daemon]:
+    sd.mkdir(mode=0o700)
+    args = argparse.Namespace(
+        command="daemon",
+        backend="sim",
+        scenario=SCENARIO,
+        seed=99,
+        interval=0.05,
+        procs_interval=0.5,
+        idle_exit=60.0,
+        state_dir=str(sd),
+        foreground=True,
+    )
+    p = daemon.paths_for(args)
+    fd = daemon._take_lock(p)
+    assert fd is not None
+    d = daemon.Daemon(args, p, fd)
+    try:
+        d.open()
+        yield d
+    finally:
+        d.close()
+        os.close(fd)
+
+
+def _pump(d: daemon.Daemon) -> None:
+    for key, mask in d.sel.select(0):
+        d.handle(key, mask)
+
+
+def _client(d: daemon.Daemon, from_seq: int) -> socket.socket:
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    c.connect(d.p.sock)
+    c.sendall(json.dumps({"op": "attach", "from_seq": from_seq}).encode() + b"\n")
+    c.setblocking(False)
+    return c
+
+
+def _drain(c: socket.socket) -> bytes:
+    out = b""
+    while True:
+        try:
+            chunk = c.recv(1 << 16)
+        except BlockingIOError:
+            return out
+        if not chunk:
+            return out
+        out += chunk
+
+
+def test_attach_older_than_ring_gets_thinned_history_and_gap_note(
+    inproc: daemon.Daemon,
+) -> None:
+    d = inproc
+    d.ring = Ring(interval=0.05, raw_samples=20, downsample=5)
+    for k in range(200):
+        d.tick(1000.0 + k * 0.05, 1.7e9 + k * 0.05)
+    raw_first = d.ring.raw_first_seq()
+    assert raw_first is not None and raw_first > 100
+    c = _client(d, 0)
+    buf = b""
+    expected = 2 + len(d.ring.since(0)[0])
+    deadline = time.monotonic() + 20
+    while buf.count(b"\n") < expected and time.monotonic() < deadline:
+        _pump(d)
+        buf += _drain(c)
+    c.close()
+    msgs = [json.loads(x) for x in buf.splitlines()]
+    assert msgs[0]["kind"] == "hello"
+    note = msgs[1]
+    assert note["type"] == "note" and note["reason"] == "ring"
+    assert (note["gap_from"], note["gap_to"]) == (1, raw_first - 1)
+    seqs = [m["seq"] for m in msgs[2:]]
+    assert seqs == sorted(seqs)
+    assert [s for s in seqs if s >= raw_first] == list(range(raw_first, d.ring.last_seq + 1))
+    assert len([s for s in seqs if s < raw_first]) > 10
+
+
+def test_slow_client_is_dropped_and_sampling_goes_on(
+    inproc: daemon.Daemon, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    d = inproc
+    monkeypatch.setattr(daemon, "CLIENT_LIVE_LIMIT", 16 << 10)
+    slow = _client(d, 0)
+    fast = _client(d, 0)
+    _pump(d)
+    _pump(d)
+    assert len(d.clients) == 2
+    got = b""
+    n_ticks = 0
+    # Until the slow client's socket buffer and then its queue overflow.
+    while len(d.clients) == 2 and n_ticks < 20000:
+        d.tick(1000.0 + n_ticks * 0.05, 1.7e9 + n_ticks * 0.05)
+        n_ticks += 1
+        _pump(d)
+        got += _drain(fast)
+    assert len(d.clients) == 1, "the slow client was never dropped"
+    for k in range(20):
+        d.tick(2000.0 + k * 0.05, 1.8e9 + k * 0.05)
+        _pump(d)
+        got += _drain(fast)
+    msgs = [json.loads(x) for x in got.splitlines()]
+    seqs = [m["seq"] for m in msgs[1:]]
+    assert seqs == list(range(1, d.ring.last_seq + 1))
+    # The slow one reads what was sent before the drop, then EOF.
+    slow.setblocking(True)
+    slow.settimeout(10)
+    while slow.recv(1 << 16):
+        pass
+    slow.close()
+    fast.close()
