@@ -57,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="send every message after this sequence number, then live",
     )
     p.add_argument("--start", action="store_true", help="start the daemon first if none runs")
+    # Used only when --start starts the daemon.
+    p.add_argument("--idle-exit", type=float, default=24 * 3600.0)
+    p.add_argument("--procs-interval", type=float, default=2.0)
 
     p = sub.add_parser("stop", help="stop the running daemon")
     _add_backend_args(p)

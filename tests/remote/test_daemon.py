@@ -262,13 +262,15 @@ def test_idle_exit_after_last_client(sd: Path) -> None:
 
 
 def test_attach_start_launches_a_daemon(sd: Path) -> None:
-    a = Attach(sd, "--from-seq", "0", "--start")
+    a = Attach(sd, "--from-seq", "0", "--start", "--idle-exit", "1.5")
     hello = a.line()
     assert hello is not None and hello["kind"] == "hello"
     assert _data_seqs(a.until_seq(10)) == list(range(1, 11))
     assert a.close() == 0
-    # It stays behind, detached, for the next attach.
-    assert _status(sd) is not None
+    # It stays behind, detached, for the next attach; then leaves by the idle limit given.
+    status = _status(sd)
+    assert status is not None and status["clients"] == 0
+    _wait(lambda: daemon.lock_holder(_paths(sd)) is None, 20, "the idle daemon to exit")
 
 
 def test_attach_without_daemon_says_so(sd: Path) -> None:
