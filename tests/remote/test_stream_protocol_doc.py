@@ -1,0 +1,87 @@
+"""docs/protocol.md stays in sync with gpufleet_sampler.protocol.
+
+The column and reason-bit tables in the document are generated from ``protocol.COLUMNS`` and
+``protocol.REASON_BITS``; this test fails when they differ. Regenerate them with
+
+    .venv/bin/python tests/remote/test_stream_protocol_doc.py --write
+
+Every other name the protocol defines (nominal keys, process keys, event types, kinds) must at
+least appear in the document.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "docs" / "protocol.md"
+sys.path.insert(0, str(ROOT / "remote"))
+
+from gpufleet_sampler import protocol  # noqa: E402
+
+
+def render_columns() -> str:
+    lines = [
+        "| pos | name | unit | meaning |",
+        "|---:|---|---|---|",
+        "| 0 | (GPU index) | | the GPU's `index` in `hello.gpus` |",
+    ]
+    for pos, (name, unit, desc) in enumerate(protocol.COLUMNS, start=1):
+        lines.append(f"| {pos} | `{name}` | {unit} | {desc} |")
+    return "\n".join(lines)
+
+
+def render_reasons() -> str:
+    lines = ["| bit | label | meaning |", "|---|---|---|"]
+    for bit, label, desc in protocol.REASON_BITS:
+        lines.append(f"| `{bit:#x}` | `{label}` | {desc} |")
+    return "\n".join(lines)
+
+
+GENERATED = {"columns": render_columns, "reasons": render_reasons}
+
+
+def _block(name: str) -> re.Pattern[str]:
+    return re.compile(
+        rf"(<!-- generated:{name}:begin -->\n)(.*?)(\n<!-- generated:{name}:end -->)", re.S
+    )
+
+
+def regenerate(text: str) -> str:
+    for name, fn in GENERATED.items():
+        text, n = _block(name).subn(lambda m, fn=fn: m.group(1) + fn() + m.group(3), text)
+        assert n == 1, f"docs/protocol.md lacks the generated:{name} markers"
+    return text
+
+
+def test_generated_tables_are_current() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    assert regenerate(text) == text, (
+        "docs/protocol.md is out of date: run "
+        ".venv/bin/python tests/remote/test_stream_protocol_doc.py --write"
+    )
+
+
+def test_every_protocol_name_is_documented() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    names = (
+        list(protocol.COLUMN_NAMES)
+        + [k for k, _ in protocol.NOMINAL_KEYS]
+        + list(protocol.PROC_KEYS)
+        + list(protocol.EVENT_TYPES)
+        + list(protocol.KINDS)
+    )
+    missing = [n for n in names if f"`{n}`" not in text]
+    assert not missing, f"not documented in docs/protocol.md: {missing}"
+    assert f"`protocol`: {protocol.PROTOCOL_VERSION}" in text
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--write"]:
+        DOC.write_text(regenerate(DOC.read_text(encoding="utf-8")), encoding="utf-8")
+    else:
+        print(render_columns())
+        print()
+        print(render_reasons())
