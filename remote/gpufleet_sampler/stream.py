@@ -129,12 +129,18 @@ def run(args: argparse.Namespace) -> int:
         with contextlib.suppress(ValueError, OSError):
             old[sig] = signal.signal(sig, _on_signal)
     sampler = Sampler(backend, args.interval, procs_interval=args.procs_interval)
+    rc = 0
     try:
         _loop(sampler, out, args.interval, args.count, bool(getattr(args, "no_wait", False)))
     except (_Stop, KeyboardInterrupt):
         pass
     except BrokenPipeError:
         _silence_stdout()
+    except Exception as e:  # a backend that breaks mid-run: one clear line, not a trace
+        message = "the {} backend failed: {}".format(args.backend, e or e.__class__.__name__)
+        _say(message)
+        _error_line(out, message, "backend")
+        rc = EXIT_BACKEND
     finally:
         # Closing can take a moment (simulated processes); a second signal must not turn
         # it into a traceback.
@@ -147,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
             for sig, handler in old.items():
                 with contextlib.suppress(ValueError, OSError, TypeError):
                     signal.signal(sig, handler)
-    return 0
+    return rc
 
 
 def _loop(sampler: Sampler, out: Any, interval: float, count: Optional[int], no_wait: bool) -> None:
