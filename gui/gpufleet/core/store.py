@@ -369,6 +369,32 @@ class Store:
             return None
         return parse_hello(orjson.loads(row[0]))
 
+    def hellos(self, host: str, t0: float, t1: float) -> list[tuple[float, Hello]]:
+        """``(t, hello)`` of every run of ``host`` that covers part of [t0, t1]: the one in
+        effect at t0 and each that started within the window (``t`` = its first sample)."""
+        hid = self._host_id(host)
+        if hid is None:
+            return []
+        rows = (
+            self._reader()
+            .execute(
+                "SELECT coalesce(t_first, t_seen) AS t, raw FROM hellos WHERE host_id=? "
+                "ORDER BY t, id",
+                (hid,),
+            )
+            .fetchall()
+        )
+        out: list[tuple[float, Hello]] = []
+        for t, raw in rows:
+            if t > t1:
+                break
+            if t <= t0 and out:
+                out.clear()  # superseded by a later run that still started before t0
+            out.append((float(t), parse_hello(orjson.loads(raw))))
+        if not out and rows:  # every run started after t1 (clock skew): take the first
+            out.append((float(rows[0][0]), parse_hello(orjson.loads(rows[0][1]))))
+        return out
+
     # -- reading: records --------------------------------------------------------------
 
     def events(self, host: str, t0: float, t1: float) -> list[Event]:
