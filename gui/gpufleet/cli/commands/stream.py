@@ -19,7 +19,7 @@ from gpufleet.cli.errors import EXIT_CONNECT, EXIT_OK, CliError
 from gpufleet.cli.hostarg import exit_code_for, hostkey_hint, resolve_host, unknown_key_callback
 from gpufleet.core import paths
 from gpufleet.core.fleet import Fleet, HostGap, HostMessage, HostStatus
-from gpufleet.core.fleetevents import FAILED, STREAMING
+from gpufleet.core.fleetevents import FAILED, RECONNECTING, STREAMING
 from gpufleet.core.messages import Hello, Message, Sample
 from gpufleet.core.wireformat import encode_line
 
@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
                     raise CliError(
                         f"{host.name}: {ev.reason}{hostkey_hint(ev.kind)}", exit_code_for(ev.kind)
                     )
-                if ev.state != STREAMING or ev.reason:
+                if ev.state == RECONNECTING or (ev.state == STREAMING and ev.reason):
                     why = f": {ev.reason}" if ev.reason else ""
                     print(f"gpufleet: {ev.host} {ev.state}{why}", file=sys.stderr)
             elif isinstance(ev, HostGap):
@@ -156,7 +156,8 @@ def _emit(out: IO[bytes], fmt: str, host: str, msg: Message) -> None:
         out.write(("\n".join(_table_lines(host, msg)) + "\n").encode())
         out.flush()
     elif isinstance(msg, Hello):
-        gpus = ", ".join(f"{g.index}: {g.name}" for g in msg.gpus)
+        names = [g.name for g in msg.gpus]
+        gpus = ", ".join(f"{names.count(n)} × {n}" for n in dict.fromkeys(names))
         print(
             f"gpufleet: {host}: sampler {msg.sampler_version} ({msg.backend}), {gpus}",
             file=sys.stderr,

@@ -1,0 +1,151 @@
+"""``gpufleet kill HOST PID``: end a GPU process on a host, safely.
+
+The process is looked up in a fresh process snapshot from the host's sampler: its start time
+(clock ticks since boot) goes with the kill, so that a PID reused by another process in the
+meantime is refused on the host instead of killed. It shows what it is about to kill and asks
+(``--yes`` without a terminal). Exit codes: 0 ended, 5 refused, 6 permission denied, 7 still
+running after the grace period, 8 no such process; every attempt is in the audit log.
+"""
+
+from __future__ import annotations
+
+import argparse
+import queue
+import sys
+import time
+from typing import Any
+
+from gpufleet.cli.errors import (
+    EXIT_CONNECT,
+    EXIT_FAILURE,
+    EXIT_NOT_FOUND,
+    EXIT_OK,
+    EXIT_PERMISSION,
+    EXIT_REFUSED,
+    EXIT_STILL_RUNNING,
+    EXIT_USAGE,
+    CliError,
+)
+from gpufleet.cli.hostarg import exit_code_for, hostkey_hint, resolve_host, unknown_key_callback
+from gpufleet.core.fleet import Fleet, HostMessage, HostStatus
+from gpufleet.core.fleetevents import FAILED
+from gpufleet.core.hostconfig import HostConfig
+from gpufleet.core.messages import Proc, Procs
+
+RESULT_EXIT = {
+    "exited": EXIT_OK,
+    "refused": EXIT_REFUSED,
+    "permission_denied": EXIT_PERMISSION,
+    "still_running": EXIT_STILL_RUNNING,
+    "not_found": EXIT_NOT_FOUND,
+    "error": EXIT_CONNECT,
+}
+SNAPSHOT_TIMEOUT_S = 30.0
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "kill",
+        help="end a GPU process on a host (checked by PID and start time)",
+        description="End a process that uses a GPU on HOST. It is identified by PID and start "
+        "time from a fresh process snapshot, so a reused PID is never hit. Exit codes: 0 "
+        "ended, 5 refused (the PID now belongs to another process), 6 permission denied, "
+        "7 still running after the grace period, 8 no such process.",
+    )
+    p.add_argument("host", metavar="HOST")
+    p.add_argument("pid", metavar="PID", type=int)
+    p.add_argument("--signal", choices=("TERM", "KILL"), default="TERM")
+    p.add_argument("--grace", type=float, default=5.0, help="seconds to wait for the exit")
+    p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    p.add_argument(
+        "--accept-new", action="store_true", help="trust the host key if it is not known yet"
+    )
+    p.set_defaults(func=run)
+
+
+def fresh_procs(fleet: Fleet, host: HostConfig, timeout: float) -> Procs:
+    """The newest process snapshot: the first one stamped after we asked (the ring's older
+    ones come first), or the newest there was when ``timeout`` ran out."""
+    events = fleet.subscribe()
+    asked = time.time()
+    latest: Procs | None = None
+    deadline = time.monotonic() + timeout
+    fleet.start()
+    while time.monotonic() < deadline:
+        try:
+            ev = events.get(timeout=0.25)
+        except queue.Empty:
+            continue
+        if isinstance(ev, HostStatus) and ev.state == FAILED:
+            raise CliError(
+                f"{host.name}: {ev.reason}{hostkey_hint(ev.kind)}", exit_code_for(ev.kind)
+            )
+        if isinstance(ev, HostMessage) and isinstance(ev.msg, Procs):
+            latest = ev.msg
+            # Clocks of a remote host may be off by a little: a second of slack.
+            if ev.msg.t >= asked - 1.0:
+                return ev.msg
+    if latest is None:
+        st = fleet.status(host.name)
+        why = f": {st.reason}" if st.reason else ""
+        raise CliError(
+            f"{host.name}: no process list within {timeout:g} s ({st.state}{why})", EXIT_CONNECT
+        )
+    stamp = time.strftime("%H:%M:%S", time.localtime(latest.t))
+    print(f"gpufleet: using the process list from {stamp} (the host's clock)", file=sys.stderr)
+    return latest
+
+
+def describe(host: HostConfig, entries: list[Proc]) -> str:
+    p = entries[0]
+    gpus = ", ".join(str(e.gpu) for e in entries)
+    mem = sum(e.mem_bytes or 0 for e in entries)
+    return (
+        f"host:    {host.label}\n"
+        f"GPU:     {gpus}\n"
+        f"PID:     {p.pid} (started at tick {p.start_ticks})\n"
+        f"user:    {p.user or '?'}\n"
+        f"command: {p.cmd or p.name or '?'}\n"
+        f"memory:  {mem / 2**30:.1f} GiB"
+    )
+
+
+def confirm(question: str) -> bool:
+    sys.stderr.write(f"{question} [y/N] ")
+    sys.stderr.flush()
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
+def run(args: argparse.Namespace) -> int:
+    host = resolve_host(args.host)
+    fleet = Fleet([host], on_unknown_key=unknown_key_callback(args.accept_new))
+    try:
+        snapshot = fresh_procs(fleet, host, SNAPSHOT_TIMEOUT_S)
+    finally:
+        fleet.stop()
+    entries = [p for p in snapshot.procs if p.pid == args.pid]
+    if not entries:
+        listed = ", ".join(sorted({str(p.pid) for p in snapshot.procs})) or "none"
+        raise CliError(
+            f"PID {args.pid} is not using a GPU on {host.name} (GPU processes: {listed})",
+            EXIT_NOT_FOUND,
+        )
+    start_ticks = entries[0].start_ticks
+    if start_ticks is None:
+        raise CliError(
+            f"the start time of PID {args.pid} on {host.name} is unknown: not killing it blind",
+            EXIT_FAILURE,
+        )
+    print(describe(host, entries), file=sys.stderr)
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise CliError("not killing without a confirmation: pass --yes", EXIT_USAGE)
+        if not confirm(f"Send SIG{args.signal} to PID {args.pid} on {host.name}?"):
+            print("gpufleet: not killed", file=sys.stderr)
+            return EXIT_FAILURE
+    result = fleet.kill(host.name, args.pid, start_ticks, args.signal, args.grace)
+    code = RESULT_EXIT.get(result.result, EXIT_FAILURE)
+    if code != EXIT_OK:
+        raise CliError(f"{host.name}: {result.message}", code)
+    print(f"{host.name}: {result.message}")
+    return EXIT_OK

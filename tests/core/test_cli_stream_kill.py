@@ -1,0 +1,115 @@
+"""The `gpufleet stream`, `gpufleet kill` and hidden `gpufleet _sampler` commands, run as real
+subprocesses against the demo fleet (local sim daemons, in the test's own data dir)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+from gpufleet.cli.errors import EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE
+from gpufleet.core import paths
+from gpufleet.core.audit import read_audit
+from gpufleet.core.demo import demo_host, demo_state_dir
+from gpufleet.core.fleet import Fleet
+from gpufleet.core.messages import Hello, Procs, Sample, StreamDecoder
+from gpufleet.core.store import Store
+from sampler_daemons import Recorder, contiguous, stop_daemons
+
+
+def gpufleet(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gpufleet", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        env=dict(os.environ),
+        check=False,
+    )
+
+
+@pytest.fixture
+def demo_daemons() -> Iterator[None]:
+    yield
+    from gpufleet.core.demo import demo_hosts
+
+    stop_daemons(demo_hosts(), str(demo_state_dir()))
+
+
+def one_line_error(p: subprocess.CompletedProcess[str]) -> str:
+    assert "Traceback" not in p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1, p.stderr
+    return lines[0]
+
+
+def test_stream_jsonl_prints_replayable_protocol_lines_and_records_history(
+    demo_daemons: None,
+) -> None:
+    p = gpufleet("stream", "demo:a100-train", "--seconds", "4", "--format", "jsonl")
+    assert p.returncode == EXIT_OK, p.stderr
+    dec = StreamDecoder()
+    msgs = [m for m in (dec.feed(line) for line in p.stdout.splitlines()) if m is not None]
+    assert dec.bad_lines == 0
+    assert isinstance(msgs[0], Hello) and len(msgs[0].gpus) == 8
+    samples = [m for m in msgs if isinstance(m, Sample)]
+    assert len(samples) >= 2
+    assert contiguous([m.seq for m in msgs if isinstance(m, (Sample, Procs))])
+    with Store(paths.history_file(demo=True)) as store:
+        assert "a100-train" in store.hosts()
+    assert not paths.history_file(demo=False).exists()
+
+
+def test_stream_table_shows_one_row_per_gpu(demo_daemons: None) -> None:
+    p = gpufleet("stream", "demo:power-capped-4090", "--seconds", "3", "--format", "table")
+    assert p.returncode == EXIT_OK, p.stderr
+    rows = [ln for ln in p.stdout.splitlines() if " 4090-x2 " in ln]
+    assert len(rows) >= 2 and len(rows) % 2 == 0  # two GPUs per sample
+
+
+def test_unknown_host_is_one_clear_line() -> None:
+    p = gpufleet("stream", "nosuchhost", "--seconds", "1")
+    assert p.returncode == EXIT_NOT_FOUND
+    assert "no host named 'nosuchhost'" in one_line_error(p)
+    p = gpufleet("kill", "demo:nosuch", "1", "--yes")
+    assert p.returncode == EXIT_NOT_FOUND
+    assert "demo:a100-train" in one_line_error(p)
+
+
+def test_kill_asks_needs_yes_without_a_tty_and_ends_the_process(demo_daemons: None) -> None:
+    host = demo_host("demo:foreign-process")
+    assert host is not None
+    fleet = Fleet([host])
+    rec = Recorder(fleet.subscribe())
+    fleet.start()
+    try:
+        rec.wait(lambda: any(m.procs for m in rec.msgs(host.name, Procs)), 30, "processes")
+    finally:
+        fleet.stop()
+    proc = next(m for m in rec.msgs(host.name, Procs) if m.procs).procs[-1]
+
+    p = gpufleet("kill", f"demo:{host.name}", str(proc.pid))
+    assert p.returncode == EXIT_USAGE
+    assert "pass --yes" in p.stderr and "Traceback" not in p.stderr
+    assert f"PID:     {proc.pid}" in p.stderr  # it showed what it would kill
+
+    p = gpufleet("kill", f"demo:{host.name}", "999999999", "--yes")
+    assert p.returncode == EXIT_NOT_FOUND
+    assert "is not using a GPU" in p.stderr
+
+    p = gpufleet("kill", f"demo:{host.name}", str(proc.pid), "--yes", "--grace", "5")
+    assert p.returncode == EXIT_OK, p.stderr
+    assert "ended" in p.stdout
+    log = read_audit(demo=True)
+    assert log[-1]["pid"] == proc.pid and log[-1]["result"] == "exited"
+    assert not read_audit(demo=False)
+
+
+def test_hidden_sampler_entry_runs_the_sampler_and_stays_out_of_help() -> None:
+    p = gpufleet("_sampler", "info", "--backend", "sim", "--scenario", "ecc-xid")
+    assert p.returncode == 0, p.stderr
+    assert '"kind":"info"' in p.stdout.replace(" ", "")
+    assert "_sampler" not in gpufleet("--help").stdout
