@@ -48,7 +48,7 @@ from types import FrameType
 from typing import Any, Deque, Dict, List, Optional, Tuple
 
 import gpufleet_sampler
-from gpufleet_sampler import protocol
+from gpufleet_sampler import procfs, protocol
 from gpufleet_sampler.ring import Ring
 
 DEFAULT_STATE_DIR = "~/.cache/gpufleet"
@@ -137,6 +137,23 @@ def read_state(
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def xid_facts(args: argparse.Namespace) -> Optional[Dict[str, Any]]:
+    """For ``check``: the Xids the running daemon of this identity saw, as
+    ``{"seen": bool, "events": [{seq, t, gpu, code, message}], "since": t, "run_id": ...}``;
+    None when no daemon runs (then Xids are unknown)."""
+    st = read_state(args.backend, args.scenario, int(args.seed), getattr(args, "state_dir", None))
+    if st is None:
+        return None
+    events = [x for x in st.get("xids") or [] if isinstance(x, dict)]
+    return {
+        "seen": bool(events),
+        "events": events,
+        "since": st.get("xids_since", st.get("started_t")),
+        "run_id": st.get("run_id"),
+        "last_seq": st.get("last_seq"),
+    }
 
 
 def lock_holder(p: Paths) -> Optional[int]:
@@ -361,6 +378,7 @@ class Daemon(object):
         self.last_client_mono = time.monotonic()
         self.xids: List[Dict[str, Any]] = []
         self.xid_count = 0
+        self.xids_since = self.started_t
         self.errors = 0
         self.state_due = 0.0
         self.sampler: Any = None
@@ -389,6 +407,14 @@ class Daemon(object):
                 # be STATE_EVERY_S old. Jump past anything it could have emitted since, so
                 # no number is ever used twice.
                 start_seq += int(STATE_EVERY_S / self.interval + 1) * 16 + 1000
+        if prev is not None and prev.get("boot_id") == procfs.boot_id():
+            # Xids are facts about this boot of the GPUs: a restarted daemon keeps what the
+            # previous one saw, so ``check`` still reports them.
+            self.xids = [x for x in prev.get("xids") or [] if isinstance(x, dict)]
+            self.xid_count = len(self.xids)
+            since = prev.get("xids_since")
+            if isinstance(since, (int, float)):
+                self.xids_since = float(since)
         self.backend = stream.open_backend(self.args)
         self.sampler = Sampler(
             self.backend,
@@ -745,6 +771,8 @@ class Daemon(object):
                 "updated_t": round(time.time(), 3),
                 "last_seq": last,
                 "xids": self.xids,
+                "xids_since": round(self.xids_since, 3),
+                "boot_id": procfs.boot_id(),
                 "tick_errors": self.errors,
             }
         )

@@ -321,8 +321,20 @@ def test_state_file_reports_xids_for_check(sd: Path) -> None:
     assert _wait(xids, what="Xid 79 in the state file") == [48, 79]
     st = daemon.read_state("sim", "ecc-xid", 0, str(sd))
     assert st is not None and st["running"] is True and st["xid_count"] == 2
+    # ``check`` of the same identity takes them from the daemon.
+    r = sampler("check", *_common(sd, scenario="ecc-xid"), env=env)
+    assert r.returncode == 0, r.stderr
+    xid = json.loads(r.stdout)["xid"]
+    assert xid["seen"] is True and xid["source"] == "daemon"
+    assert [e["code"] for e in xid["events"]] == [48, 79]
     sampler("stop", *_common(sd, scenario="ecc-xid"))
     assert daemon.read_state("sim", "ecc-xid", 0, str(sd)) is None
+    r = sampler("check", *_common(sd, scenario="ecc-xid"), env=env)
+    assert json.loads(r.stdout)["xid"]["seen"] == "unknown"
+    # A restarted daemon (same boot) still knows them.
+    assert sampler("daemon", *_common(sd, scenario="ecc-xid"), env=env).returncode == 0
+    st = daemon.read_state("sim", "ecc-xid", 0, str(sd))
+    assert st is not None and [x["code"] for x in st["xids"]][:2] == [48, 79]
 
 
 # ---- in-process: the daemon's loop driven tick by tick ------------------------------------
