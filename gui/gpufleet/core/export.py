@@ -45,7 +45,7 @@ def csv_rows(
         if where is None:
             pos = {c: i + 1 for i, c in enumerate(s.columns)}
             where = cache[s.columns] = [pos.get(c) for c in columns]
-        stamp = format_utc(s.t)
+        stamp = format_utc(s.t, "microseconds")  # the store keeps sub-ms times: so does the CSV
         for r in s.rows:
             yield [stamp, host, r[0], *(_cell(r[p]) if p is not None else "" for p in where)]
 
