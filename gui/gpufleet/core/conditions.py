@@ -403,11 +403,15 @@ def foreign_process(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
 @_condition("miner_process", GPU, ("procs",), {"names": list(MINER_NAMES)})
 def miner_process(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
     allowed = _allowed(h, {})
-    names = list(p["names"])
+    names = [str(n).lower() for n in p["names"]]
     found = []
     for pr in h.procs.get(g.gpu, ()):
+        # Only the name that looks like a miner can be allowed: allowing "python" must not
+        # let "python ./xmrig" through.
+        hits = [n for n in proc_names(pr) if any(fnmatch.fnmatchcase(n, m) for m in names)]
         stratum = bool(pr.cmd and "stratum+" in pr.cmd)
-        if (_matches(pr, names) or stratum) and not _matches(pr, allowed):
+        allowed_hit = any(fnmatch.fnmatchcase(n, a.lower()) for n in hits for a in allowed)
+        if (hits or stratum) and not allowed_hit:
             found.append(pr)
     if found:
         return {"processes": _proc_evidence(found)}
