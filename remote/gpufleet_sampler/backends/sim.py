@@ -381,6 +381,17 @@ def _on_frac(t0: float, t1: float, period: float, on: float) -> float:
     return (_on_time(t1, period, on) - _on_time(t0, period, on)) / (t1 - t0)
 
 
+def _await_exec(pid: int) -> None:
+    """Wait (briefly) until the child's command line is readable.
+
+    Popen may return as soon as the child calls execve (vfork), before the kernel has set up
+    the new image's arguments: /proc/PID/cmdline reads empty for a moment then."""
+    for _ in range(200):
+        if procfs.proc_argv(pid):
+            return
+        time.sleep(0.005)
+
+
 class _Job(object):
     """Runtime state of a JobSpec: its process, and whether it ended or was killed."""
 
@@ -575,6 +586,7 @@ class SimBackend(Backend):
                 if stdin is not None:
                     stdin.write(_CHILD_SCRIPT.encode())
                     stdin.close()
+            _await_exec(job.proc.pid)
         except OSError as e:
             # No process then, but the simulation goes on (its load stays simulated).
             job.proc = None
@@ -612,9 +624,11 @@ class SimBackend(Backend):
                 continue
             info = job.info
             if info is None:
-                info = job.info = procfs.proc_info(proc.pid)
+                info = procfs.proc_info(proc.pid)
                 if info is None:
                     continue
+                if info.cmd and not info.cmd.startswith("["):
+                    job.info = info
             for g in job.spec.gpus:
                 if self._lost[g]:
                     continue
