@@ -1,0 +1,73 @@
+"""``gpufleet screenshot``: render the main window on each tab to PNG, headless.
+
+With ``--demo`` (the default when no history is given) it first runs every demo scenario's
+real sampler loop in-process over ``--minutes`` of simulated time (faster than real time),
+feeding the live buffers and the rule engine exactly as the fleet would, then grabs each tab.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from gpufleet.cli.errors import EXIT_USAGE, CliError
+
+# Which demo host each tab shows: the one whose scenario the tab explains best.
+TAB_HOST = {
+    "overview": "h100-a",
+    "clocks": "h100-a",
+    "thermal": "4090-x2",
+    "memory": "a100-shared",
+    "interconnect": "a100-train",
+    "cost": "a100-eval",
+}
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "screenshot",
+        help="render the main window on each tab to PNG (headless)",
+        description="Render the main window on each tab to PNG files, headless (offscreen).",
+    )
+    p.add_argument("--demo", action="store_true", help="use the simulated demo fleet (default)")
+    p.add_argument("--out", required=True, type=Path, help="directory for the PNG files")
+    p.add_argument("--size", default="1600x1000", help="window size WxH (default 1600x1000)")
+    p.add_argument("--tab", default=None, help="only this tab (overview, clocks, thermal, ...)")
+    p.add_argument("--minutes", type=float, default=30.0, help="simulated history before the grab")
+    p.add_argument("--theme", choices=("dark", "light"), default="dark")
+    p.set_defaults(func=run)
+
+
+def _size(text: str) -> tuple[int, int]:
+    try:
+        w, h = (int(x) for x in text.lower().split("x"))
+    except ValueError:
+        raise CliError(f"--size must look like 1600x1000, got {text!r}", EXIT_USAGE) from None
+    if not (320 <= w <= 8000 and 240 <= h <= 8000):
+        raise CliError(f"--size {text} is out of range (320x240 .. 8000x8000)", EXIT_USAGE)
+    return w, h
+
+
+def run(args: argparse.Namespace) -> int:
+    width, height = _size(args.size)
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    os.environ["GPUFLEET_THEME"] = args.theme
+    from gpufleet.ui.screenshots import render_tabs
+
+    out: Path = args.out
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise CliError(f"cannot create {out}: {e}") from None
+    t = time.monotonic()
+    try:
+        files = render_tabs(out, (width, height), args.tab, args.minutes * 60.0, TAB_HOST)
+    except ValueError as e:
+        raise CliError(str(e), EXIT_USAGE) from None
+    for f in files:
+        print(f)
+    print(f"{len(files)} screenshots in {time.monotonic() - t:.1f} s")
+    return 0

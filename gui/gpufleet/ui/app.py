@@ -1,0 +1,251 @@
+"""The desktop app: ``run_app(demo)`` builds the Qt application around the core's Fleet.
+
+Wiring: Fleet (sessions, own threads) → subscription queue → FleetBridge (worker thread:
+live buffers, store, rules, cost) → Qt signals → MainWindow / tray / notifier on the GUI
+thread. Commands (kill, check, store queries) run in a QThreadPool, never on the GUI thread.
+
+The demo fleet (``--demo``, or offered on a first run with no hosts) keeps its history under
+``paths.demo_data_dir()``; its local sampler daemons are stopped when the app quits (real
+hosts' daemons outlive the app by design: they keep the ring while the laptop sleeps).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, QThreadPool, QTimer
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from gpufleet.core import paths
+from gpufleet.core.hostconfig import HostConfig
+from gpufleet.core.live import LiveBuffers
+from gpufleet.ui.bridge import FleetBridge
+from gpufleet.ui.history import HistoryCache
+from gpufleet.ui.main_window import MainWindow
+from gpufleet.ui.theme import Theme, apply_pyqtgraph, dark_palette, make_theme, system_is_dark
+
+log = logging.getLogger(__name__)
+
+
+def make_qapp(argv: Sequence[str] | None = None) -> QApplication:
+    app = QApplication.instance()
+    if not isinstance(app, QApplication):
+        app = QApplication(list(argv) if argv is not None else sys.argv[:1])
+    app.setApplicationName("gpufleet")
+    app.setOrganizationName("gpufleet")
+    app.setDesktopFileName("gpufleet")
+    return app
+
+
+def setup_theme(app: QApplication, dark: bool | None = None) -> Theme:
+    """Follow the system's light or dark scheme; Fusion + a dark palette where the platform
+    style has none (and for headless screenshots)."""
+    dark = system_is_dark() if dark is None else dark
+    if dark and app.palette().window().color().lightness() >= 128:
+        app.setStyle("Fusion")
+        app.setPalette(dark_palette())
+    theme = make_theme(dark)
+    apply_pyqtgraph(theme)
+    return theme
+
+
+def load_hosts() -> tuple[list[HostConfig], str | None]:
+    """The configured hosts, or ([], reason) when there is no usable config."""
+    try:
+        from gpufleet.core.config import load_config
+    except ImportError:
+        return [], None
+    try:
+        return list(load_config().hosts), None
+    except Exception as e:  # a malformed config is shown, never a traceback
+        return [], str(e)
+
+
+def make_rules(hosts: Sequence[HostConfig]) -> Any | None:
+    try:
+        from gpufleet.core.rules import RuleEngine, load_rules
+    except ImportError:
+        return None
+    user = paths.rules_file()
+    try:
+        return RuleEngine(load_rules(user if user.exists() else None), hosts)
+    except Exception as e:
+        log.warning("rules not loaded: %s", e)
+        try:
+            return RuleEngine(load_rules(None, include_user=False), hosts)
+        except Exception:
+            return None
+
+
+def open_store(demo: bool) -> Any | None:
+    try:
+        from gpufleet.core.store import Store
+    except ImportError:
+        return None
+    try:
+        return Store(paths.history_file(demo))
+    except Exception as e:
+        log.warning("history store unavailable: %s", e)
+        return None
+
+
+class App(QObject):
+    """Owns the running pieces and stops them in order."""
+
+    def __init__(self, hosts: Sequence[HostConfig], demo: bool, theme: Theme) -> None:
+        super().__init__()
+        from gpufleet.core.fleet import Fleet
+        from gpufleet.ui.hostkey_prompt import HostKeyPrompt
+
+        self.demo = demo
+        self.theme = theme
+        self.pool = QThreadPool.globalInstance()
+        self.live = LiveBuffers(window_s=3600)
+        self.store = open_store(demo)
+        self.rules = make_rules(hosts)
+        self.keyprompt = HostKeyPrompt()
+        self.fleet = Fleet(hosts, on_unknown_key=self.keyprompt.ask, demo=demo)
+        self.events = self.fleet.subscribe()
+        history_path = paths.history_file(demo)
+        self.bridge = FleetBridge(
+            self.events,
+            self.live,
+            store=self.store,
+            rules=self.rules,
+            history_path=history_path,
+            dropped=lambda: self.fleet.dropped(self.events),
+        )
+        history = HistoryCache(self.store, self.live, self.pool) if self.store else None
+        self.window = MainWindow(self.live, hosts, theme, demo=demo, history=history)
+        self.keyprompt.parent_widget = self.window
+        b, w = self.bridge, self.window
+        b.status_changed.connect(w.on_status)
+        b.alerts_snapshot.connect(w.on_alerts)
+        b.cost_updated.connect(w.on_cost)
+        b.stats.connect(w.on_stats)
+        from gpufleet.ui.actions import Actions
+
+        self.actions = Actions(self.window, self.fleet, self.bridge, self.pool, demo)
+        from gpufleet.ui.tray import Tray
+
+        self.tray = Tray(self.window, theme)
+        b.alerts_changed.connect(self.tray.notifier.on_alerts_changed)
+        self.window.summaries_updated.connect(self.tray.update_state)
+        self.tray.quit_requested.connect(self.quit)
+        self.window.quit_requested.connect(self.quit)
+        self._stopped = False
+
+    def start(self) -> None:
+        self.bridge.start()
+        self.fleet.start()
+        self.window.show()
+
+    def quit(self) -> None:
+        QApplication.quit()
+
+    def stop(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        self.window.hide()
+        self.tray.hide()
+        self.fleet.stop(timeout=8.0)
+        if self.demo:
+            stop_demo_daemons(self.fleet)
+        self.bridge.stop()
+        self.pool.waitForDone(10_000)
+        if self.store is not None:
+            self.store.close()
+
+
+def stop_demo_daemons(fleet: Any) -> None:
+    """The demo's local sampler daemons stop with the app (they would otherwise run 24 h)."""
+    try:
+        from gpufleet.core import samplercmd
+        from gpufleet.core.demo import demo_state_dir
+        from gpufleet.core.transport import open_transport
+    except ImportError:
+        return
+    for h in fleet.hosts():
+        if h.transport != "local":
+            continue
+        try:
+            t = open_transport(h)
+            try:
+                argv = samplercmd.stop_argv(t.ensure_sampler(), h, str(demo_state_dir()))
+                t.run(argv, timeout=15.0)
+            finally:
+                t.close()
+        except Exception as e:
+            log.warning("could not stop the demo sampler of %s: %s", h.name, e)
+
+
+def _install_signal_handlers(app: QApplication) -> QTimer:
+    """SIGTERM / SIGINT quit cleanly (samplers stopped, store flushed). Qt's loop does not run
+    Python signal handlers by itself: a short timer lets the interpreter look."""
+
+    def handler(_sig: int, _frame: Any) -> None:
+        QTimer.singleShot(0, app.quit)
+
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+    timer = QTimer()
+    timer.start(200)
+    timer.timeout.connect(lambda: None)
+    return timer
+
+
+def offer_demo(reason: str | None) -> bool:
+    text = "No hosts are configured yet."
+    if reason:
+        text = f"The host configuration could not be read:\n{reason}"
+    box = QMessageBox(QMessageBox.Icon.Question, "gpufleet", text)
+    box.setInformativeText(
+        "Open the demo fleet (six simulated rentals, with their own history) to look around? "
+        "You can add your own hosts from the Hosts menu at any time."
+    )
+    box.setStandardButtons(QMessageBox.StandardButton.Open | QMessageBox.StandardButton.Close)
+    box.button(QMessageBox.StandardButton.Open).setText("Open the demo fleet")
+    box.button(QMessageBox.StandardButton.Close).setText("Add a host…")
+    return box.exec() == QMessageBox.StandardButton.Open
+
+
+def run_app(demo: bool) -> int:
+    """The GUI entry point (``gpufleet`` without a subcommand)."""
+    qapp = make_qapp()
+    theme = setup_theme(qapp)
+    hosts: list[HostConfig] = []
+    if not demo:
+        hosts, problem = load_hosts()
+        if not hosts and offer_demo(problem):
+            demo = True
+    if demo:
+        from gpufleet.core.demo import demo_hosts
+
+        paths.ensure_private_dir(paths.demo_data_dir())
+        hosts = demo_hosts()
+    app = App(hosts, demo, theme)
+    keep = _install_signal_handlers(qapp)
+    qapp.setQuitOnLastWindowClosed(not app.tray.available)
+    app.window.hide_on_close = app.tray.available
+    app.start()
+    if not hosts:
+        QTimer.singleShot(0, app.actions.add_host)
+    quit_after = os.environ.get("GPUFLEET_QUIT_AFTER")
+    if quit_after:
+        QTimer.singleShot(int(float(quit_after) * 1000), qapp.quit)
+    try:
+        rc = qapp.exec()
+    finally:
+        app.stop()
+        keep.stop()
+    return int(rc)
+
+
+_ = Path

@@ -1,0 +1,57 @@
+"""The host-key fingerprint confirmation, asked from a session's worker thread.
+
+``HostKeyPrompt.ask(label, key_type, fingerprint)`` is the Fleet's ``on_unknown_key``
+callback: it runs on a session thread, so it hands the question to the GUI thread through a
+queued signal and waits for the answer (bounded: no answer in five minutes means "no").
+"""
+
+from __future__ import annotations
+
+import threading
+
+from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtWidgets import QMessageBox, QWidget
+
+WAIT_S = 300.0
+
+
+def confirm_host_key(parent: QWidget | None, label: str, key_type: str, fingerprint: str) -> bool:
+    box = QMessageBox(parent)
+    box.setIcon(QMessageBox.Icon.Warning)
+    box.setWindowTitle("Unknown host key")
+    box.setText(f"gpufleet has never connected to {label} before.")
+    box.setInformativeText(
+        f"Its {key_type} key fingerprint is:\n\n{fingerprint}\n\n"
+        "Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) "
+        "before trusting it. Trusted keys are saved to known_hosts; a key that later changes "
+        "is refused."
+    )
+    box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
+    box.button(QMessageBox.StandardButton.Yes).setText("Trust and connect")
+    box.button(QMessageBox.StandardButton.No).setText("Do not connect")
+    box.setDefaultButton(QMessageBox.StandardButton.No)
+    return box.exec() == QMessageBox.StandardButton.Yes
+
+
+class HostKeyPrompt(QObject):
+    _asked = Signal(object)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parent_widget: QWidget | None = None
+        self._asked.connect(self._on_gui_thread)
+
+    def ask(self, label: str, key_type: str, fingerprint: str) -> bool:
+        if QThread.currentThread() is self.thread():
+            return confirm_host_key(self.parent_widget, label, key_type, fingerprint)
+        req = {"args": (label, key_type, fingerprint), "done": threading.Event(), "ok": False}
+        self._asked.emit(req)
+        req["done"].wait(WAIT_S)  # type: ignore[attr-defined]
+        return bool(req["ok"])
+
+    @Slot(object)
+    def _on_gui_thread(self, req: dict[str, object]) -> None:
+        try:
+            req["ok"] = confirm_host_key(self.parent_widget, *req["args"])  # type: ignore[misc]
+        finally:
+            req["done"].set()  # type: ignore[attr-defined]

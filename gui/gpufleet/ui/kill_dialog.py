@@ -1,0 +1,63 @@
+"""The kill confirmation: everything needed to be sure it is the right process (host, GPU,
+PID, user, command, GPU memory), and the follow-up offer of KILL when TERM was not enough."""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QVBoxLayout, QWidget
+
+from gpufleet.core.messages import Proc
+
+
+def _gib(b: int | None) -> str:
+    return "not reported" if b is None else f"{b / 2**30:.2f} GiB"
+
+
+class KillDialog(QDialog):
+    def __init__(
+        self,
+        parent: QWidget | None,
+        host: str,
+        proc: Proc,
+        signal: str = "TERM",
+        grace_s: float = 5.0,
+        note: str = "",
+    ) -> None:
+        super().__init__(parent)
+        self.host, self.proc, self.signal = host, proc, signal
+        self.setWindowTitle(f"Send {signal} to PID {proc.pid} on {host}?")
+        self.setModal(True)
+        lay = QVBoxLayout(self)
+        cmd = html.escape(proc.cmd or proc.name or "?")
+        rows = [
+            ("Host", html.escape(host)),
+            ("GPU", str(proc.gpu)),
+            ("PID", f"{proc.pid} (started at tick {proc.start_ticks}; a reused PID is refused)"),
+            ("User", html.escape(proc.user or "?")),
+            ("Name", html.escape(proc.name or "?")),
+            ("Command", f"<code>{cmd}</code>"),
+            ("GPU memory", _gib(proc.mem_bytes)),
+        ]
+        table = "".join(f"<tr><td><b>{k}</b>&nbsp;&nbsp;</td><td>{v}</td></tr>" for k, v in rows)
+        what = (
+            f"gpufleet sends <b>{signal}</b> and waits up to {grace_s:.0f} s for it to exit."
+            if signal == "TERM"
+            else "<b>KILL</b> ends it at once: it gets no chance to save anything."
+        )
+        label = QLabel(f"{note}<table>{table}</table><p>{what}</p>")
+        label.setTextFormat(Qt.TextFormat.RichText)
+        label.setWordWrap(True)
+        label.setMinimumWidth(520)
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        lay.addWidget(label)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        ok = buttons.button(QDialogButtonBox.StandardButton.Ok)
+        ok.setText(f"Send {signal}")
+        buttons.button(QDialogButtonBox.StandardButton.Cancel).setDefault(True)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        lay.addWidget(buttons)

@@ -1,0 +1,107 @@
+"""Headless rendering of the main window to PNG, on simulated demo history (used by
+``gpufleet screenshot`` and the docs)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtWidgets import QApplication
+
+from gpufleet.core.demo import demo_hosts
+from gpufleet.core.fleetevents import HostStatus
+from gpufleet.core.hostconfig import HostConfig
+from gpufleet.core.live import LiveBuffers
+from gpufleet.ui.bridge import BridgeStats
+from gpufleet.ui.main_window import TAB_NAMES, MainWindow
+
+
+def prefill(
+    hosts: Sequence[HostConfig], seconds: float, end_t: float, window_s: float = 3600.0
+) -> tuple[LiveBuffers, Any, int]:
+    """Live buffers (and the rule engine) fed with ``seconds`` of each host's simulation."""
+    from gpufleet.ui.app import make_rules
+    from gpufleet.ui.simfeed import simulate
+
+    live = LiveBuffers(window_s=window_s)
+    rules = make_rules(hosts)
+    n = 0
+    for ev in simulate(hosts, seconds, end_t):
+        live.feed(ev.host, ev.msg)
+        if rules is not None:
+            rules.feed(ev.host, ev.msg)
+        n += 1
+    if rules is not None:
+        for h in hosts:
+            rules.host_status(h.name, "streaming", end_t)
+        rules.tick(end_t)
+    return live, rules, n
+
+
+def build_window(
+    hosts: Sequence[HostConfig], live: LiveBuffers, rules: Any, size: tuple[int, int], now: float
+) -> MainWindow:
+    from gpufleet.ui.app import make_qapp, setup_theme
+
+    app = make_qapp()
+    theme = setup_theme(app)
+    w = MainWindow(live, hosts, theme, demo=True, clock=lambda: now)
+    w._timer.stop()  # a still picture: redraws happen when asked
+    for h in hosts:
+        w.on_status(HostStatus(h.name, "streaming", None, now))
+    if rules is not None:
+        w.on_alerts(rules.active())
+        cost = getattr(rules, "cost", None)
+        if cost is not None:
+            w.on_cost({h: cost.summary(h) for h in cost.hosts()})
+    n_gpu = sum(len(live.gpus(h.name)) for h in hosts)
+    w.on_stats(BridgeStats(float(n_gpu) / 1.0, live.samples_total, None, 0, 0))
+    w.resize(*size)
+    w.show()
+    w.update_summaries()
+    app.processEvents()
+    return w
+
+
+def render_tabs(
+    out: Path,
+    size: tuple[int, int],
+    only: str | None,
+    seconds: float,
+    tab_host: Mapping[str, str],
+) -> list[Path]:
+    hosts = demo_hosts()
+    now = time.time()
+    live, rules, _ = prefill(hosts, seconds, now)
+    w = build_window(hosts, live, rules, size, now)
+    app = QApplication.instance()
+    assert app is not None
+    names = list(TAB_NAMES)
+    if only:
+        w.select_tab(only)  # raises ValueError for an unknown name
+        names = [TAB_NAMES[w.tabs.currentIndex()]]
+    files = []
+    range_s = min(seconds, 3600.0)
+    w.set_range(1800.0 if range_s <= 1800 else 3600.0)
+    for name in names:
+        w.select_host(tab_host.get(name, hosts[0].name))
+        w.select_tab(name)
+        w.update_summaries()
+        for _ in range(3):  # layouts settle over a few passes (plot widths feed downsampling)
+            app.processEvents()
+            w.redraw()
+        tab = w.current_tab()
+        ch = getattr(tab, "crosshair", None)
+        if ch is not None and name == "clocks":
+            ch.show_at(now - 240)
+        app.processEvents()
+        path = out / f"{name}.png"
+        if not w.grab().save(str(path)):
+            raise OSError(f"could not write {path}")
+        if ch is not None:
+            ch.hide()
+        files.append(path)
+    w.close()
+    return files

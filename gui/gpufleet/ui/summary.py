@@ -1,0 +1,220 @@
+"""Per-host and per-GPU summaries for the fleet list, the overview, the cards and the tray
+(plain data computed from the live buffers, the session state and the active alerts).
+
+The state is always one of theme.OK / WAIT / WARN / CRIT / DOWN, and comes with a one-line
+reason, so that the list can show "✖ reconnecting 12 s" or "▲ thermal throttling GPU 3".
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gpufleet_sampler import protocol
+
+from gpufleet.core.hostconfig import HostConfig
+from gpufleet.core.live import LiveBuffers
+from gpufleet.ui.theme import CRIT, DOWN, OK, SEVERITY_RANK, WAIT, WARN
+
+# A streaming host whose newest sample is older than this many intervals counts as down.
+STALE_INTERVALS = 10
+
+
+@dataclass(frozen=True)
+class GpuSummary:
+    gpu: int
+    name: str
+    util: float | None
+    mem_used: float | None
+    mem_total: float | None
+    sm: float | None
+    sm_max: float | None
+    temp: float | None
+    temp_slowdown: float | None
+    power: float | None
+    power_cap: float | None
+    pstate: float | None
+    reasons: tuple[str, ...]
+    state: str
+    note: str
+
+    @property
+    def mem_pct(self) -> float | None:
+        if self.mem_used is None or not self.mem_total:
+            return None
+        return 100.0 * self.mem_used / self.mem_total
+
+
+@dataclass(frozen=True)
+class HostSummary:
+    host: str
+    state: str
+    reason: str
+    session_state: str
+    model: str
+    gpus: tuple[GpuSummary, ...]
+    util: float | None
+    hottest: float | None
+    price: float | None
+    currency: str
+    last_t: float | None
+
+    @property
+    def rank(self) -> int:
+        return SEVERITY_RANK.get(self.state, 0)
+
+
+def _f(x: Any) -> float | None:
+    return float(x) if isinstance(x, (int, float)) else None
+
+
+def _worse(a: str, b: str) -> str:
+    return a if SEVERITY_RANK[a] >= SEVERITY_RANK[b] else b
+
+
+def summarize_gpus(host: str, live: LiveBuffers) -> tuple[GpuSummary, ...]:
+    hello = live.hello(host)
+    s = live.latest(host)
+    if hello is None:
+        return ()
+    out = []
+    for g in hello.gpus:
+
+        def v(metric: str, g: int = g.index) -> float | None:
+            return _f(s.value(g, metric)) if s is not None else None
+
+        mask = v("clock_reasons")
+        labels = tuple(protocol.reason_labels(int(mask))) if mask else ()
+        state, note = OK, ""
+        bits = int(mask or 0)
+        if v("lost"):
+            state, note = CRIT, "GPU lost"
+        elif bits & protocol.REASON_THERMAL_MASK:
+            state, note = WARN, "thermal throttling"
+        elif bits & (0x08 | 0x80):
+            state, note = WARN, "HW slowdown"
+        elif bits & 0x04 and (v("util_gpu_pct") or 0) > 50:
+            state, note = OK, "at power cap"
+        out.append(
+            GpuSummary(
+                gpu=g.index,
+                name=g.name,
+                util=v("util_gpu_pct"),
+                mem_used=v("mem_used_bytes"),
+                mem_total=_f(g.nominal_value("mem_total_bytes")),
+                sm=v("sm_clock_mhz"),
+                sm_max=_f(g.nominal_value("sm_clock_max_mhz")),
+                temp=v("temp_gpu_c"),
+                temp_slowdown=_f(g.nominal_value("temp_slowdown_c")),
+                power=v("power_w"),
+                power_cap=v("power_limit_w") or _f(g.nominal_value("power_enforced_w")),
+                pstate=v("pstate"),
+                reasons=labels,
+                state=state,
+                note=note,
+            )
+        )
+    return tuple(out)
+
+
+def model_text(gpus: Sequence[GpuSummary]) -> str:
+    if not gpus:
+        return "—"
+    names = {short_name(g.name) for g in gpus}
+    name = names.pop() if len(names) == 1 else "mixed"
+    return f"{len(gpus)}× {name}"
+
+
+def short_name(name: str) -> str:
+    """ "NVIDIA H100 80GB HBM3" → "H100", "NVIDIA A100-SXM4-40GB" → "A100",
+    "NVIDIA GeForce RTX 4090" → "RTX 4090": enough to tell rentals apart in a narrow list."""
+    words = name.replace("NVIDIA ", "").replace("GeForce ", "").split()
+    if not words:
+        return "GPU"
+    if words[0] in ("RTX", "GTX", "Tesla", "Quadro") and len(words) > 1:
+        return f"{words[0]} {words[1]}"
+    return words[0].split("-")[0]
+
+
+def summarize_host(
+    cfg: HostConfig,
+    live: LiveBuffers,
+    session_state: str,
+    session_reason: str | None,
+    alerts: Sequence[Any] = (),
+    titles: Mapping[str, str] | None = None,
+    now: float | None = None,
+) -> HostSummary:
+    """``alerts``: firing alerts of this host (objects with severity, gpu, id); ``titles``:
+    alert id → short title for the reason column."""
+    now = time.time() if now is None else now
+    gpus = summarize_gpus(cfg.name, live)
+    latest = live.latest(cfg.name)
+    hello = live.hello(cfg.name)
+    last_t = latest.t if latest is not None else None
+    state, reason = OK, ""
+    if session_state in ("connecting", "deploying"):
+        state, reason = WAIT, session_state
+    elif session_state in ("reconnecting", "failed", "stopped"):
+        state, reason = DOWN, session_reason or session_state
+        if session_state == "reconnecting":
+            reason = f"reconnecting: {session_reason}" if session_reason else "reconnecting"
+    elif latest is None:
+        state, reason = WAIT, "waiting for data"
+    elif (
+        hello is not None
+        and now - latest.t > STALE_INTERVALS * max(1.0, hello.interval_s)
+        # Sim streams under --no-wait carry simulated times; only wall-clock streams go stale.
+        and abs(now - latest.t) < 3600
+    ):
+        state, reason = DOWN, f"no data for {now - latest.t:.0f} s"
+    if state in (OK, WAIT):
+        for g in gpus:
+            if SEVERITY_RANK[g.state] > SEVERITY_RANK[state]:
+                state, reason = g.state, f"{g.note} GPU {g.gpu}"
+    worst_alert = None
+    for a in alerts:
+        sev = CRIT if a.severity == "critical" else WARN if a.severity == "warning" else OK
+        if sev == OK:
+            continue
+        throttle = "thrott" in a.rule_id or "thermal" in a.rule_id
+        if (
+            worst_alert is None
+            or SEVERITY_RANK[sev] > SEVERITY_RANK[worst_alert[0]]
+            or (SEVERITY_RANK[sev] == SEVERITY_RANK[worst_alert[0]] and throttle)
+        ):
+            worst_alert = (sev, a)
+    if worst_alert is not None and state != DOWN:
+        sev, a = worst_alert
+        state = _worse(state, sev)
+        title = (titles or {}).get(a.id) or a.rule_id.replace("_", " ")
+        reason = title + (f" GPU {a.gpu}" if a.gpu is not None and "GPU" not in title else "")
+    utils = [g.util for g in gpus if g.util is not None]
+    temps = [g.temp for g in gpus if g.temp is not None]
+    if state == OK and gpus and all((g.util or 0) < 5 and (g.mem_pct or 0) < 10 for g in gpus):
+        reason = "idle"
+    return HostSummary(
+        host=cfg.name,
+        state=state,
+        reason=reason,
+        session_state=session_state,
+        model=model_text(gpus),
+        gpus=gpus,
+        util=sum(utils) / len(utils) if utils else None,
+        hottest=max(temps) if temps else None,
+        price=cfg.price_per_hour,
+        currency=cfg.currency,
+        last_t=last_t,
+    )
+
+
+CURRENCY_SYMBOL = {"USD": "$", "EUR": "€", "GBP": "£", "CNY": "¥", "JPY": "¥"}
+
+
+def money(x: float | None, currency: str, digits: int = 2) -> str:
+    if x is None:
+        return "—"
+    sym = CURRENCY_SYMBOL.get(currency)
+    return f"{sym}{x:,.{digits}f}" if sym else f"{x:,.{digits}f} {currency}"

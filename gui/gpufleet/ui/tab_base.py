@@ -1,0 +1,158 @@
+"""The common frame of a plot tab: a pyqtgraph layout of stacked time plots, a crosshair, and
+one sentence under the plots that says what the data shows.
+
+Tabs are redrawn by the main window's timer only while visible (``refresh``); they never
+subscribe to data themselves.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from gpufleet.core.live import Series
+from gpufleet.ui.plots import Crosshair, ReasonBands, TimePlot, clock_text
+from gpufleet.ui.theme import Theme, gpu_pen
+from gpufleet.ui.view import View
+
+NOT_REPORTED = "not reported by this GPU"
+
+
+class Tab(QWidget):
+    """Base of every tab. ``title`` uses ``&&`` for a literal ampersand (``&`` alone is a
+    keyboard mnemonic marker in Qt tab labels)."""
+
+    title = "?"
+    # The user dragged or zoomed the time axis: the window stops following live.
+    range_changed_by_user = Signal(float, float)
+
+    def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.theme = theme
+        self.box = QVBoxLayout(self)
+        self.box.setContentsMargins(0, 0, 0, 0)
+        self.box.setSpacing(4)
+        self.sentence = QLabel("")
+        self.sentence.setWordWrap(True)
+        self.sentence.setTextFormat(Qt.TextFormat.RichText)
+        self.sentence.setObjectName("sentence")
+        self.sentence.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.last_view: View | None = None
+        self.populated = False  # True once a refresh drew real data (tests wait on it)
+
+    def refresh(self, view: View) -> None:
+        raise NotImplementedError
+
+    def set_sentence(self, html: str) -> None:
+        if self.sentence.text() != html:
+            self.sentence.setText(html)
+
+
+class PlotTab(Tab):
+    """A tab made of TimePlots (and optional reason bands) on one linked time axis."""
+
+    def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
+        super().__init__(theme, parent)
+        self.glw = pg.GraphicsLayoutWidget()
+        self.glw.setBackground(theme.bg)
+        self.glw.ci.setSpacing(2)
+        self.box.addWidget(self.glw, 1)
+        self.box.addWidget(self.sentence)
+        self.plots: list[TimePlot | ReasonBands] = []
+        self.crosshair: Crosshair | None = None
+        self._setting_range = False
+
+    def add_plot(self, y_label: str, *, legend: bool = True, height: int | None = None) -> TimePlot:
+        p = TimePlot(
+            self.glw.ci, len(self.plots), y_label, self.theme, legend=legend, height=height
+        )
+        self._link(p)
+        return p
+
+    def add_bands(self) -> ReasonBands:
+        b = ReasonBands(self.glw.ci, len(self.plots), self.theme)
+        self._link(b)
+        return b
+
+    def _link(self, p: TimePlot | ReasonBands) -> None:
+        if self.plots:
+            p.plot.setXLink(self.plots[0].plot)
+            # Only the bottom plot shows the time labels; the others share its axis.
+            self.plots[-1].plot.getAxis("bottom").setStyle(showValues=False)
+        else:
+            p.vb.sigRangeChangedManually.connect(self._user_range)
+        self.plots.append(p)
+
+    def finish(self) -> None:
+        self.crosshair = Crosshair(self.plots, self.readout, self.theme)
+
+    def _user_range(self, *_: object) -> None:
+        if self._setting_range:
+            return
+        (x0, x1), _ = self.plots[0].vb.viewRange()
+        self.range_changed_by_user.emit(float(x0), float(x1))
+
+    def set_range(self, t0: float, t1: float) -> None:
+        self._setting_range = True
+        try:
+            self.plots[0].vb.setXRange(t0, t1, padding=0)
+        finally:
+            self._setting_range = False
+
+    def readout(self, t: float) -> str:
+        return clock_text(t)
+
+    # -- helpers for subclasses ------------------------------------------------------------
+
+    def draw_metric(
+        self,
+        plot: TimePlot,
+        view: View,
+        metric: str,
+        scale: float = 1.0,
+        key_prefix: str = "",
+        name_suffix: str = "",
+        style: Qt.PenStyle | None = None,
+        legend: bool = True,
+    ) -> tuple[list[int], list[Series]]:
+        """One curve per GPU of the selected host; returns which GPUs had any value."""
+        gpus = view.gpus()
+        series = view.series_many(metric, gpus, plot.pixel_width())
+        reported = []
+        for g, s in zip(gpus, series, strict=True):
+            v = s.v * scale if scale != 1.0 else s.v
+            pen: Any = gpu_pen(g)
+            if style is not None:
+                pen.setStyle(style)
+            plot.set_curve((key_prefix, g), f"GPU {g}{name_suffix}", pen, s.t, v, legend)
+            if len(v) and np.isfinite(v).any():
+                reported.append(g)
+        return reported, series
+
+    def note_unreported(
+        self, plot: TimePlot, view: View, metric: str, reported: Sequence[int], what: str
+    ) -> None:
+        gpus = view.gpus()
+        plot.fit_y()
+        if not gpus:
+            plot.set_note("waiting for data…")
+        elif not reported:
+            reasons = {view.unsupported(g, metric) for g in gpus} - {None}
+            why = f" ({', '.join(sorted(r for r in reasons if r))})" if reasons else ""
+            plot.set_note(f"{what}: {NOT_REPORTED}{why}")
+        else:
+            plot.set_note("")
+
+
+def fmt(v: float | None, unit: str = "", digits: int = 0) -> str:
+    """A value with its unit, or an em dash when not reported."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "—"
+    s = f"{v:,.{digits}f}".replace(",", " ")
+    return f"{s} {unit}".rstrip() if unit else s

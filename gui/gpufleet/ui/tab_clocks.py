@@ -1,0 +1,84 @@
+"""Clocks && throttling: SM and memory clocks of the selected host's GPUs against their max
+(dashed), and the throttle reasons as coloured bands per GPU on the same time axis."""
+
+from __future__ import annotations
+
+from gpufleet_sampler import protocol
+from PySide6.QtWidgets import QWidget
+
+from gpufleet.ui.plots import clock_text, swatch
+from gpufleet.ui.sentences import clocks_sentence
+from gpufleet.ui.tab_base import PlotTab, fmt
+from gpufleet.ui.theme import REASON_BANDS, Theme
+from gpufleet.ui.view import View
+
+
+class ClocksTab(PlotTab):
+    title = "Clocks && throttling"
+
+    def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
+        super().__init__(theme, parent)
+        self.sm = self.add_plot("SM clock (MHz)")
+        self.mem = self.add_plot("memory clock (MHz)", legend=False)
+        self.bands = self.add_bands()
+        self.glw.ci.layout.setRowStretchFactor(0, 5)
+        self.glw.ci.layout.setRowStretchFactor(1, 2)
+        self.glw.ci.layout.setRowStretchFactor(2, 2)
+        legend = "  ".join(
+            f'<span style="color:{c}">■</span> {label}' for label, c, _ in REASON_BANDS
+        )
+        self.bands.plot.setTitle(f'<span style="font-size:8pt">{legend}</span>')
+        self.finish()
+
+    def refresh(self, view: View) -> None:
+        self.last_view = view
+        gpus = view.gpus()
+        reported, sm = self.draw_metric(self.sm, view, "sm_clock_mhz")
+        self.sm.retain([("", g) for g in gpus] + ["max"])
+        maxes = {g: view.nominal(g, "sm_clock_max_mhz") for g in gpus}
+        top = max((m for m in maxes.values() if m), default=None)
+        self.sm.set_nominal("max", top, f"max {fmt(top, 'MHz')}", view.t0, view.t1)
+        self.note_unreported(self.sm, view, "sm_clock_mhz", reported, "SM clock")
+        reported_m, _ = self.draw_metric(self.mem, view, "mem_clock_mhz")
+        self.mem.retain([("", g) for g in gpus] + ["max"])
+        mmax = max((view.nominal(g, "mem_clock_max_mhz") or 0 for g in gpus), default=0) or None
+        self.mem.set_nominal("max", mmax, f"max {fmt(mmax, 'MHz')}", view.t0, view.t1)
+        self.note_unreported(self.mem, view, "mem_clock_mhz", reported_m, "memory clock")
+        if view.host is None:
+            return
+        # Reason bits must not be min/max-averaged: take them at full resolution and OR them
+        # per pixel column inside ReasonBands.
+        reasons = view.live.series_many(view.host, gpus, "clock_reasons", view.t0, view.t1)
+        self.bands.update(gpus, [(s.t, s.v) for s in reasons], view.t0, view.t1)
+        self.set_range(view.t0, view.t1)
+        temps = view.live.series_many(view.host, gpus, "temp_gpu_c", view.t0, view.t1)
+        clocks_full = view.live.series_many(view.host, gpus, "sm_clock_mhz", view.t0, view.t1)
+        hello = view.hello()
+        self.set_sentence(
+            clocks_sentence(
+                gpus,
+                {g: s.v for g, s in zip(gpus, clocks_full, strict=True)},
+                {g: s.v for g, s in zip(gpus, reasons, strict=True)},
+                {g: s.v for g, s in zip(gpus, temps, strict=True)},
+                maxes,
+                hello.interval_s if hello else 1.0,
+            )
+        )
+        self.populated = bool(reported) and any(len(s) for s in sm)
+
+    def readout(self, t: float) -> str:
+        v = self.last_view
+        if v is None or v.host is None:
+            return ""
+        lines = [f"<b>{clock_text(t)}</b>"]
+        for g in v.gpus():
+            clk = v.live.value_at(v.host, g, "sm_clock_mhz", t)
+            temp = v.live.value_at(v.host, g, "temp_gpu_c", t)
+            ps = v.live.value_at(v.host, g, "pstate", t)
+            mask = v.live.value_at(v.host, g, "clock_reasons", t)
+            why = ", ".join(protocol.reason_labels(int(mask))) if mask else ""
+            lines.append(
+                f"{swatch(g)} GPU {g} {fmt(clk, 'MHz')} · {fmt(temp, '°C')}"
+                f"{f' · P{ps:.0f}' if ps is not None else ''}{f' · {why}' if why else ''}"
+            )
+        return "<br>".join(lines)

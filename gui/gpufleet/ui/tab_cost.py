@@ -1,0 +1,208 @@
+"""Cost: what each host has cost over the shown time range, with the idle part marked, and
+the totals since billing started (from the core's CostTracker) with the 24 h projection.
+
+"Idle" is the definition used everywhere (DESIGN.md): every GPU under 5 % utilization and
+under 10 % memory used. The rental bills wall-clock time, also while the link is down.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+
+from gpufleet.core.live import LiveBuffers
+from gpufleet.ui.plots import clock_text
+from gpufleet.ui.summary import money
+from gpufleet.ui.tab_base import PlotTab
+from gpufleet.ui.table_model import Cell, RowsModel, sorted_proxy
+from gpufleet.ui.theme import Theme, gpu_colour
+from gpufleet.ui.view import View
+
+MAX_CURVES = 12
+TOTAL_HEADERS = (
+    "Host",
+    "Price",
+    "In range",
+    "of which idle",
+    "Since billing start",
+    "Busy share",
+    "Next 24 h",
+    "Budget",
+)
+
+
+def accumulated(
+    live: LiveBuffers, host: str, price: float, t0: float, t1: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Times, accumulated cost and accumulated idle cost over [t0, t1] for one host."""
+    gpus = live.gpus(host)
+    hello = live.hello(host)
+    util = live.series_many(host, gpus, "util_gpu_pct", t0, t1)
+    mem = live.series_many(host, gpus, "mem_used_bytes", t0, t1)
+    if not util or not len(util[0]):
+        return np.empty(0), np.empty(0), np.empty(0)
+    t = util[0].t
+    idle = np.ones(len(t), dtype=bool)
+    for g, u, m in zip(gpus, util, mem, strict=True):
+        g_info = hello.gpu(g) if hello else None
+        total = g_info.nominal_value("mem_total_bytes") if g_info else None
+        idle &= np.nan_to_num(u.v, nan=100.0) < 5
+        if total:
+            idle &= np.nan_to_num(m.v, nan=float(total)) < 0.1 * float(total)
+    dt = np.diff(t, prepend=max(t0, t[0]))
+    dt = np.clip(dt, 0, None)
+    rate = price / 3600.0
+    cost = np.cumsum(dt * rate)
+    idle_cost = np.cumsum(np.where(idle, dt, 0.0) * rate)
+    return t, cost, idle_cost
+
+
+class CostTab(PlotTab):
+    title = "Cost"
+
+    def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
+        super().__init__(theme, parent)
+        self.plot = self.add_plot("cost in this range (currency)")
+        self.finish()
+        self.model = RowsModel(TOTAL_HEADERS)
+        self.proxy = sorted_proxy(self.model)
+        self.table = QTableView()
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(4, Qt.SortOrder.DescendingOrder)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(20)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.setMaximumHeight(190)
+        self.box.insertWidget(1, self.table)
+        self.fills: dict[str, pg.FillBetweenItem] = {}
+        self._cache: dict[str, tuple[float, Any]] = {}
+        self._currency = ""
+
+    def refresh(self, view: View) -> None:
+        self.last_view = view
+        hosts = [h for h in view.hosts.values() if h.price_per_hour]
+        hosts.sort(key=lambda h: -(h.price_per_hour or 0))
+        shown = hosts[:MAX_CURVES]
+        keys: list[object] = []
+        rows, row_keys = [], []
+        sum_range = sum_idle = 0.0
+        currencies = {h.currency for h in hosts}
+        self._currency = currencies.pop() if len(currencies) == 1 else ""
+        for i, h in enumerate(hosts):
+            # Recomputed at most every 5 s per host: the accumulation needs full-resolution
+            # utilization, and cost moves slowly.
+            cached = self._cache.get(h.name)
+            if cached is None or abs(cached[0] - view.t1) > 5 or cached[1][3] != view.t0:
+                t, c, ic = accumulated(view.live, h.name, h.price_per_hour or 0.0, view.t0, view.t1)
+                cached = (view.t1, (t, c, ic, view.t0))
+                self._cache[h.name] = cached
+            t, c, ic, _ = cached[1]
+            in_range = float(c[-1]) if len(c) else 0.0
+            idle_range = float(ic[-1]) if len(ic) else 0.0
+            sum_range += in_range
+            sum_idle += idle_range
+            if h in shown and len(t):
+                colour = gpu_colour(i)
+                width = self.plot.pixel_width()
+                step = max(1, len(t) // width)
+                tt, cc, ii = t[::step], c[::step], ic[::step]
+                total = self.plot.curve(("c", h.name), h.name, pg.mkPen(colour, width=1))
+                total.setData(tt, cc)
+                self.plot._grow(cc)
+                dotted = pg.mkPen(colour, width=1, style=Qt.PenStyle.DotLine)
+                idle = self.plot.curve(("i", h.name), "", dotted, legend=False)
+                idle.setData(tt, ii)
+                zero = self.plot.curve(("z", h.name), "", pg.mkPen(None), legend=False)
+                if h.name not in self.fills:
+                    # The idle part of the cost, shaded down to zero.
+                    fill = pg.FillBetweenItem(idle, zero, brush=pg.mkBrush(colour + "40"))
+                    self.plot.plot.addItem(fill)
+                    self.fills[h.name] = fill
+                self.plot.curves[("z", h.name)].setData(tt, np.zeros(len(tt)))
+                keys += [("c", h.name), ("i", h.name), ("z", h.name)]
+            s = view.cost.get(h.name)
+            rows.append(self._row(h.name, h.price_per_hour, h.currency, in_range, idle_range, s))
+            row_keys.append(h.name)
+        for name in [n for n in self.fills if ("c", n) not in keys]:
+            self.plot.plot.removeItem(self.fills.pop(name))
+        self.plot.retain(keys)
+        self.model.set_rows(rows, row_keys)
+        self.plot.fit_y()
+        self.plot.set_note(
+            "" if hosts else "No host has a price per hour: set one in Hosts → Edit."
+        )
+        self.set_range(view.t0, view.t1)
+        cur = self._currency or "mixed"
+        self.plot.plot.getAxis("left").setLabel(f"cost in this range ({cur})")
+        proj = [
+            view.cost[h.name].projection_24h
+            for h in hosts
+            if h.name in view.cost and view.cost[h.name].projection_24h
+        ]
+        more = (
+            f" Only the {MAX_CURVES} priciest hosts are drawn." if len(hosts) > MAX_CURVES else ""
+        )
+        if hosts:
+            idle_pct = 100 * sum_idle / sum_range if sum_range else 0.0
+            self.set_sentence(
+                f"In this range the fleet cost {money(sum_range, self._currency or 'USD')}, "
+                f"{idle_pct:.0f} % of it while idle (shaded, dotted line). "
+                + (
+                    "At the current rates the next 24 h cost "
+                    f"{money(sum(proj), self._currency or 'USD')}."
+                    if proj
+                    else ""
+                )
+                + more
+            )
+        self.populated = bool(hosts) and any(len(self._cache[h.name][1][0]) for h in hosts)
+
+    def _row(
+        self, host: str, price: float | None, currency: str, in_range: float, idle: float, s: Any
+    ) -> tuple[Cell, ...]:
+        def m(x: float | None) -> Cell:
+            return Cell(money(x, currency), x if x is not None else -1, align_right=True)
+
+        total = getattr(s, "total", None)
+        eff = getattr(s, "effective_ratio", None)
+        budget = getattr(s, "budget_used_frac", None)
+        return (
+            Cell(host),
+            Cell(money(price, currency) + "/h", price or 0, align_right=True),
+            m(in_range),
+            m(idle),
+            m(total),
+            Cell(
+                "—" if eff is None else f"{eff * 100:.0f} %",
+                eff or -1,
+                align_right=True,
+                tooltip="share of the paid time the GPUs were doing work",
+            ),
+            m(getattr(s, "projection_24h", None)),
+            Cell(
+                "—" if budget is None else f"{budget * 100:.0f} %", budget or -1, align_right=True
+            ),
+        )
+
+    def readout(self, t: float) -> str:
+        v = self.last_view
+        if v is None:
+            return ""
+        lines = [f"<b>{clock_text(t)}</b>"]
+        for name, (_, (tt, c, ic, _t0)) in list(self._cache.items())[:MAX_CURVES]:
+            if not len(tt):
+                continue
+            i = min(len(tt) - 1, int(np.searchsorted(tt, t)))
+            cur = v.hosts[name].currency if name in v.hosts else "USD"
+            lines.append(f"{name} {money(float(c[i]), cur)} (idle {money(float(ic[i]), cur)})")
+        return "<br>".join(lines)
+
+
+_ = Mapping

@@ -1,0 +1,155 @@
+"""Overview: one row per host and GPU of the whole fleet, worst first, sortable by any column.
+
+The fleet is shown as summaries (latest values only), never as curves: it stays cheap at
+128 hosts × 8 GPUs (DESIGN.md budgets)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+
+from gpufleet.ui.summary import HostSummary, money
+from gpufleet.ui.tab_base import Tab, fmt
+from gpufleet.ui.table_model import KEY_ROLE, Cell, RowsModel, sorted_proxy
+from gpufleet.ui.theme import OK, SEVERITY_RANK, SYMBOL, Theme
+from gpufleet.ui.view import View
+
+HEADERS = (
+    "State",
+    "Host",
+    "GPU",
+    "Model",
+    "Util",
+    "SM clock",
+    "Temp",
+    "Power",
+    "Memory",
+    "P",
+    "Reasons",
+    "Price",
+)
+
+
+class OverviewTab(Tab):
+    title = "Overview"
+    host_activated = Signal(str)
+
+    def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
+        super().__init__(theme, parent)
+        self.model = RowsModel(HEADERS)
+        self.proxy = sorted_proxy(self.model)
+        self.table = QTableView()
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(20)
+        self.table.setShowGrid(False)
+        self.table.setAlternatingRowColors(True)
+        hh = self.table.horizontalHeader()
+        hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        hh.setStretchLastSection(False)
+        hh.setSectionResizeMode(10, QHeaderView.ResizeMode.Stretch)
+        self.table.doubleClicked.connect(self._activated)
+        self.box.addWidget(self.table, 1)
+        self.box.addWidget(self.sentence)
+        self.summaries: Sequence[HostSummary] = ()
+        self._sized = False
+
+    def set_summaries(self, summaries: Sequence[HostSummary]) -> None:
+        self.summaries = summaries
+
+    def refresh(self, view: View) -> None:
+        t = self.theme
+        rows, keys = [], []
+        n_gpu = 0
+        for s in self.summaries:
+            price = money(s.price, s.currency) + "/h" if s.price is not None else "—"
+            if not s.gpus:
+                colour = t.state_hex(s.state)
+                rows.append(
+                    (
+                        Cell(f"{SYMBOL[s.state]} {s.state}", (-s.rank, s.host), colour),
+                        Cell(s.host),
+                        Cell("—", -1),
+                        Cell(s.model),
+                        Cell("—", -1),
+                        Cell("—", -1),
+                        Cell("—", -1),
+                        Cell("—", -1),
+                        Cell("—", -1),
+                        Cell("—", -1),
+                        Cell(s.reason, s.reason, colour),
+                        Cell(price, s.price or 0),
+                    )
+                )
+                keys.append((s.host, -1))
+                continue
+            for g in s.gpus:
+                n_gpu += 1
+                state = s.state if SEVERITY_RANK[s.state] >= SEVERITY_RANK[g.state] else g.state
+                if s.state == OK:
+                    state = g.state
+                colour = t.state_hex(state)
+                rank = SEVERITY_RANK[state]
+                reasons = ", ".join(r for r in g.reasons if r != "gpu_idle") or (
+                    "idle" if "gpu_idle" in g.reasons else ""
+                )
+                if s.state != OK and s.reason and g.state == OK:
+                    reasons = s.reason
+                sm = fmt(g.sm, "MHz") + (f" / {g.sm_max:.0f}" if g.sm_max else "")
+                mem = (
+                    f"{g.mem_used / 2**30:.1f} / {g.mem_total / 2**30:.0f} GiB"
+                    if g.mem_used is not None and g.mem_total
+                    else "—"
+                )
+                pw = fmt(g.power, "W") + (f" / {g.power_cap:.0f}" if g.power_cap else "")
+                hot = g.temp is not None and g.temp_slowdown and g.temp >= g.temp_slowdown - 5
+                rows.append(
+                    (
+                        Cell(f"{SYMBOL[state]} {state}", (-rank, s.host, g.gpu), colour),
+                        Cell(s.host, (s.host, g.gpu)),
+                        Cell(str(g.gpu), g.gpu, align_right=True),
+                        Cell(g.name.replace("NVIDIA ", "")),
+                        Cell(
+                            fmt(g.util, "%"), g.util if g.util is not None else -1, align_right=True
+                        ),
+                        Cell(sm, g.sm if g.sm is not None else -1, align_right=True),
+                        Cell(
+                            fmt(g.temp, "°C"),
+                            g.temp if g.temp is not None else -1,
+                            t.state_hex("warning") if hot else None,
+                            align_right=True,
+                        ),
+                        Cell(pw, g.power if g.power is not None else -1, align_right=True),
+                        Cell(mem, g.mem_used if g.mem_used is not None else -1, align_right=True),
+                        Cell("—" if g.pstate is None else f"P{g.pstate:.0f}", g.pstate or 0),
+                        Cell(reasons, reasons, colour if state != OK else None),
+                        Cell(price, s.price or 0, align_right=True),
+                    )
+                )
+                keys.append((s.host, g.gpu))
+        self.model.set_rows(rows, keys)
+        if not self._sized and rows:
+            self.table.resizeColumnsToContents()
+            self._sized = True
+        bad = sum(1 for r in rows if not r[0].text.startswith(SYMBOL[OK]))
+        hosts = len(self.summaries)
+        self.set_sentence(
+            f"{hosts} host{'s' if hosts != 1 else ''}, {n_gpu} GPUs; "
+            + (
+                f"{bad} row{'s' if bad != 1 else ''} need attention, listed first. "
+                if bad
+                else "all healthy. "
+            )
+            + "Double-click a row to open that host; click a header to sort."
+        )
+        self.populated = n_gpu > 0
+
+    def _activated(self, index: object) -> None:
+        key = self.proxy.data(index, KEY_ROLE)  # type: ignore[arg-type]
+        if key:
+            self.host_activated.emit(key[0])

@@ -1,0 +1,116 @@
+"""Thermal && power: GPU and memory temperature against the slowdown and shutdown points;
+power draw against the enforced cap (dashed, per GPU, as sampled) and the default limit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QWidget
+
+from gpufleet.ui.plots import clock_text, swatch
+from gpufleet.ui.sentences import thermal_sentence
+from gpufleet.ui.tab_base import PlotTab, fmt
+from gpufleet.ui.theme import REASON_BANDS, Theme, gpu_pen
+from gpufleet.ui.view import View
+
+_HOT = REASON_BANDS[0][1]
+
+
+class ThermalTab(PlotTab):
+    title = "Thermal && power"
+
+    def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
+        super().__init__(theme, parent)
+        self.temp = self.add_plot("temperature (°C)")
+        self.power = self.add_plot("power (W)")
+        self.finish()
+
+    def refresh(self, view: View) -> None:
+        self.last_view = view
+        gpus = view.gpus()
+        rep, temps = self.draw_metric(self.temp, view, "temp_gpu_c")
+        # Memory (HBM) temperature, dotted, only where the GPU reports it: GDDR6X boards have
+        # no sensor, and a flat 0 would read as "cold".
+        mem = view.series_many("temp_mem_c", gpus, self.temp.pixel_width())
+        rep_m = []
+        for g, sm in zip(gpus, mem, strict=True):
+            if len(sm.v) and np.isfinite(sm.v).any():
+                rep_m.append(g)
+                pen: Any = gpu_pen(g)
+                pen.setStyle(Qt.PenStyle.DotLine)
+                self.temp.set_curve(("mem", g), f"GPU {g} mem", pen, sm.t, sm.v)
+        keys: list[Any] = [("", g) for g in gpus] + [("mem", g) for g in rep_m]
+        missing = [g for g in gpus if g not in rep_m]
+        if missing and rep:
+            why = sorted({view.unsupported(g, "temp_mem_c") or "" for g in missing} - {""})
+            which = (
+                "these GPUs" if len(missing) == len(gpus) else "GPU " + ", ".join(map(str, missing))
+            )
+            because = f" ({', '.join(why)})" if why else ""
+            self.temp.plot.setTitle(
+                f'<span style="font-size:8pt;color:{self.theme.muted}">memory temperature: '
+                f"not reported by {which}{because}</span>"
+            )
+        else:
+            self.temp.plot.setTitle(None)
+        slow = {g: view.nominal(g, "temp_slowdown_c") for g in gpus}
+        shut = {g: view.nominal(g, "temp_shutdown_c") for g in gpus}
+        sd = min((s for s in slow.values() if s), default=None)
+        sh = min((s for s in shut.values() if s), default=None)
+        self.temp.set_nominal("slow", sd, f"slowdown {fmt(sd, '°C')}", view.t0, view.t1, _HOT)
+        self.temp.set_nominal(
+            "shut", sh, f"shutdown {fmt(sh, '°C')}", view.t0, view.t1, _HOT, Qt.PenStyle.DotLine
+        )
+        self.temp.retain([*keys, "slow", "shut"])
+        self.note_unreported(self.temp, view, "temp_gpu_c", rep, "GPU temperature")
+        rep_p, power = self.draw_metric(self.power, view, "power_w")
+        _, limits = self.draw_metric(
+            self.power,
+            view,
+            "power_limit_w",
+            key_prefix="cap",
+            name_suffix=" cap",
+            style=Qt.PenStyle.DashLine,
+        )
+        dflt = {g: view.nominal(g, "power_default_w") for g in gpus}
+        d = max((x for x in dflt.values() if x), default=None)
+        self.power.set_nominal(
+            "default",
+            d,
+            f"default limit {fmt(d, 'W')}",
+            view.t0,
+            view.t1,
+            style=Qt.PenStyle.DotLine,
+        )
+        self.power.retain([("", g) for g in gpus] + [("cap", g) for g in gpus] + ["default"])
+        self.note_unreported(self.power, view, "power_w", rep_p, "power draw")
+        self.set_range(view.t0, view.t1)
+        self.set_sentence(
+            thermal_sentence(
+                gpus,
+                {g: s.v for g, s in zip(gpus, temps, strict=True)},
+                slow,
+                {g: s.v for g, s in zip(gpus, power, strict=True)},
+                {g: s.v for g, s in zip(gpus, limits, strict=True)},
+                dflt,
+            )
+        )
+        self.populated = bool(rep) and bool(rep_p)
+
+    def readout(self, t: float) -> str:
+        v = self.last_view
+        if v is None or v.host is None:
+            return ""
+        lines = [f"<b>{clock_text(t)}</b>"]
+        for g in v.gpus():
+            temp = v.live.value_at(v.host, g, "temp_gpu_c", t)
+            mem = v.live.value_at(v.host, g, "temp_mem_c", t)
+            pw = v.live.value_at(v.host, g, "power_w", t)
+            cap = v.live.value_at(v.host, g, "power_limit_w", t)
+            lines.append(
+                f"{swatch(g)} GPU {g} {fmt(temp, '°C')} (mem {fmt(mem, '°C')}) · "
+                f"{fmt(pw, 'W')} of {fmt(cap, 'W')}"
+            )
+        return "<br>".join(lines)
