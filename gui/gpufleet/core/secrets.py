@@ -32,8 +32,22 @@ _ADVICE = (
 )
 
 
+_NO_KEYRING_ADVICE = (
+    "start a Secret Service (gnome-keyring, KWallet or KeePassXC) in your desktop session, "
+    "or use ssh-agent (`ssh-add KEY`) instead of a stored secret"
+)
+
+
 class SecretStoreUnavailable(Exception):
-    """No usable OS keyring; the message says why and what to do (never a secret)."""
+    """No usable OS keyring; the message says why and what to do (never a secret).
+
+    ``reason``: "no_keyring" (no backend at all), "locked", "plaintext" (refused backend) or
+    "failed".
+    """
+
+    def __init__(self, message: str, reason: str = "failed") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 def username(host_name: str, kind: str) -> str:
@@ -48,16 +62,22 @@ def _backend() -> keyring.backend.KeyringBackend:
     if module.startswith("keyrings.alt"):
         raise SecretStoreUnavailable(
             f"the keyring backend {module} stores secrets in plain files; gpufleet refuses it: "
-            "uninstall keyrings.alt, then " + _ADVICE
+            "uninstall keyrings.alt, then " + _ADVICE,
+            "plaintext",
         )
     return backend
 
 
 def _unavailable(action: str, e: BaseException, with_detail: bool = True) -> SecretStoreUnavailable:
     if isinstance(e, keyring.errors.NoKeyringError):
-        why = "no OS keyring (Secret Service) is available"
-    elif isinstance(e, keyring.errors.KeyringLocked):
-        why = "the keyring is locked"
+        return SecretStoreUnavailable(
+            f"cannot {action}: no OS keyring (Secret Service) is available; " + _NO_KEYRING_ADVICE,
+            "no_keyring",
+        )
+    if isinstance(e, keyring.errors.KeyringLocked):
+        return SecretStoreUnavailable(
+            f"cannot {action}: the keyring is locked; {_ADVICE}", "locked"
+        )
     else:
         # The backend's own text (a D-Bus error, say) never contains our secret; it is left
         # out of `set` anyway, where the secret was in flight.

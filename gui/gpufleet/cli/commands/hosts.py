@@ -1,0 +1,339 @@
+"""``gpufleet hosts …``: add, list, remove and import hosts; store their secrets; forget keys.
+
+    gpufleet hosts add NAME --ssh "ssh -p PORT -i KEY user@host" [--price-per-hour P]
+                            [--currency C] [--backend nvml|sim] [--scenario S] [--jump J]
+                            [--tag T ...]
+    gpufleet hosts list [--format table|json]
+    gpufleet hosts remove NAME
+    gpufleet hosts import-ssh-config [--all | ALIAS ...] [--ssh-config PATH]
+    gpufleet hosts set-secret NAME [--kind password|key-passphrase] [--delete]
+    gpufleet hosts forget-key NAME
+
+Exit codes: 0 done; 1 failure (a malformed config file, an unusable keyring); 2 bad usage
+(a bad --ssh command, a bad name, a host that already exists, nothing to import);
+8 no such host / alias.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from gpufleet.cli.errors import EXIT_FAILURE, EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE, CliError
+from gpufleet.core import config, hostkeys, secrets, sshconfig
+from gpufleet.core.hostconfig import HostConfig
+from gpufleet.core.sshcmd import SshCommandError, parse_ssh_command
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}$")
+_EPILOG = (
+    "exit codes: 0 done, 1 failure (bad config file, keyring unusable), 2 bad usage, 8 no such host"
+)
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "hosts",
+        help="add, list, remove and import hosts; store their secrets",
+        description="Manage the hosts gpufleet watches (stored in config.toml; passwords and "
+        "key passphrases only in the OS keyring).",
+        epilog=_EPILOG,
+    )
+    sub = p.add_subparsers(dest="hosts_command", metavar="ACTION", required=True)
+
+    a = sub.add_parser(
+        "add",
+        help="add a host from the ssh command your provider shows",
+        description="Add a host. --ssh takes the command line as your provider shows it, "
+        'e.g. --ssh "ssh -p 41234 -i ~/.ssh/key root@ssh4.example.com". Without --ssh, NAME '
+        "itself is the host (an alias of ~/.ssh/config works).",
+        epilog=_EPILOG,
+    )
+    a.add_argument("name", metavar="NAME")
+    a.add_argument("--ssh", metavar="COMMAND", help="the ssh command line that reaches the host")
+    a.add_argument(
+        "--jump", metavar="[USER@]HOST[:PORT]", help="ProxyJump host(s), comma-separated"
+    )
+    a.add_argument("--price-per-hour", type=float, metavar="P", help="rental price per hour")
+    a.add_argument("--currency", default=None, metavar="C", help="currency of the price (USD)")
+    a.add_argument("--backend", choices=("nvml", "sim"), default="nvml")
+    a.add_argument("--scenario", metavar="S", help="sim scenario (with --backend sim)")
+    a.add_argument("--tag", action="append", default=[], metavar="T", help="a tag (repeatable)")
+    a.add_argument(
+        "--auth",
+        choices=("auto", "agent", "key", "password"),
+        default="auto",
+        help="how to log in (auto: key file, then ssh-agent, then a stored password)",
+    )
+    a.set_defaults(func=_add)
+
+    ls = sub.add_parser("list", help="list the configured hosts", epilog=_EPILOG)
+    ls.add_argument("--format", choices=("table", "json"), default="table")
+    ls.set_defaults(func=_list)
+
+    rm = sub.add_parser("remove", help="remove a host (and its stored secrets)", epilog=_EPILOG)
+    rm.add_argument("name", metavar="NAME")
+    rm.set_defaults(func=_remove)
+
+    imp = sub.add_parser(
+        "import-ssh-config",
+        help="add hosts from ~/.ssh/config",
+        description="Add hosts named by Host lines of ~/.ssh/config (Include honoured; "
+        "wildcard patterns skipped). Without --all or aliases, lists what can be imported.",
+        epilog=_EPILOG,
+    )
+    imp.add_argument("aliases", nargs="*", metavar="ALIAS")
+    imp.add_argument("--all", action="store_true", help="import every concrete Host alias")
+    imp.add_argument("--ssh-config", type=Path, default=None, metavar="PATH")
+    imp.set_defaults(func=_import)
+
+    ss = sub.add_parser(
+        "set-secret",
+        help="store a host's password or key passphrase in the OS keyring",
+        description="Prompts without echo (reads one line from stdin when it is not a "
+        "terminal) and stores the secret in the OS keyring, never in a file.",
+        epilog=_EPILOG,
+    )
+    ss.add_argument("name", metavar="NAME")
+    ss.add_argument("--kind", choices=secrets.SECRET_KINDS, default="password")
+    ss.add_argument("--delete", action="store_true", help="delete the stored secret instead")
+    ss.set_defaults(func=_set_secret)
+
+    fk = sub.add_parser(
+        "forget-key",
+        help="forget a host's remembered host key (after a reinstall)",
+        epilog=_EPILOG,
+    )
+    fk.add_argument("name", metavar="NAME")
+    fk.set_defaults(func=_forget_key)
+
+
+# -- helpers --------------------------------------------------------------------------------
+
+
+def _load() -> config.AppConfig:
+    try:
+        return config.load_config()
+    except config.ConfigError as e:
+        raise CliError(str(e), EXIT_FAILURE) from None
+
+
+def _save(cfg: config.AppConfig) -> None:
+    try:
+        config.save_config(cfg)
+    except (config.ConfigError, OSError) as e:
+        raise CliError(f"cannot save {config.config_file_path()}: {e}", EXIT_FAILURE) from None
+
+
+def _check_name(name: str) -> None:
+    if not _NAME_RE.match(name):
+        raise CliError(
+            f"bad host name {name!r}: use letters, digits and . _ - @ + (up to 64, no spaces "
+            "or colons)",
+            EXIT_USAGE,
+        )
+
+
+def _find(cfg: config.AppConfig, name: str) -> HostConfig:
+    h = cfg.host(name)
+    if h is None:
+        known = ", ".join(cfg.names()) or "none configured"
+        raise CliError(f"no host named {name!r} (hosts: {known})", EXIT_NOT_FOUND)
+    return h
+
+
+def _target(h: HostConfig) -> str:
+    if h.transport == "local":
+        return "local"
+    who = f"{h.user}@" if h.user else ""
+    return f"{who}{h.host}:{h.port}" + (f" via {h.jump}" if h.jump else "")
+
+
+# -- actions --------------------------------------------------------------------------------
+
+
+def _add(args: argparse.Namespace) -> int:
+    _check_name(args.name)
+    cfg = _load()
+    if cfg.host(args.name) is not None:
+        raise CliError(
+            f"a host named {args.name!r} already exists (remove it first, or pick another name)",
+            EXIT_USAGE,
+        )
+    fields: dict[str, Any] = {"name": args.name, "host": args.name, "auth": args.auth}
+    if args.ssh:
+        try:
+            parsed = parse_ssh_command(args.ssh)
+        except SshCommandError as e:
+            raise CliError(f"--ssh: {e}", EXIT_USAGE) from None
+        fields.update({k: v for k, v in parsed.items() if v is not None})
+    if args.jump:
+        fields["jump"] = args.jump
+    if args.price_per_hour is not None:
+        if args.price_per_hour < 0:
+            raise CliError("--price-per-hour must not be negative", EXIT_USAGE)
+        fields["price_per_hour"] = args.price_per_hour
+    if args.currency:
+        fields["currency"] = args.currency.upper()
+    fields["backend"] = args.backend
+    if args.scenario:
+        fields["scenario"] = args.scenario
+    if args.backend == "sim" and not args.scenario:
+        raise CliError("--backend sim needs --scenario (e.g. healthy-8xa100)", EXIT_USAGE)
+    if args.tag:
+        fields["tags"] = tuple(dict.fromkeys(args.tag))
+    try:
+        host = config.host_from_dict(
+            {k: list(v) if isinstance(v, tuple) else v for k, v in fields.items()}, "hosts add"
+        )
+    except config.ConfigError as e:
+        raise CliError(str(e), EXIT_USAGE) from None
+    cfg.hosts.append(host)
+    _save(cfg)
+    print(f"added {host.label}")
+    return EXIT_OK
+
+
+def _list(args: argparse.Namespace) -> int:
+    cfg = _load()
+    if args.format == "json":
+        print(json.dumps([config.host_to_dict(h) for h in cfg.hosts], indent=2))
+        return EXIT_OK
+    if not cfg.hosts:
+        print('no hosts configured (add one with `gpufleet hosts add NAME --ssh "ssh …"`)')
+        return EXIT_OK
+    rows = [("NAME", "TARGET", "BACKEND", "PRICE/H", "TAGS")]
+    for h in cfg.hosts:
+        backend = h.backend + (f"/{h.scenario}" if h.scenario else "")
+        price = f"{h.price_per_hour:g} {h.currency}" if h.price_per_hour is not None else "-"
+        rows.append((h.name, _target(h), backend, price, ",".join(h.tags) or "-"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    return EXIT_OK
+
+
+def _remove(args: argparse.Namespace) -> int:
+    cfg = _load()
+    host = _find(cfg, args.name)
+    cfg.hosts = [h for h in cfg.hosts if h.name != host.name]
+    _save(cfg)
+    print(f"removed {host.name}")
+    try:
+        deleted = secrets.delete_all(host.name)
+        if deleted:
+            print(f"deleted its stored {' and '.join(deleted)} from the keyring")
+    except secrets.SecretStoreUnavailable as e:
+        if e.reason != "no_keyring":  # with no keyring at all, nothing can be stored
+            print(f"gpufleet: note: stored secrets were not deleted: {e}", file=sys.stderr)
+    # Its host key goes too, unless another host still reaches the same address.
+    if not any((h.host, h.port) == (host.host, host.port) for h in cfg.hosts):
+        hostkeys.KnownHosts().forget(hostkeys.host_key_name(host.host, host.port))
+    return EXIT_OK
+
+
+def _import(args: argparse.Namespace) -> int:
+    path = args.ssh_config or sshconfig.default_path()
+    try:
+        available = sshconfig.importable_aliases(path)
+        ssh_cfg = sshconfig.load(path)
+    except sshconfig.SshConfigError as e:
+        raise CliError(str(e), EXIT_FAILURE) from None
+    if not args.all and not args.aliases:
+        if not available:
+            raise CliError(f"{path}: no Host entries to import", EXIT_NOT_FOUND)
+        print(f"importable from {path}: {' '.join(available)}")
+        print("import with: gpufleet hosts import-ssh-config --all   (or name the aliases)")
+        return EXIT_USAGE
+    wanted = available if args.all else list(dict.fromkeys(args.aliases))
+    missing = [a for a in wanted if a not in available]
+    if missing:
+        raise CliError(
+            f"{path}: no Host entry {', '.join(repr(m) for m in missing)} (there are: "
+            f"{', '.join(available) or 'none'})",
+            EXIT_NOT_FOUND,
+        )
+    cfg = _load()
+    added: list[str] = []
+    for alias in wanted:
+        if cfg.host(alias) is not None:
+            print(f"skipped {alias}: a host of that name exists")
+            continue
+        if not _NAME_RE.match(alias):
+            print(f"skipped {alias}: not usable as a host name")
+            continue
+        try:
+            t = sshconfig.lookup(alias, cfg=ssh_cfg)
+        except sshconfig.SshConfigError as e:
+            raise CliError(str(e), EXIT_FAILURE) from None
+        host = HostConfig(
+            name=alias,
+            host=t.hostname,
+            port=t.port or 22,
+            user=t.user,
+            key_path=t.identity_files[0] if t.identity_files else None,
+            jump=t.proxy_jump,
+        )
+        cfg.hosts.append(host)
+        added.append(alias)
+        print(f"added {host.label}")
+    if added:
+        _save(cfg)
+    return EXIT_OK
+
+
+def _read_secret(prompt: str) -> str:
+    if sys.stdin.isatty():
+        first = getpass.getpass(prompt)
+        second = getpass.getpass("again: ")
+        if first != second:
+            raise CliError("the two entries differ; nothing stored", EXIT_USAGE)
+        return first
+    line = sys.stdin.readline()
+    return line[:-1] if line.endswith("\n") else line
+
+
+def _set_secret(args: argparse.Namespace) -> int:
+    cfg = _load()
+    host = _find(cfg, args.name)
+    kind = args.kind
+    try:
+        if args.delete:
+            if secrets.delete_secret(host.name, kind):
+                print(f"deleted the {kind} of {host.name} from the keyring")
+            else:
+                print(f"no {kind} of {host.name} was stored")
+            return EXIT_OK
+        value = _read_secret(f"{kind} for {host.label}: ")
+        if not value:
+            raise CliError(f"empty {kind}: nothing stored", EXIT_USAGE)
+        secrets.set_secret(host.name, kind, value)
+    except secrets.SecretStoreUnavailable as e:
+        raise CliError(str(e), EXIT_FAILURE) from None
+    print(f"stored the {kind} of {host.name} in the OS keyring")
+    return EXIT_OK
+
+
+def _forget_key(args: argparse.Namespace) -> int:
+    cfg = _load()
+    host = _find(cfg, args.name)
+    name = hostkeys.host_key_name(host.host, host.port)
+    try:
+        t = sshconfig.lookup(host.host)
+        port = host.port if host.port != 22 else (t.port or 22)
+        resolved = hostkeys.host_key_name(t.hostname, port)
+    except sshconfig.SshConfigError:
+        resolved = name
+    known = hostkeys.KnownHosts()
+    removed = sum(known.forget(n) for n in dict.fromkeys((name, resolved)))
+    print(f"forgot {removed} remembered key(s) of {host.name} ({resolved})")
+    if known.keys_for(resolved) and known.system_file.exists():
+        print(
+            f"note: {known.system_file} also has a key for {resolved}; gpufleet does not edit "
+            f"it: run `ssh-keygen -R '{resolved}'` if it is stale"
+        )
+    return EXIT_OK
