@@ -780,6 +780,9 @@ FINDING_TEXT: Final[dict[tuple[str, str], str]] = {
         "{Where}: memory at {temp} °C, over 100 °C: risk of errors and damage. Change instance.",
     ),
     ("processes", "pass"): QT_TRANSLATE_NOOP("Findings", "{Where}: no other process uses it."),
+    ("processes", "yours"): QT_TRANSLATE_NOOP(
+        "Findings", "{Where}: only your own processes use it: {procs}."
+    ),
     ("processes", "warn"): QT_TRANSLATE_NOOP(
         "Findings",
         "{Where}: {procs} already use it ({mem} of memory). Leftover jobs or someone else's: "
@@ -1042,7 +1045,12 @@ def finding_values(f: Finding) -> dict[str, Any]:
 
 
 def finding_sentence(finding: Finding) -> str:
-    text = FINDING_TEXT.get((finding.id, finding.verdict)) or FINDING_TEXT.get((finding.id, "*"))
+    variant = finding.values.get("variant")
+    text = (
+        (FINDING_TEXT.get((finding.id, str(variant))) if variant else None)
+        or FINDING_TEXT.get((finding.id, finding.verdict))
+        or FINDING_TEXT.get((finding.id, "*"))
+    )
     if text is None:
         vals = ", ".join(f"{k}={v}" for k, v in finding.values.items())
         return f"{finding.id} ({finding.verdict}): {vals}"
