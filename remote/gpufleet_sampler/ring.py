@@ -10,12 +10,15 @@ Two tiers:
   ``day_seconds`` (a day) by message time, with hard caps on counts so memory stays bounded
   whatever the interval.
 
-Lines are stored as bytes with their newline, ready to write to a socket. Python 3.8, stdlib
-only.
+Lines are handed in and out as bytes with their newline, ready to write to a socket. They are
+held zlib-compressed (level 1): a sample line of 8 GPUs shrinks about 5x (1.5 kB to 0.3 kB) for
+about 30 us per tick, which keeps an hour of 8 GPUs near 2 MiB instead of 8 MiB of the
+sampler's 30 MiB budget. Python 3.8, stdlib only.
 """
 
 import bisect
 import math
+import zlib
 from collections import deque
 from typing import Deque, List, Optional, Tuple
 
@@ -53,7 +56,9 @@ class Ring(object):
         day_seconds: float = 86400.0,
         raw_samples: Optional[int] = None,
         downsample: Optional[int] = None,
+        compress: bool = True,
     ) -> None:
+        self.compress = compress
         interval = max(float(interval), 1e-3)
         # Capacity counts samples, not messages: process snapshots and events ride along with
         # the samples around them, so an hour of samples is an hour of everything.
@@ -95,7 +100,8 @@ class Ring(object):
             self.first_seq = seq
         self.last_seq = seq
         self.last_t = t
-        e = _Entry(seq, t, kind, line, fingerprint if kind == KIND_PROCS else None)
+        data = zlib.compress(line, 1) if self.compress else line
+        e = _Entry(seq, t, kind, data, fingerprint if kind == KIND_PROCS else None)
         self._seqs.append(seq)
         self._entries.append(e)
         if kind == KIND_SAMPLE:
@@ -158,10 +164,10 @@ class Ring(object):
             day = [e for e in self._day_samples if e.seq > seq]
             day.extend(e for e in self._day_kept if e.seq > seq)
             day.sort(key=lambda e: e.seq)
-            out.extend(e.line for e in day)
+            out.extend(self._line(e) for e in day)
         if raw_first is not None:
             i = bisect.bisect_right(self._seqs, seq, self._head)
-            out.extend(e.line for e in self._entries[i:] if e is not None)
+            out.extend(self._line(e) for e in self._entries[i:] if e is not None)
         return out, self.has_gap(seq, len(out))
 
     def has_gap(self, seq: int, count: int) -> bool:
@@ -175,13 +181,16 @@ class Ring(object):
     def tail_after(self, seq: int) -> List[bytes]:
         """Raw lines after ``seq`` (for live fan-out, where ``seq`` is recent)."""
         i = bisect.bisect_right(self._seqs, seq, self._head)
-        return [e.line for e in self._entries[i:] if e is not None]
+        return [self._line(e) for e in self._entries[i:] if e is not None]
+
+    def _line(self, e: _Entry) -> bytes:
+        return zlib.decompress(e.line) if self.compress else e.line
 
     def __len__(self) -> int:
         return len(self._entries) - self._head + len(self._day_samples) + len(self._day_kept)
 
     def nbytes(self) -> int:
-        """Bytes of line data held (for the benchmark and the state file)."""
+        """Bytes of (compressed) line data held (for the benchmark and the state file)."""
         n = sum(len(e.line) for e in self._entries[self._head :] if e is not None)
         n += sum(len(e.line) for e in self._day_samples)
         return n + sum(len(e.line) for e in self._day_kept)
