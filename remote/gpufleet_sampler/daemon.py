@@ -273,6 +273,7 @@ def start_detached(args: argparse.Namespace, p: Paths) -> Tuple[Optional[Dict[st
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     _rotate_log(p.log)
     log = os.open(p.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    log_start = os.fstat(log).st_size
     try:
         child = subprocess.Popen(
             _daemon_argv(args, p),
@@ -298,21 +299,25 @@ def start_detached(args: argparse.Namespace, p: Paths) -> Tuple[Optional[Dict[st
             return status, ""
         rc = child.poll()
         if rc is not None and rc != 0:
-            return None, _log_tail(p.log) or "the daemon exited with status {}".format(rc)
+            why = _log_reason(p.log, log_start)
+            return None, why or "the daemon exited with status {}".format(rc)
         time.sleep(delay)
         delay = min(delay * 2, 0.2)
     return None, "the daemon did not answer within {:.0f} s (see {})".format(START_TIMEOUT_S, p.log)
 
 
-def _log_tail(path: str) -> str:
+def _log_reason(path: str, start: int) -> str:
+    """Why the daemon just failed: its last complaint in the log since ``start``."""
     try:
         with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            size = f.tell()
-            f.seek(max(0, size - 4096))
-            lines = f.read().decode("utf-8", "replace").strip().splitlines()
+            f.seek(start)
+            lines = f.read(65536).decode("utf-8", "replace").strip().splitlines()
     except OSError:
         return ""
+    prefix = "gpufleet_sampler: "
+    said = [x[len(prefix) :] for x in lines if x.startswith(prefix)]
+    if said:
+        return said[-1]
     return lines[-1] if lines else ""
 
 
@@ -480,7 +485,7 @@ class Daemon(object):
                 signal.signal(signum, handler)
         if self.sampler is not None:
             self.write_state(running=False)
-        _log("daemon {} stopped".format(self.p.key))
+            _log("daemon {} stopped".format(self.p.key))
 
     # -- the loop --
 

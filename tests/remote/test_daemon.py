@@ -305,6 +305,13 @@ def test_bad_arguments_are_one_line(sd: Path) -> None:
     assert "no-such-scenario" in r.stderr and "Traceback" not in r.stderr
     r = sampler("daemon", *_common(sd), "--idle-exit", "0")
     assert r.returncode == 2 and "--idle-exit" in r.stderr
+    # attach --start relays the daemon's own reason as one protocol error line.
+    r = sampler("attach", *_common(sd, scenario="no-such-scenario"), "--start")
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) == 1
+    err = json.loads(lines[0])
+    assert err["kind"] == "error" and "no-such-scenario" in err["message"]
 
 
 def test_state_file_reports_xids_for_check(sd: Path) -> None:
