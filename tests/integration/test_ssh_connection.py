@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -94,6 +95,15 @@ def test_stream_close_from_another_thread_ends_the_iteration(conn):
     rest = list(stream)  # ends (no exception) once closed
     assert all(x == b"tick" for x in rest)
     assert conn.run("echo still-usable")[1] == b"still-usable\n"
+
+
+def test_stream_stdin_closed_by_default_or_kept_open(conn):
+    assert list(conn.stream_lines("echo start; cat; echo after-eof")) == [b"start", b"after-eof"]
+    stream = conn.stream_lines("echo start; cat; echo after-eof", close_stdin=False)
+    assert next(stream) == b"start"
+    # `cat` still waits on its stdin: nothing more comes until the channel closes.
+    threading.Timer(0.3, stream.close).start()
+    assert list(stream) == []
 
 
 # -- upload ---------------------------------------------------------------------------------
@@ -400,3 +410,37 @@ def test_close_ends_everything(sshd, ssh_host_config):
     assert list(stream) == []
     with pytest.raises(SshError):
         c.run("true")
+
+
+# -- ProxyCommand ---------------------------------------------------------------------------
+
+
+def _proxycommand_host(sshd, ssh_host_config, isolated_ssh_home):
+    relay = Path(__file__).with_name("stdio_relay.py")
+    (isolated_ssh_home / ".ssh" / "config").write_text(
+        f"Host viaproxy\n  HostName 127.0.0.1\n  Port {sshd.port}\n"
+        f"  ProxyCommand {sys.executable} {relay} %h %p\n"
+    )
+    return ssh_host_config(sshd, host="viaproxy", port=22)
+
+
+def test_proxycommand_from_ssh_config_is_used_and_reaped(sshd, ssh_host_config, isolated_ssh_home):
+    host = _proxycommand_host(sshd, ssh_host_config, isolated_ssh_home)
+    c = SshConnection.open(host, on_unknown_key=None)
+    proxy = c.first_transport.sock
+    assert isinstance(proxy, paramiko.ProxyCommand)
+    assert c.run("echo via")[1] == b"via\n"
+    c.close()
+    assert proxy.process.poll() is not None  # reaped, not a zombie left behind
+
+
+def test_a_dying_proxycommand_is_noticed(sshd, ssh_host_config, isolated_ssh_home):
+    host = _proxycommand_host(sshd, ssh_host_config, isolated_ssh_home)
+    with SshConnection.open(host, on_unknown_key=None, keepalive_interval=5.0) as c:
+        stream = c.stream_lines("while true; do echo tick; sleep 0.05; done")
+        assert next(stream) == b"tick"
+        c.first_transport.sock.process.kill()
+        with pytest.raises(SshError) as ei:
+            for _ in stream:
+                pass
+        assert ei.value.retryable

@@ -135,6 +135,7 @@ class Hop:
     user: str
     key_paths: tuple[str, ...]
     auth: str  # auto | agent | key | password
+    proxy_command: str | None = None  # only for the first hop (ssh config ProxyCommand)
 
     @property
     def key_name(self) -> str:
@@ -222,6 +223,7 @@ def resolve_hops(host: HostConfig, ssh_config: Path | None = None) -> list[Hop]:
                     user=hop_user,
                     key_paths=jkeys,
                     auth="auto",
+                    proxy_command=jt.proxy_command if i == 0 else None,
                 )
             )
     hops.append(
@@ -233,6 +235,8 @@ def resolve_hops(host: HostConfig, ssh_config: Path | None = None) -> list[Hop]:
             user=user,
             key_paths=keys,
             auth=host.auth,
+            # As in OpenSSH, ProxyJump and ProxyCommand exclude each other (the jump wins).
+            proxy_command=None if hops else target.proxy_command,
         )
     )
     return hops
@@ -309,6 +313,11 @@ class SshConnection:
     @property
     def transport(self) -> paramiko.Transport:
         return self._transport
+
+    @property
+    def first_transport(self) -> paramiko.Transport:
+        """The transport on the laptop's own socket (the first jump host, or the target)."""
+        return self._jumps[0] if self._jumps else self._transport
 
     @property
     def closed(self) -> bool:
@@ -414,7 +423,9 @@ class SshConnection:
         finally:
             self._forget_channel(chan)
 
-    def stream_lines(self, command: str, max_line: int = protocol.MAX_LINE_BYTES) -> LineStream:
+    def stream_lines(
+        self, command: str, max_line: int = protocol.MAX_LINE_BYTES, close_stdin: bool = True
+    ) -> LineStream:
         """Run ``command`` and iterate over its stdout lines (without the newline).
 
         A final line without a newline is yielded too; a line longer than ``max_line`` is
@@ -422,6 +433,10 @@ class SshConnection:
         it skipped. Raises SshError(kind="channel", retryable=True) if the link dies (lines
         received before are delivered first). stderr is kept in ``.stderr_tail``; the exit
         status, when the command ends, in ``.exit_status``.
+
+        ``close_stdin=False`` keeps the command's stdin open: it sees EOF only when the
+        channel closes (our close(), or the link dying), so a remote command that ends on
+        stdin EOF (``attach``) ends with its client.
         """
         chan = self._open_channel()
         try:
@@ -432,7 +447,8 @@ class SshConnection:
                 raise self._lost_error() from None
             raise classify(e, f"{self.label}: starting a command") from None
         chan.setblocking(False)
-        chan.shutdown_write()
+        if close_stdin:
+            chan.shutdown_write()
         return LineStream(self, chan, max_line)
 
     # -- files ---------------------------------------------------------------------------
@@ -703,9 +719,20 @@ class _Watchdog(threading.Thread):
 
     def run(self) -> None:
         t = self._conn.transport
-        while not self._stop_event.wait(self.interval):
+        first = self._conn.first_transport
+        # A dead ProxyCommand leaves paramiko spinning on an "active" transport (#1277):
+        # look at the child often, not only at each keepalive.
+        step = min(self.interval, 0.5) if isinstance(first.sock, paramiko.ProxyCommand) else None
+        next_ping = time.monotonic() + self.interval
+        while not self._stop_event.wait(step if step is not None else self.interval):
+            if _proxy_exited(first):
+                self._conn._mark_lost("the ProxyCommand exited")
+                return
             if not t.is_active():
                 return
+            if step is not None and time.monotonic() < next_ping:
+                continue
+            next_ping = time.monotonic() + self.interval
             replied = threading.Event()
 
             def ping(replied: threading.Event = replied) -> None:
@@ -725,6 +752,9 @@ class _Watchdog(threading.Thread):
             while not replied.wait(0.1):
                 if self._stop_event.is_set():
                     return
+                if _proxy_exited(first):
+                    self._conn._mark_lost("the ProxyCommand exited")
+                    return
                 if time.monotonic() >= deadline:
                     self._conn._mark_lost(f"no reply to keepalive within {self.timeout:g} s")
                     return
@@ -735,9 +765,41 @@ def _close_transport(t: paramiko.Transport) -> None:
     with contextlib.suppress(Exception):
         t.close()
     sock = t.sock
+    if isinstance(sock, paramiko.ProxyCommand):
+        _reap_proxy(sock)
+        return
     # already closed
     with contextlib.suppress(Exception):
         sock.close()
+
+
+class _SupervisedProxy(paramiko.ProxyCommand):
+    """paramiko's ProxyCommand.close() signals the pid even after the child was reaped (a
+    reused pid would get the signal, and the transport thread logs ProcessLookupError)."""
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.process.terminate()
+
+
+def _reap_proxy(proxy: paramiko.ProxyCommand) -> None:
+    """paramiko's ProxyCommand.close() sends SIGTERM and never waits (#1713): reap it, and
+    kill it if it ignores TERM."""
+    proc = proxy.process
+    with contextlib.suppress(Exception):
+        proxy.close()
+    try:
+        proc.wait(timeout=3.0)
+    except Exception:
+        with contextlib.suppress(Exception):
+            proc.kill()
+            proc.wait(timeout=3.0)
+
+
+def _proxy_exited(t: paramiko.Transport) -> bool:
+    sock = t.sock
+    return isinstance(sock, paramiko.ProxyCommand) and sock.process.poll() is not None
 
 
 def _prefer_known_types(t: paramiko.Transport, known_types: list[str]) -> None:
@@ -756,8 +818,15 @@ def _prefer_known_types(t: paramiko.Transport, known_types: list[str]) -> None:
 
 def _open_sock(
     hop: Hop, prev: paramiko.Transport | None, timeout: float
-) -> socket.socket | paramiko.Channel:
+) -> socket.socket | paramiko.Channel | paramiko.ProxyCommand:
     where = f"{hop.label}: connecting to {hop.host}:{hop.port}"
+    if prev is None and hop.proxy_command:
+        try:
+            return _SupervisedProxy(hop.proxy_command)
+        except Exception as e:
+            raise SshError(
+                f"{where}: cannot start ProxyCommand {hop.proxy_command!r} ({e})", "config", False
+            ) from None
     if prev is None:
         try:
             return socket.create_connection((hop.host, hop.port), timeout=timeout)
@@ -883,13 +952,8 @@ def _load_key(path: str, hop: Hop, notes: list[str]) -> paramiko.PKey | None:
     except Exception as e:
         notes.append(f"key file {path} unusable ({type(e).__name__})")
         return None
-    names = [hop.secret_name]
     try:
-        passphrase = None
-        for name in names:
-            passphrase = secrets.get_secret(name, "key-passphrase")
-            if passphrase is not None:
-                break
+        passphrase = secrets.get_secret(hop.secret_name, "key-passphrase")
     except secrets.SecretStoreUnavailable as e:
         notes.append(f"key file {path} is encrypted and {e}")
         return None

@@ -45,6 +45,7 @@ class SshTarget:
     user: str | None
     identity_files: tuple[str, ...]
     proxy_jump: str | None
+    proxy_command: str | None = None
 
 
 def _expand_includes(path: Path, base: Path, depth: int, out: list[str]) -> None:
@@ -129,6 +130,7 @@ def lookup(
         user=str(d["user"]) if d.get("user") else None,
         identity_files=tuple(os.path.expanduser(str(p)) for p in idents),
         proxy_jump=str(jump) if jump else None,
+        proxy_command=str(d["proxycommand"]) if d.get("proxycommand") else None,
     )
 
 
