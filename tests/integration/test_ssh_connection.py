@@ -125,15 +125,14 @@ def test_upload_over_sftp_is_atomic_and_replaces(conn, remote_dir):
 
 
 def test_upload_expands_tilde_remotely(conn):
-    name = f".cache/gpufleet-test-{uuid.uuid4().hex}/f.bin"
-    home = Path(os.path.expanduser("~root")) if os.geteuid() == 0 else None
+    top = f".cache/gpufleet-test-{uuid.uuid4().hex}"
     try:
-        conn.upload(b"x", f"~/{name}", 0o600)
-        assert conn.remote_home() == (str(home) if home else conn.remote_home())
-        rc, out, _ = conn.run(f"cat ~/{name}")
-        assert (rc, out) == (0, b"x")
+        conn.upload(b"x", f"~/{top}/f.bin", 0o600)
+        home = conn.remote_home()
+        assert home.startswith("/") and home == conn.expand_path("~")
+        assert Path(home, top, "f.bin").read_bytes() == b"x"  # the "remote" is this machine
     finally:
-        conn.run(f"rm -rf ~/{name.split('/')[0]}/{name.split('/')[1]}")
+        conn.run(f"rm -rf ~/{top}")
 
 
 def test_upload_without_sftp_falls_back_to_exec(sshd_factory, ssh_host_config, remote_dir):
@@ -281,6 +280,29 @@ def test_passphrase_from_keyring_connects_and_never_leaks(
             assert wrong not in text
     finally:
         secrets.delete_secret(host.name, "key-passphrase")
+
+
+def test_ssh_agent(sshd, ssh_host_config, tmp_path, monkeypatch):
+    sock = tmp_path / "agent.sock"
+    agent = subprocess.Popen(
+        ["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while not sock.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        env = {**os.environ, "SSH_AUTH_SOCK": str(sock)}
+        subprocess.run(["ssh-add", "-q", str(sshd.client_key)], env=env, check=True)
+        monkeypatch.setenv("SSH_AUTH_SOCK", str(sock))
+        host = ssh_host_config(sshd, key_path=None, auth="agent")
+        with SshConnection.open(host, on_unknown_key=None) as c:
+            assert c.run("echo agent")[1] == b"agent\n"
+        monkeypatch.delenv("SSH_AUTH_SOCK")
+        with pytest.raises(SshError, match="no ssh-agent"):
+            SshConnection.open(host, on_unknown_key=None)
+    finally:
+        agent.terminate()
+        agent.wait(5)
 
 
 def test_password_from_keyring(
