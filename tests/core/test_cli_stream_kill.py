@@ -113,3 +113,18 @@ def test_hidden_sampler_entry_runs_the_sampler_and_stays_out_of_help() -> None:
     assert p.returncode == 0, p.stderr
     assert '"kind":"info"' in p.stdout.replace(" ", "")
     assert "_sampler" not in gpufleet("--help").stdout
+
+
+def test_check_prints_verdicts_as_json_and_text() -> None:
+    import json
+
+    p = gpufleet("check", "demo:healthy-8xa100", "--format", "json")
+    assert p.returncode == EXIT_OK, p.stderr
+    out = json.loads(p.stdout)
+    assert out["host"] == "a100-train" and out["verdict"] in ("pass", "warn")
+    assert out["findings"] and all(f["sentence"] for f in out["findings"])
+    assert out["facts"]["kind"] == "check"
+    p = gpufleet("check", "demo:ecc-xid")
+    assert p.returncode == EXIT_OK, p.stderr
+    assert p.stdout.startswith("a100-ecc (local sim/ecc-xid): ")
+    assert "[PASS]" in p.stdout

@@ -21,7 +21,7 @@ DEMO_FLEET: tuple[tuple[str, str, float], ...] = (
     ("4090-x2", "power-capped-4090", 1.58),
     ("a100-eval", "crashed-idle", 1.89),
     ("a100-shared", "foreign-process", 3.79),
-    ("h100-b", "ecc-xid", 2.49),
+    ("a100-ecc", "ecc-xid", 5.96),
 )
 
 
