@@ -94,6 +94,7 @@ class _HostCost:
     columns: tuple[str, ...] = ()
     iu: int | None = None
     im: int | None = None
+    il: int | None = None
 
 
 def gap_limit(interval_s: float) -> float:
@@ -145,7 +146,8 @@ class CostTracker:
             hc.columns = s.columns
             pos = {n: i + 1 for i, n in enumerate(s.columns)}
             hc.iu, hc.im = pos.get("util_gpu_pct"), pos.get("mem_used_bytes")
-        iu, im = hc.iu, hc.im
+            hc.il = pos.get("lost")
+        iu, im, il = hc.iu, hc.im, hc.il
         t = s.t
         start = hc.cfg.billing_start if hc.cfg is not None else None
         if hc.first_t is None:
@@ -173,6 +175,8 @@ class CostTracker:
             util: Value = row[iu] if iu is not None else None
             mem: Value = row[im] if im is not None else None
             total = hc.mem_total.get(int(gpu))
+            if il is not None and row[il]:
+                continue  # a lost GPU does no work: idle for the host's sake, no stats
             if util is not None:
                 util_sum += util
                 n_util += 1

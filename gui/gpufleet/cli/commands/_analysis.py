@@ -1,0 +1,188 @@
+"""Shared by ``replay`` and ``diagnose``: run messages through the rules, cost and diagnosis,
+and print the results as text (one line per alert) or JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from gpufleet.cli.errors import EXIT_USAGE, CliError
+from gpufleet.core.alerts import Alert
+from gpufleet.core.catalogue import (
+    alert_sentence,
+    alert_title,
+    cost_sentence,
+    finding_sentence,
+    severity_label,
+    where,
+)
+from gpufleet.core.cost import CostSummary
+from gpufleet.core.diagnosis import diagnose
+from gpufleet.core.findings import Finding
+from gpufleet.core.hostconfig import HostConfig
+from gpufleet.core.messages import Event, Hello, Message, Procs, Sample
+from gpufleet.core.rules import RuleEngine, RulesError, load_rules
+
+
+@dataclass
+class Analysis:
+    host: str
+    alerts: list[Alert] = field(default_factory=list)
+    cost: CostSummary | None = None
+    diagnosis: list[Finding] = field(default_factory=list)
+    first_t: float | None = None
+    last_t: float | None = None
+    samples: int = 0
+    bad_lines: int = 0
+    last_error: str | None = None
+
+
+def host_config(args: argparse.Namespace, default_name: str) -> HostConfig:
+    """The host's config (price, allow-list, rule overrides) when it is configured, with the
+    command line's --price-per-hour / --currency / --budget applied."""
+    name = args.host or default_name
+    host: HostConfig | None = None
+    try:
+        from gpufleet.core.config import ConfigError, load_config
+
+        try:
+            host = load_config().host(name)
+        except ConfigError as e:
+            raise CliError(str(e), EXIT_USAGE) from None
+    except ImportError:  # no config module: the command line alone
+        host = None
+    host = host or HostConfig(name=name)
+    changes: dict[str, Any] = {}
+    if getattr(args, "price_per_hour", None) is not None:
+        changes["price_per_hour"] = args.price_per_hour
+    if getattr(args, "currency", None):
+        changes["currency"] = args.currency
+    if getattr(args, "budget", None) is not None:
+        changes["budget"] = args.budget
+    return replace(host, **changes) if changes else host
+
+
+def add_cost_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--price-per-hour", type=float, metavar="P", help="the host's price per hour")
+    p.add_argument("--currency", metavar="CUR", help="currency of the price (default USD)")
+    p.add_argument("--budget", type=float, metavar="B", help="budget for the host")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def analyse(
+    host: HostConfig, msgs: Iterable[Message], t0: float | None = None, t1: float | None = None
+) -> Analysis:
+    """Feed messages (in order) through a rule engine and a cost tracker; then diagnose."""
+    try:
+        rules = load_rules()
+    except RulesError as e:
+        raise CliError(str(e), EXIT_USAGE) from None
+    try:
+        engine = RuleEngine(rules, [host])
+    except RulesError as e:
+        raise CliError(str(e), EXIT_USAGE) from None
+    res = Analysis(host=host.name)
+    hello: Hello | None = None
+    samples: list[Sample] = []
+    procs: list[Procs] = []
+    events: list[Event] = []
+    for m in msgs:
+        if isinstance(m, Hello):
+            hello = hello or m
+        elif isinstance(m, Sample):
+            samples.append(m)
+            if res.first_t is None:
+                res.first_t = m.t
+            res.last_t = m.t
+        elif isinstance(m, Procs):
+            procs.append(m)
+        elif isinstance(m, Event):
+            events.append(m)
+        res.alerts.extend(engine.feed(host.name, m))
+    res.samples = len(samples)
+    res.cost = engine.cost.summary(host.name)
+    if samples:
+        lo = samples[0].t if t0 is None else t0
+        hi = samples[-1].t if t1 is None else t1
+        res.diagnosis = diagnose(hello, samples, procs, events, lo, hi)
+    return res
+
+
+def _hms(t: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
+
+
+def _rel(t: float, first: float | None) -> str:
+    if first is None:
+        return ""
+    return f"+{t - first:.0f}s"
+
+
+def print_text(res: Analysis, out: Any = None) -> None:
+    stream = out or sys.stdout
+
+    def p(text: str = "") -> None:
+        print(text, file=stream)
+
+    span = ""
+    if res.first_t is not None and res.last_t is not None:
+        span = f" from {_hms(res.first_t)} to {_hms(res.last_t)}"
+    p(f"{res.host}: {res.samples} samples{span}")
+    if res.bad_lines:
+        p(f"{res.bad_lines} bad line(s) skipped (last: {res.last_error})")
+    p()
+    p(f"Alerts ({sum(1 for a in res.alerts if a.state == 'firing')} fired):")
+    if not res.alerts:
+        p("  none")
+    for a in res.alerts:
+        t = a.started_t if a.state == "firing" else (a.ended_t or a.started_t)
+        state = "FIRING  " if a.state == "firing" else "RESOLVED"
+        p(
+            f"  {_hms(t)} {_rel(t, res.first_t):>8} {state} {severity_label(a.severity):8} "
+            f"{a.rule_id} [{where(a.gpu)}]: {alert_title(a)}"
+        )
+    p()
+    p("Cost:")
+    if res.cost is not None:
+        p(f"  {cost_sentence(res.cost)}")
+    p()
+    p("Diagnosis:")
+    for f in res.diagnosis:
+        p(f"  [{f.verdict.upper()}] {finding_sentence(f)}")
+
+
+def as_json(res: Analysis) -> dict[str, Any]:
+    alerts = []
+    for a in res.alerts:
+        d = a.to_json()
+        t = a.started_t if a.state == "firing" else (a.ended_t or a.started_t)
+        d["t"] = t
+        d["t_rel_s"] = None if res.first_t is None else round(t - res.first_t, 3)
+        d["title"] = alert_title(a)
+        d["sentence"] = alert_sentence(a)
+        alerts.append(d)
+    cost = None
+    if res.cost is not None:
+        cost = res.cost.to_json()
+        cost["sentence"] = cost_sentence(res.cost)
+    return {
+        "host": res.host,
+        "samples": res.samples,
+        "first_t": res.first_t,
+        "last_t": res.last_t,
+        "bad_lines": res.bad_lines,
+        "last_error": res.last_error,
+        "alerts": alerts,
+        "cost": cost,
+        "diagnosis": [{**f.to_json(), "sentence": finding_sentence(f)} for f in res.diagnosis],
+    }
+
+
+def print_json(res: Analysis) -> None:
+    json.dump(as_json(res), sys.stdout, indent=1, ensure_ascii=False, default=str)
+    sys.stdout.write("\n")

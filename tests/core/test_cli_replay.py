@@ -1,0 +1,133 @@
+"""``gpufleet replay`` of each sim scenario's recorded stream names the right alert at the
+right time; garbage lines are counted, not fatal; ``gpufleet rules list`` and
+``gpufleet diagnose --file`` work on the same recordings."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _rules_support import sim_stream_lines
+from gpufleet.cli.main import main
+
+# scenario -> (samples to record, {(rule, gpu, key): seconds after the first sample})
+EXPECTED: dict[str, tuple[int, dict[tuple[str, int | None, str], float]]] = {
+    "healthy-8xa100": (300, {}),
+    "thermal-throttle-h100": (100, {
+        ("mem_temp_near_max", 5, ""): 47,
+        ("temp_near_slowdown", 5, ""): 49,
+        ("thermal_throttle", 5, ""): 51,
+    }),
+    "power-capped-4090": (30, {("power_limit_low", 0, ""): 0, ("power_limit_low", 1, ""): 0}),
+    "crashed-idle": (1100, {("idle_billed", None, ""): 1080}),
+    "foreign-process": (90, {("miner_process", 3, ""): 60}),
+    "ecc-xid": (60, {
+        ("ecc_dbe_increase", 2, ""): 30,
+        ("remap_pending", 2, ""): 30,
+        ("xid", 2, "48"): 30,
+        ("xid", 2, "79"): 45,
+        ("gpu_lost", 2, ""): 45,
+    }),
+}  # fmt: skip
+
+
+def record(tmp_path: Path, scenario: str, count: int, extra: bytes = b"") -> Path:
+    path = tmp_path / f"{scenario}.jsonl"
+    path.write_bytes(b"".join(sim_stream_lines(scenario, count)) + extra)
+    return path
+
+
+def replay_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
+    assert main(["replay", *argv, "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert isinstance(out, dict)
+    return out
+
+
+@pytest.mark.parametrize("scenario", sorted(EXPECTED))
+def test_replay_names_the_right_alert_at_the_right_time(
+    scenario: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    count, expected = EXPECTED[scenario]
+    path = record(tmp_path, scenario, count)
+    out = replay_json(capsys, str(path), "--price-per-hour", "3")
+    fired = {
+        (a["rule_id"], a["gpu"], a["key"]): a["t_rel_s"]
+        for a in out["alerts"]
+        if a["state"] == "firing"
+    }
+    assert fired.keys() == expected.keys()
+    for key, t in expected.items():
+        assert fired[key] == pytest.approx(t, abs=2), key
+    assert out["bad_lines"] == 0 and out["samples"] == count
+    assert out["cost"]["total"] == pytest.approx(3.0 * (count - 1) / 3600)
+    assert all(a["title"] and a["sentence"] for a in out["alerts"])
+    assert out["diagnosis"]
+
+
+def test_text_output_and_garbage_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = record(tmp_path, "ecc-xid", 60, b'not json\n{"kind": "sample"}\n' + b"x" * 100 + b"\n")
+    assert main(["replay", str(path), "--host", "rented-a100"]) == 0
+    text = capsys.readouterr().out
+    assert "3 bad line(s) skipped" in text
+    lines = [line for line in text.splitlines() if "FIRING" in line]
+    assert len(lines) == 5
+    assert any("+45s" in line and "Xid 79" in line for line in lines)
+    assert "Diagnosis:" in text and "fell off the bus" in text
+    assert "rented-a100" in text
+
+
+def test_replay_errors_are_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("hello world\n")
+    r = subprocess.run(
+        [sys.executable, "-m", "gpufleet", "replay", str(bad)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 1 and "no hello line" in r.stderr and "Traceback" not in r.stderr
+    r = subprocess.run(
+        [sys.executable, "-m", "gpufleet", "replay", str(tmp_path / "missing.jsonl")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 8 and "no such file" in r.stderr
+
+
+def test_config_host_price_and_rule_overrides_apply(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gpufleet.core import paths
+
+    paths.config_dir().mkdir(parents=True, exist_ok=True)
+    paths.rules_file().write_text("[rules.idle_billed]\nfor_s = 60\n")
+    path = record(tmp_path, "crashed-idle", 300)
+    out = replay_json(capsys, str(path), "--price-per-hour", "10", "--currency", "EUR")
+    (a,) = [a for a in out["alerts"] if a["rule_id"] == "idle_billed"]
+    assert a["t_rel_s"] == pytest.approx(240, abs=2)
+    assert "€" in a["sentence"] and out["cost"]["currency"] == "EUR"
+
+
+def test_rules_list(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rules", "list"]) == 0
+    text = capsys.readouterr().out
+    assert "thermal_throttle" in text and "idle_billed" in text and "15 min" in text
+    assert main(["rules", "list", "--format", "json"]) == 0
+    rules = json.loads(capsys.readouterr().out)
+    assert {r["id"] for r in rules} >= {"xid", "budget_80"}
+
+
+def test_diagnose_from_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = record(tmp_path, "thermal-throttle-h100", 200)
+    assert main(["diagnose", "h100-a", "--file", str(path), "--window", "2m"]) == 0
+    text = capsys.readouterr().out
+    assert "GPU 5 was slowed by temperature" in text
+    assert main(["diagnose", "h100-a", "--file", str(path), "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [f["id"] for f in out["diagnosis"]] == ["diag_thermal"]
