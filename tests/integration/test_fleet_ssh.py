@@ -233,3 +233,24 @@ def test_unknown_host_key_is_refused_without_consent_and_trusted_with_accept_new
     finally:
         fleet.stop()
     assert isinstance(rec.samples("newkey")[0], Sample)
+
+
+def test_removing_a_host_with_undeploy_stops_its_daemon_and_deletes_the_upload(
+    remote: Callable[..., HostConfig], tmp_path: Path
+) -> None:
+    from gpufleet_sampler.daemon import read_state
+
+    host = remote("gone", "crashed-idle", 36)
+    cache = tmp_path / "home-gone" / ".cache" / "gpufleet"
+    fleet = Fleet([host])
+    rec = Recorder(fleet.subscribe())
+    fleet.start()
+    try:
+        rec.wait(lambda: len(rec.samples("gone")) >= 1, 60, "a sample")
+        assert read_state("sim", "crashed-idle", 36, str(cache)) is not None
+        fleet.remove_host("gone", undeploy=True)
+    finally:
+        fleet.stop()
+    assert fleet.hosts() == []
+    assert read_state("sim", "crashed-idle", 36, str(cache)) is None
+    assert not list(cache.glob("gpufleet-sampler-*.pyz"))

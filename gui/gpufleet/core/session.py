@@ -256,10 +256,15 @@ class HostSession:
                 if self._status.state != RECONNECTING:
                     self._set_state(DEPLOYING)
                 self._prefix = transport.ensure_sampler()
+            prefix = self._prefix
             while not self._stop.is_set():
                 try:
-                    got_hello = self._stream_once(transport, self._prefix) or got_hello
-                    return got_hello
+                    ok = self._stream_once(transport, prefix)
+                    if not ok:
+                        # Maybe the sampler is gone (deleted, upgraded by another copy of
+                        # the app): deploy again next time; the probe is one round trip.
+                        self._prefix = None
+                    return got_hello or ok
                 except _Reattach:
                     got_hello = True
                     continue
