@@ -99,7 +99,7 @@ def register(subparsers: Any) -> None:
         epilog=_EPILOG,
     )
     ss.add_argument("name", metavar="NAME")
-    ss.add_argument("--kind", choices=secrets.SECRET_KINDS, default="password")
+    ss.add_argument("--kind", choices=("password", "key-passphrase"), default="password")
     ss.add_argument("--delete", action="store_true", help="delete the stored secret instead")
     ss.set_defaults(func=_set_secret)
 
