@@ -22,7 +22,7 @@ import keyring.errors
 log = logging.getLogger(__name__)
 
 SERVICE = "gpufleet"
-SecretKind = Literal["password", "key-passphrase"]
+SecretKind = Literal["password", "key-passphrase", "webhook-url"]  # webhook-url: core.notify
 SECRET_KINDS: tuple[str, ...] = get_args(SecretKind)
 
 _ADVICE = (
