@@ -92,8 +92,8 @@ def main() -> int:
     )
     print(f"  query 1 h, 1 GPU, raw:        {q1_raw:.1f} ms (3600 points)")
     print(f"  query 1 h, 1 GPU, 1000 pts:   {q1_plot:.1f} ms")
-    print(f"  query 24 h, {args.gpus} GPUs, 1000 pts: {q24:.1f} ms (rollups)")
-    print(f"  query_minmax 24 h, {args.gpus} GPUs:    {q24_minmax:.1f} ms")
+    print(f"  query {args.hours:g} h, {args.gpus} GPUs, 1000 pts: {q24:.1f} ms (rollups)")
+    print(f"  query_minmax {args.hours:g} h, {args.gpus} GPUs: {q24_minmax:.1f} ms")
     print(f"  samples() 1 h, {args.gpus} GPUs:        {exp:.0f} ms (Sample objects, for export)")
     return 0
 
