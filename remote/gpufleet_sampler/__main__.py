@@ -83,6 +83,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--signal", choices=("TERM", "KILL", "INT"), default="TERM")
     p.add_argument("--grace", type=float, default=5.0, help="seconds to wait for the exit")
     p.add_argument("--sudo", action="store_true", help="retry with sudo -n on EPERM")
+
+    p = sub.add_parser("exporter", help="serve /metrics to Prometheus (dcgm-exporter's names)")
+    _add_backend_args(p)
+    p.add_argument(
+        "--listen",
+        default="127.0.0.1:9400",
+        help="HOST:PORT to serve on (default loopback 127.0.0.1:9400; port 0 picks a free one)",
+    )
+    p.add_argument("--hostname", default=None, help="the Hostname label (default: the host's)")
+    p.add_argument("--procs-interval", type=float, default=2.0)
     return parser
 
 
@@ -104,6 +114,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         from gpufleet_sampler import kill
 
         return kill.run(args)
+    if args.command == "exporter":
+        from gpufleet_sampler import exporter
+
+        return exporter.run(args)
     return 2
 
 

@@ -1,0 +1,140 @@
+"""``gpufleet serve-metrics``: run the fleet headless and serve it to Prometheus.
+
+    gpufleet serve-metrics [--listen 127.0.0.1:9464] [--demo] [--accept-new]
+                           [--no-health-check]
+
+Connects to every configured host (or the simulated demo fleet with ``--demo``) as the app
+does, and serves ``/metrics``: each streaming host's latest GPU values under dcgm-exporter's
+names with the host's name as ``Hostname``, plus cost, active alerts (``gpufleet_alerts``, in
+the shape of Prometheus' ``ALERTS``), health-check verdicts and connection states. Runs until
+SIGINT / SIGTERM. Binds to loopback by default: there is no authentication.
+
+Exit codes: 0 stopped; 1 no hosts / bad config or rules; 2 the address cannot be used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import signal
+import sys
+import threading
+from typing import Any
+
+from gpufleet.cli.errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError
+from gpufleet.cli.hostarg import configured_hosts, unknown_key_callback
+from gpufleet.core import paths
+from gpufleet.core.hostconfig import HostConfig
+from gpufleet.core.metrics_server import DEFAULT_LISTEN, FleetMetrics, MetricsServer
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "serve-metrics",
+        help="serve the fleet's metrics, cost and alerts to Prometheus",
+        description="Run the fleet without a window and serve /metrics in the Prometheus "
+        "format (dcgm-exporter's names; Hostname = the host's name in gpufleet).",
+        epilog="exit codes: 0 stopped, 1 no hosts or a bad config/rules file, "
+        "2 the address cannot be used",
+    )
+    p.add_argument(
+        "--listen",
+        default=DEFAULT_LISTEN,
+        metavar="HOST:PORT",
+        help=f"where to serve (default {DEFAULT_LISTEN}: loopback only; port 0 = any free port)",
+    )
+    p.add_argument("--demo", action="store_true", help="serve the simulated demo fleet")
+    p.add_argument(
+        "--accept-new", action="store_true", help="trust unknown host keys (first connection)"
+    )
+    p.add_argument(
+        "--no-health-check",
+        action="store_true",
+        help="do not run the start-of-rental check of each host (gpufleet_health_check)",
+    )
+    p.set_defaults(func=run)
+
+
+def _hosts(demo: bool) -> list[HostConfig]:
+    if demo:
+        from gpufleet.core.demo import demo_hosts
+
+        paths.ensure_private_dir(paths.demo_data_dir())
+        return demo_hosts()
+    hosts = configured_hosts()
+    if not hosts:
+        raise CliError(
+            "no hosts configured: add one with `gpufleet hosts add`, or serve the demo fleet "
+            "with --demo",
+            EXIT_FAILURE,
+        )
+    return hosts
+
+
+def _rules(hosts: list[HostConfig]) -> Any:
+    from gpufleet.core.rules import RuleEngine, RulesError, load_rules
+
+    user = paths.rules_file()
+    try:
+        return RuleEngine(load_rules(user if user.exists() else None), hosts)
+    except RulesError as e:
+        raise CliError(str(e), EXIT_FAILURE) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpufleet.core.fleet import Fleet
+
+    hosts = _hosts(args.demo)
+    engine = _rules(hosts)
+    fleet = Fleet(hosts, on_unknown_key=unknown_key_callback(args.accept_new), demo=args.demo)
+    metrics = FleetMetrics(hosts, engine)
+    try:
+        server = MetricsServer(fleet, metrics, args.listen, health_check=not args.no_health_check)
+        server.start()
+    except ValueError as e:
+        raise CliError(str(e), EXIT_USAGE) from None
+    except OSError as e:
+        raise CliError(f"cannot listen on {args.listen}: {e.strerror or e}", EXIT_USAGE) from None
+    stop = threading.Event()
+    old = {}
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(ValueError):
+            old[sig] = signal.signal(sig, lambda _s, _f: stop.set())
+    try:
+        fleet.start()
+        print(f"serving {server.url} ({len(hosts)} hosts)", flush=True)
+        if server.host not in ("127.0.0.1", "::1", "localhost"):
+            print(
+                f"gpufleet: warning: serving on {server.host} without authentication",
+                file=sys.stderr,
+            )
+        while not stop.wait(0.5):
+            pass
+    finally:
+        server.stop()
+        fleet.stop()
+        if args.demo:
+            _stop_demo_daemons(hosts)
+        for sig, handler in old.items():
+            with contextlib.suppress(ValueError, TypeError):
+                signal.signal(sig, handler)
+    return EXIT_OK
+
+
+def _stop_demo_daemons(hosts: list[HostConfig]) -> None:
+    """The demo's local sampler daemons stop with the command (they would run on 24 h)."""
+    from gpufleet.core import samplercmd
+    from gpufleet.core.demo import demo_state_dir
+    from gpufleet.core.transport import open_transport
+
+    for h in hosts:
+        try:
+            t = open_transport(h)
+            try:
+                t.run(
+                    samplercmd.stop_argv(t.ensure_sampler(), h, str(demo_state_dir())), timeout=15
+                )
+            finally:
+                t.close()
+        except Exception as e:  # best effort: an idle daemon exits by itself later
+            print(f"gpufleet: could not stop the demo sampler of {h.name}: {e}", file=sys.stderr)

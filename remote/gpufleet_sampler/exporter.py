@@ -1,0 +1,297 @@
+"""``exporter``: serve the sampler's latest values to Prometheus, as dcgm-exporter would.
+
+``python3 -m gpufleet_sampler exporter [--listen 127.0.0.1:9400]`` (or the zipapp) samples
+with the same loop as ``stream`` and serves ``/metrics`` in the Prometheus text format under
+dcgm-exporter's names and labels (``prometheus_names`` holds the table), plus gpufleet's own
+metrics for what dcgm-exporter lacks.
+
+A scrape never waits for NVML: the main thread samples on its own schedule and swaps the
+latest tick in under a lock; an HTTP thread renders that tick (once per tick, cached) and
+answers. A driver call that hangs therefore makes the data stale, visible in
+``gpufleet_last_sample_timestamp_seconds``, but never a scrape time-out.
+
+It binds to loopback by default: the metrics say what runs on the machine (process names and
+users), and there is no authentication. Reach it through an SSH tunnel
+(``ssh -L 9400:127.0.0.1:9400 host``) or bind it elsewhere on purpose.
+
+Python 3.8, stdlib only.
+"""
+
+import argparse
+import contextlib
+import signal
+import socket
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import FrameType
+from typing import Any, Dict, List, Optional, Protocol, Tuple
+
+from gpufleet_sampler import prometheus_names as pn
+from gpufleet_sampler import protocol, stream
+from gpufleet_sampler.loop import Sampler
+
+DEFAULT_LISTEN = "127.0.0.1:{}".format(pn.DEFAULT_SAMPLER_PORT)
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+class _Stop(Exception):
+    """Raised from the signal handler to leave the sampling loop."""
+
+
+def _on_signal(signum: int, frame: Optional[FrameType]) -> None:
+    raise _Stop()
+
+
+def parse_listen(text: str) -> Tuple[str, int]:
+    """``HOST:PORT``, ``[V6]:PORT`` or ``:PORT`` (loopback) -> (host, port); ValueError."""
+    text = text.strip()
+    if text.startswith("["):
+        host, sep, rest = text[1:].partition("]")
+        if not sep or not rest.startswith(":"):
+            raise ValueError("--listen {!r}: expected [ADDRESS]:PORT".format(text))
+        port_text = rest[1:]
+    else:
+        host, sep, port_text = text.rpartition(":")
+        if not sep:
+            raise ValueError(
+                "--listen {!r}: expected HOST:PORT, e.g. {}".format(text, DEFAULT_LISTEN)
+            )
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise ValueError("--listen {!r}: the port must be a number".format(text)) from None
+    if not 0 <= port <= 65535:
+        raise ValueError("--listen {!r}: the port must be 0..65535".format(text))
+    return host or "127.0.0.1", port
+
+
+class MetricsState(object):
+    """The latest tick of one sampler and its rendering, shared by the sampling thread
+    (``set_hello`` / ``update``) and the HTTP threads (``render``)."""
+
+    def __init__(self, hostname: Optional[str] = None) -> None:
+        self._lock = threading.Lock()
+        self._hostname_override = hostname
+        self._hostname = hostname or socket.gethostname()
+        self._hello: Dict[str, Any] = {}
+        self._gpus: List[Dict[str, Any]] = []
+        self._columns: Tuple[str, ...] = protocol.COLUMN_NAMES
+        self._driver: Optional[str] = None
+        self._rows: List[List[Any]] = []
+        self._procs: List[pn.ProcRow] = []
+        self._xids: Dict[int, Dict[int, Tuple[int, float]]] = {}
+        self._last_t: Optional[float] = None
+        self._version = 0
+        self._cache_version = -1
+        self._cache = b""
+        self.renders = 0
+
+    def set_hello(self, hello: Dict[str, Any]) -> None:
+        host = hello.get("host") or {}
+        cols = hello.get("columns") or []
+        with self._lock:
+            self._hello = hello
+            self._gpus = list(hello.get("gpus") or [])
+            self._columns = tuple(c["name"] if isinstance(c, dict) else str(c) for c in cols)
+            self._driver = host.get("driver_version")
+            if not self._hostname_override and host.get("hostname"):
+                self._hostname = str(host["hostname"])
+            self._version += 1
+
+    def update(self, msgs: List[Dict[str, Any]]) -> None:
+        """Take one tick's messages (``Sampler.step``'s output)."""
+        rows: Optional[List[List[Any]]] = None
+        procs: Optional[List[pn.ProcRow]] = None
+        t: Optional[float] = None
+        xids: List[Tuple[int, int, float]] = []
+        for m in msgs:
+            kind = m.get("kind")
+            if kind == protocol.KIND_SAMPLE:
+                rows, t = m.get("gpus") or [], m.get("t")
+            elif kind == protocol.KIND_PROCS:
+                procs = [
+                    (
+                        p.get("gpu"),
+                        p.get("pid"),
+                        p.get("name"),
+                        p.get("user"),
+                        p.get("mem_bytes"),
+                        p.get("sm_pct"),
+                    )
+                    for p in m.get("procs") or []
+                ]
+            elif kind == protocol.KIND_EVENT and m.get("type") == protocol.EVENT_XID:
+                gpu, code = m.get("gpu"), m.get("code")
+                if isinstance(gpu, int) and isinstance(code, int):
+                    xids.append((gpu, code, float(m.get("t") or time.time())))
+        with self._lock:
+            if rows is not None:
+                self._rows, self._last_t = rows, t
+            if procs is not None:
+                self._procs = procs
+            for gpu, code, xt in xids:
+                seen = self._xids.setdefault(gpu, {})
+                count = seen.get(code, (0, 0.0))[0]
+                seen[code] = (count + 1, xt)
+            self._version += 1
+
+    def render(self) -> bytes:
+        """The exposition of the latest tick (rendered once per tick, then cached)."""
+        with self._lock:
+            if self._cache_version == self._version:
+                return self._cache
+            exp = pn.Exposition()
+            pn.render_host(
+                exp,
+                self._hostname,
+                self._gpus,
+                self._columns,
+                self._rows,
+                self._procs,
+                self._xids,
+                self._driver,
+            )
+            pn.render_host_info(exp, self._hostname, self._hello, self._last_t)
+            self._cache = exp.render().encode("utf-8")
+            self._cache_version = self._version
+            self.renders += 1
+            return self._cache
+
+
+INDEX_PAGE = (
+    b"<html><head><title>gpufleet sampler exporter</title></head><body>"
+    b'<h1>gpufleet sampler exporter</h1><p><a href="/metrics">Metrics</a></p></body></html>'
+)
+
+
+class Renderer(Protocol):
+    """What the HTTP handler needs: the app's fleet exporter serves through it too."""
+
+    def render(self) -> bytes: ...
+
+
+def make_handler(state: Renderer) -> Any:
+    class Handler(BaseHTTPRequestHandler):
+        server_version = "gpufleet-sampler"
+        protocol_version = "HTTP/1.1"  # keep-alive: Prometheus reuses its connection
+
+        def do_GET(self) -> None:
+            path = self.path.split("?", 1)[0]
+            if path == "/metrics":
+                self._send(200, pn.CONTENT_TYPE, state.render())
+            elif path == "/":
+                self._send(200, "text/html; charset=utf-8", INDEX_PAGE)
+            else:
+                self._send(404, "text/plain; charset=utf-8", b"not found: try /metrics\n")
+
+        def _send(self, code: int, ctype: str, body: bytes) -> None:
+            self.send_response(code)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass  # one line per scrape on stderr would be noise
+
+    return Handler
+
+
+class _V6Server(ThreadingHTTPServer):
+    address_family = socket.AF_INET6
+
+
+def make_server(state: Renderer, host: str, port: int) -> ThreadingHTTPServer:
+    """The HTTP server (not yet serving); raises OSError when the address is unusable."""
+    cls = _V6Server if ":" in host else ThreadingHTTPServer
+    server = cls((host, port), make_handler(state))
+    server.daemon_threads = True
+    return server
+
+
+def _say(message: str) -> None:
+    sys.stderr.write("gpufleet_sampler: {}\n".format(message))
+    sys.stderr.flush()
+
+
+def run(args: argparse.Namespace) -> int:
+    problem = stream.validate(args)
+    if problem is not None:
+        _say(problem)
+        return stream.EXIT_USAGE
+    try:
+        host, port = parse_listen(args.listen)
+    except ValueError as e:
+        _say(str(e))
+        return stream.EXIT_USAGE
+    try:
+        backend = stream.open_backend(args)
+    except Exception as e:  # any backend failure must become one clear line, not a trace
+        _say(stream.backend_error(args, e))
+        return stream.EXIT_USAGE if isinstance(e, ValueError) else stream.EXIT_BACKEND
+    old = {}
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        with contextlib.suppress(ValueError, OSError):
+            old[sig] = signal.signal(sig, _on_signal)
+    state = MetricsState(args.hostname)
+    server: Optional[ThreadingHTTPServer] = None  # set once it serves
+    rc = 0
+    try:
+        sampler = Sampler(backend, args.interval, procs_interval=args.procs_interval)
+        state.set_hello(sampler.hello())
+        # One tick before serving, so the first scrape already has values.
+        state.update(sampler.step(time.monotonic(), time.time()))
+        try:
+            srv = make_server(state, host, port)
+        except OSError as e:
+            _say("cannot listen on {}: {}".format(args.listen, e.strerror or e))
+            return stream.EXIT_USAGE
+        bound_host, bound_port = str(srv.server_address[0]), int(srv.server_address[1])
+        shown = "[{}]".format(bound_host) if ":" in bound_host else bound_host
+        if host not in LOOPBACK:
+            _say(
+                "warning: serving on {} without authentication: anyone who can reach it sees "
+                "the GPUs' processes and users".format(host)
+            )
+        sys.stdout.write("serving http://{}:{}/metrics\n".format(shown, bound_port))
+        sys.stdout.flush()
+        threading.Thread(target=srv.serve_forever, name="exporter-http", daemon=True).start()
+        server = srv
+        _loop(sampler, state, args.interval)
+    except (_Stop, KeyboardInterrupt):
+        pass
+    except Exception as e:  # a backend that breaks mid-run: one clear line, not a trace
+        _say("the {} backend failed: {}".format(args.backend, e or e.__class__.__name__))
+        rc = stream.EXIT_BACKEND
+    finally:
+        for sig in old:
+            with contextlib.suppress(ValueError, OSError):
+                signal.signal(sig, signal.SIG_IGN)
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        try:
+            backend.close()
+        finally:
+            for sig, handler in old.items():
+                with contextlib.suppress(ValueError, OSError, TypeError):
+                    signal.signal(sig, handler)
+    return rc
+
+
+def _loop(sampler: Sampler, state: MetricsState, interval: float) -> None:
+    """Tick on absolute deadlines (as ``stream`` does), skipping missed ones."""
+    mono0 = time.monotonic()
+    k = 1
+    while True:
+        deadline = mono0 + k * interval
+        now = time.monotonic()
+        if now < deadline:
+            time.sleep(deadline - now)
+            now = time.monotonic()
+        elif now - deadline > interval:
+            k = int((now - mono0) / interval)
+        state.update(sampler.step(now, time.time()))
+        k += 1
