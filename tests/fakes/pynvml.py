@@ -54,8 +54,10 @@ def _find_real_source() -> str:
 
 
 REAL_PYNVML_PATH = _find_real_source()
-with open(REAL_PYNVML_PATH, encoding="utf-8") as _f:
-    exec(compile(_f.read(), REAL_PYNVML_PATH, "exec"), globals())
+# Through the loader, so the real module's cached bytecode is used: compiling 8000 lines
+# from source would cost ~15 MiB of RSS that the real import does not, and skew benchmarks.
+_code = importlib.machinery.SourceFileLoader("pynvml", REAL_PYNVML_PATH).get_code("pynvml")
+exec(_code, globals())
 
 # Names below come from the real module executed above; the linters cannot see them.
 _g = globals()
@@ -71,8 +73,64 @@ def _err(name: str) -> BaseException:
     return cls()  # type: ignore[no-any-return]
 
 
+def _compile(spec: Any, i: int) -> Any:
+    """A profile spec turned into ``f(tick) -> value`` once, so answering a call is cheap
+    (benchmarks measure the sampler through this fake)."""
+    if isinstance(spec, dict):
+        if "error" in spec:
+            name = spec["error"]
+            _err(name)  # an unknown name fails at load, not at the first call
+
+            def raiser(t: int) -> Any:
+                raise _err(name)
+
+            return raiser
+        if "seq" in spec:
+            items = [_compile(v, i) for v in spec["seq"]]
+            n = len(items)
+            if spec.get("cycle", True):
+                return lambda t: items[t % n](t)
+            return lambda t: items[min(t, n - 1)](t)
+        if "ramp" in spec:
+            start, step = spec["ramp"]
+            mod = spec.get("mod")
+            if mod:
+                return lambda t: (start + step * t) % mod
+            return lambda t: start + step * t
+        if "wave" in spec:
+            mean, amp, period = spec["wave"]
+            w = 2 * math.pi / float(period)
+            if isinstance(mean, int):
+                return lambda t: round(mean + amp * math.sin(w * (t + i)))
+            return lambda t: mean + amp * math.sin(w * (t + i))
+        parts = [(k, _compile(v, i)) for k, v in spec.items()]
+        if all(getattr(f, "const", False) for _, f in parts):
+            return _const({k: f(0) for k, f in parts})
+        return lambda t: {k: f(t) for k, f in parts}
+    if isinstance(spec, list):
+        fns = [_compile(v, i) for v in spec]
+        if all(getattr(f, "const", False) for f in fns):
+            return _const([f(0) for f in fns])
+        return lambda t: [f(t) for f in fns]
+    if isinstance(spec, str):
+        if spec == "$self":
+            return _const(os.getpid())
+        if spec == "$parent":
+            return _const(os.getppid())
+        return _const(spec.replace("{i}", str(i)))
+    return _const(spec)
+
+
+def _const(v: Any) -> Any:
+    def f(t: int) -> Any:
+        return v
+
+    f.const = True  # type: ignore[attr-defined]
+    return f
+
+
 class _FakeGpu:
-    __slots__ = ("addr", "buf", "handle", "index", "injects", "mask", "spec")
+    __slots__ = ("addr", "buf", "compiled", "handle", "index", "injects", "mask", "spec")
 
     def __init__(self, index: int, spec: Dict[str, Any], injects: List[Dict[str, Any]]) -> None:
         self.index = index
@@ -82,6 +140,7 @@ class _FakeGpu:
         self.handle = ctypes.cast(self.addr, _g["c_nvmlDevice_t"])
         self.injects = injects
         self.mask = 0
+        self.compiled: Dict[str, Any] = {}
 
 
 class FakeNvml:
@@ -97,6 +156,9 @@ class FakeNvml:
         self.tick_s = 1.0
         self.t0 = time.monotonic()
         self.fixed_t: Optional[float] = None
+        self.fixed_tick = 0
+        self.field_keys: Dict[Tuple[int, int, int], str] = {}
+        self._tick_keys: Dict[int, set] = {}
         self.initialized = 0
         self.calls: Counter = Counter()
         self.putil_args: Dict[int, List[int]] = {}
@@ -135,6 +197,8 @@ class FakeNvml:
         self.by_id = {id(g.handle): g for g in self.gpus}
         self.by_addr = {g.addr: g for g in self.gpus}
         self.ticks = profile.get("ticks", [])
+        self.field_keys = {}
+        self._tick_keys = {}
         self.events = [dict(e, delivered=False) for e in profile.get("events", [])]
         self.t0 = time.monotonic()
         self.fixed_t = None
@@ -143,10 +207,22 @@ class FakeNvml:
         self.gpm_samples = {}
         return self
 
+    def tick_keys(self, index: int) -> set:
+        """Keys a recorded trace gives this GPU at some tick."""
+        keys = self._tick_keys.get(index)
+        if keys is None:
+            keys = set()
+            for row in self.ticks:
+                if index < len(row):
+                    keys.update(row[index])
+            self._tick_keys[index] = keys
+        return keys
+
     def set_time(self, t: float) -> None:
         """Freeze the fake clock at ``t`` seconds (tests and benchmarks drive it)."""
         with self.cond:
             self.fixed_t = float(t)
+            self.fixed_tick = int(self.fixed_t / self.tick_s + 1e-9)
             self.cond.notify_all()
 
     def now(self) -> float:
@@ -155,7 +231,9 @@ class FakeNvml:
         return time.monotonic() - self.t0
 
     def tick(self) -> int:
-        return int(self.now() / self.tick_s + 1e-9)
+        if self.fixed_t is not None:
+            return self.fixed_tick
+        return int((time.monotonic() - self.t0) / self.tick_s + 1e-9)
 
     def ts_us(self) -> int:
         return self.ts_base_us + round(self.now() * 1e6)
@@ -198,7 +276,7 @@ class FakeNvml:
         if self.ticks:
             row = self.ticks[t % len(self.ticks)]
             if g.index < len(row) and key in row[g.index]:
-                return self._resolve(row[g.index][key], t, g.index)
+                return _compile(row[g.index][key], g.index)(t)
         if g.injects:
             for inj in g.injects:
                 k = inj.get("key", "*")
@@ -210,45 +288,16 @@ class FakeNvml:
                     < (inj.get("until_tick") if inj.get("until_tick") is not None else 1 << 60)
                 ):
                     raise _err(inj["error"])
-        spec = g.spec.get(key, _ABSENT)
-        if spec is _ABSENT:
-            # "name:*" answers every argument (e.g. all NVLink links) unless one is listed.
-            head, sep, _ = key.rpartition(":")
-            spec = g.spec.get(head + ":*", _ABSENT) if sep else _ABSENT
+        fn = g.compiled.get(key)
+        if fn is None:
+            spec = g.spec.get(key, _ABSENT)
             if spec is _ABSENT:
-                raise _err("NotSupported")
-        return self._resolve(spec, t, g.index)
-
-    def _resolve(self, spec: Any, t: int, i: int) -> Any:
-        if isinstance(spec, dict):
-            if "error" in spec:
-                raise _err(spec["error"])
-            if "seq" in spec:
-                seq = spec["seq"]
-                if spec.get("cycle", True):
-                    return self._resolve(seq[t % len(seq)], t, i)
-                return self._resolve(seq[min(t, len(seq) - 1)], t, i)
-            if "ramp" in spec:
-                start, step = spec["ramp"]
-                v = start + step * t
-                if "mod" in spec:
-                    v = v % spec["mod"]
-                return v
-            if "wave" in spec:
-                mean, amp, period = spec["wave"]
-                v = mean + amp * math.sin(2 * math.pi * (t + i) / float(period))
-                return round(v) if isinstance(mean, int) else v
-            return {k: self._resolve(v, t, i) for k, v in spec.items()}
-        if isinstance(spec, list):
-            return [self._resolve(v, t, i) for v in spec]
-        if isinstance(spec, str):
-            if spec == "$self":
-                return os.getpid()
-            if spec == "$parent":
-                return os.getppid()
-            if "{i}" in spec:
-                return spec.replace("{i}", str(i))
-        return spec
+                # "name:*" answers every argument (e.g. all NVLink links) unless one is listed.
+                head, sep, _ = key.rpartition(":")
+                spec = g.spec.get(head + ":*", _ABSENT) if sep else _ABSENT
+            fn = _compile({"error": "NotSupported"} if spec is _ABSENT else spec, g.index)
+            g.compiled[key] = fn
+        return fn(t)
 
     def system(self, fname: str) -> Any:
         self.calls[fname] += 1
@@ -259,7 +308,7 @@ class FakeNvml:
         sysvals = (self.profile or {}).get("system", {})
         if fname not in sysvals:
             raise _err("NotSupported")
-        return self._resolve(sysvals[fname], self.tick(), 0)
+        return _compile(sysvals[fname], 0)(self.tick())
 
 
 _fake = FakeNvml()
@@ -508,57 +557,58 @@ _FV_FMT = {0: "d", 1: "I4x", 2: "Q", 3: "Q", 4: "q", 5: "i4x", 6: "H6x"}
 _fv_structs: Dict[Tuple[int, ...], Any] = {}
 
 
-def _field_entry(g: _FakeGpu, fid: int, scope: int, ts: int) -> Tuple[int, int, Any]:
+_MASK = {1: 0xFFFFFFFF, 2: 0xFFFFFFFFFFFFFFFF, 3: 0xFFFFFFFFFFFFFFFF, 6: 0xFFFF}
+
+
+def _field_key(g: _FakeGpu, fid: int, scope: int) -> str:
+    """The profile key that answers (fid, scope) for this GPU.
+
+    Scope 0 is also the default scope: "field:ID" and "field:ID:0" both answer it, and a
+    scoped read falls back to the unscoped spec where the profile has only that."""
+    k = (g.index, fid, scope)
+    key = _fake.field_keys.get(k)
+    if key is not None:
+        return key
+    known = g.spec.keys() | _fake.tick_keys(g.index)
+    plain, scoped, wild = f"field:{fid}", f"field:{fid}:{scope}", f"field:{fid}:*"
+    if scope == 0:
+        key = plain if plain in known or (scoped not in known and wild not in known) else scoped
+    else:
+        key = scoped if scoped in known or wild in known or plain not in known else plain
+    _fake.field_keys[k] = key
+    return key
+
+
+def _field_entry(g: _FakeGpu, fid: int, scope: int) -> Tuple[int, int, Any]:
     """(valueType, nvmlReturn, value) of one field for this GPU now."""
-    # Scope 0 is also the default scope: "field:ID" and "field:ID:0" both answer it, and a
-    # scoped read falls back to the unscoped spec where the profile has only that.
-    keys = (
-        (f"field:{fid}", f"field:{fid}:0")
-        if scope == 0
-        else (
-            f"field:{fid}:{scope}",
-            f"field:{fid}",
-        )
-    )
-    v: Any = None
-    for n, key in enumerate(keys):
-        try:
-            v = _fake.value(g, key)
-            break
-        except NVMLError as e:
-            if n == len(keys) - 1 or e.value != _g["NVML_ERROR_NOT_SUPPORTED"]:
-                return 1, int(e.value), 0
-    if isinstance(v, dict) and "v" in v:
+    try:
+        v = _fake.value(g, _field_key(g, fid, scope))
+    except NVMLError as e:
+        return 1, int(e.value), 0
+    vt = _fake.field_types.get(fid)
+    if type(v) is dict:
         vt = int(v.get("type", 3))
         v = v["v"]
-    elif fid in _fake.field_types:
-        vt = _fake.field_types[fid]
-    else:
-        vt = 0 if isinstance(v, float) else 3
+    elif vt is None:
+        vt = 0 if type(v) is float else 3
     if vt == 0:
-        v = float(v)
-    else:
-        v = int(v)
-        if vt in (1, 6):
-            v &= 0xFFFFFFFF if vt == 1 else 0xFFFF
-        elif vt in (2, 3):
-            v &= 0xFFFFFFFFFFFFFFFF
-    return vt, 0, v
+        return 0, 0, float(v)
+    m = _MASK.get(vt)
+    return vt, 0, (int(v) & m) if m else int(v)
 
 
 def nvmlDeviceGetFieldValues(handle: Any, fieldIds: List[Any]) -> Any:
     g = _fake.dev(handle, "nvmlDeviceGetFieldValues")
-    n = len(fieldIds)
-    values = (_g["c_nvmlFieldValue_t"] * n)()
+    values = (_g["c_nvmlFieldValue_t"] * len(fieldIds))()
     ts = _fake.ts_us()
     flat: List[Any] = []
     types: List[int] = []
     for f in fieldIds:
-        if isinstance(f, tuple):
-            fid, scope = int(f[0]), int(f[1])
+        if type(f) is tuple:
+            fid, scope = f
         else:
-            fid, scope = int(f), 0
-        vt, ret, v = _field_entry(g, fid, scope, ts)
+            fid, scope = f, 0
+        vt, ret, v = _field_entry(g, fid, scope)
         types.append(vt)
         flat.extend((fid, scope, ts, 0, vt, ret, v))
     key = tuple(types)

@@ -299,14 +299,33 @@ def test_tiers_processes_never_per_tick_medium_every_5s_slow_every_minute() -> N
         return after.get(name, 0) - start.get(name, 0)
 
     assert n("nvmlDeviceGetUtilizationRates") == 125 * 8
-    assert n("nvmlDeviceGetFieldValues") == 125 * 8 + 2 * 8  # + the slow tier's field read
+    # One field read per tick, plus NVLink link states (medium tier), plus the slow tier's.
+    assert n("nvmlDeviceGetFieldValues") == 125 * 8 + 24 * 8 + 2 * 8
     assert n("nvmlDeviceGetComputeRunningProcesses_v3") == 0
     assert n("nvmlDeviceGetProcessUtilization") == 0
     assert n("nvmlDeviceGetCurrPcieLinkGeneration") == 24 * 8  # at 6, 11, ... 121 s
-    assert n("nvmlDeviceGetNvLinkState") == 24 * 8 * 18
+    assert n("nvmlDeviceGetNvLinkState") == 0  # field 165 answers all 18 links at once
     assert n("nvmlDeviceGetRemappedRows") == 2 * 8  # at 61 s and 121 s
     assert n("nvmlDeviceGetRetiredPagesPendingStatus") == 2 * 8
     assert n("nvmlDeviceGetPcieThroughput") == 0
+
+
+def test_nvlink_state_falls_back_to_per_link_calls_and_a_link_down_is_an_event() -> None:
+    prof = profile("h100x8")
+    del prof["defaults"]["field:165:*"]
+    prof["gpus"] = [{"nvmlDeviceGetNvLinkState:17": {"seq": [1] * 8 + [0], "cycle": False}}]
+    with fake_nvml(prof) as fake:
+        b = NvmlBackend(interval=1.0, events=False)
+        try:
+            ticks = run_ticks(fake, b, 1, 13)
+            events = b.events(13.0)
+        finally:
+            b.close()
+    assert fake._fake.calls["nvmlDeviceGetNvLinkState"] == 3 * 8 * 18  # start, 6 s, 11 s
+    assert col(ticks[0][0], "nvlink_up") == 18
+    assert col(ticks[-1][0], "nvlink_up") == 17
+    (ev,) = [e for e in events if e["type"] == protocol.EVENT_NVLINK]
+    assert ev["gpu"] == 0 and "18 to 17" in ev["message"]
 
 
 def test_slow_tier_changes_become_events() -> None:

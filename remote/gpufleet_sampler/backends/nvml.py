@@ -110,6 +110,7 @@ FI_NVLINK_TX_KIB = 138
 FI_NVLINK_RX_KIB = 139
 FI_NVLINK_ECC_DATA_TOTAL = 160
 FI_NVLINK_SPEED_MBPS = 164
+FI_NVLINK_STATE = 165
 FI_POWER_INSTANT = 186
 FI_PCIE_TX_BYTES = 197
 FI_PCIE_RX_BYTES = 198
@@ -137,6 +138,10 @@ _R_ENERGY, _R_MEMTEMP, _R_PCIE_TX, _R_PCIE_RX, _R_REPLAY = 0, 1, 2, 3, 4
 _R_NVL_TX, _R_NVL_RX, _R_VPOW, _R_VBRAKE, _R_VSW, _R_VHW, _R_VOLD = 5, 6, 7, 8, 9, 10, 11
 _R_SBE, _R_DBE, _R_PINST = 12, 13, 14
 _NROLES = 15
+
+# Slots of the per-tick calls (_Gpu.reads), in the order they are made.
+_S_UTIL, _S_SM, _S_MEMCLK, _S_GFX, _S_TEMP, _S_PSTATE, _S_REASONS = 0, 1, 2, 3, 4, 5, 6
+_S_FAN, _S_POWER, _S_MEM, _S_ENERGY, _S_FIELDS = 7, 8, 9, 10, 11
 
 # Counter slots for rate state (prev value, prev timestamp, last rate).
 _C_PCIE_TX, _C_PCIE_RX, _C_NVL_TX, _C_NVL_RX, _C_VPOW, _C_VTHERM = 0, 1, 2, 3, 4, 5
@@ -186,12 +191,17 @@ class _Gpu(object):
         "fv_ids",
         "fv_struct",
         "fv_types",
+        "fv_types_t",
         # GPM
         "gpm",
+        "gpm_flip",
         "gpm_ids",
         "gpm_new",
+        "gpm_offset",
         "gpm_old",
         "gpm_req",
+        "gpm_req2",
+        "gpm_struct",
         "gpm_t",
         "gpm_vals",
         "h",
@@ -199,10 +209,13 @@ class _Gpu(object):
         "info",
         "last_dbe",
         "lost",
+        "m_struct",
+        "m_used",
         "mem_v2",
         "nominal",
         "nvlink_errors",
         "nvlink_links",
+        "nvlink_state_fields",
         "nvlink_up",
         "pcie_gen",
         "pcie_replays_call",
@@ -211,10 +224,12 @@ class _Gpu(object):
         "power_limit_w",
         "probes",
         "putil_ts",
+        "reads",
         "remap",
         "retired_pending",
         "role",
         "slow_fields",
+        "u_struct",
         "unsupported",
     )
 
@@ -239,6 +254,11 @@ class _Gpu(object):
         self.clk_mem = False
         self.clk_gfx = False
         self.f_energy: Optional[Callable[..., Any]] = None
+        self.reads: List[Tuple[Optional[Callable[..., Any]], Tuple[Any, ...]]] = []
+        self.u_struct: Optional[struct.Struct] = None
+        self.m_struct: Optional[struct.Struct] = None
+        self.m_used = 0
+        self.fv_types_t: Tuple[int, ...] = ()
         self.fv_ids: List[Any] = []
         self.fv_struct: Optional[struct.Struct] = None
         self.fv_types: List[int] = []
@@ -250,6 +270,7 @@ class _Gpu(object):
         self.pcie_replays_call: Optional[int] = None
         self.nvlink_links = 0
         self.nvlink_up: Optional[int] = None
+        self.nvlink_state_fields: Optional[List[Tuple[int, int]]] = None
         self.remap: Optional[Tuple[int, int, int, int]] = None
         self.retired_pending: Optional[int] = None
         self.ecc_vol_call = False
@@ -263,6 +284,10 @@ class _Gpu(object):
         self.gpm_old: Any = None
         self.gpm_new: Any = None
         self.gpm_req: Any = None
+        self.gpm_req2: Any = None
+        self.gpm_flip = True
+        self.gpm_struct: Optional[struct.Struct] = None
+        self.gpm_offset = 0
         self.gpm_t = 0.0
         self.gpm_ids: List[int] = []
         self.gpm_vals: Dict[int, Optional[float]] = {}
@@ -556,9 +581,6 @@ class NvmlBackend(Backend):
         # Slow tier.
         self._probe_slow(g)
 
-        # One read now primes the counters, so the first tick already has rates.
-        self._row(g, 0.0, gpm=False)
-
         # Processes.
         g.f_procs_c, _ = self._pick(
             g,
@@ -581,7 +603,7 @@ class NvmlBackend(Backend):
         fn = self._fn("nvmlDeviceGetProcessUtilization")
         if fn is not None:
             try:
-                fn(h, 0)
+                fn(g.h, 0)
                 g.f_putil = fn
             except N.NVMLError_GpuIsLost:
                 raise _Lost() from None
@@ -595,6 +617,38 @@ class NvmlBackend(Backend):
                         e, "nvmlDeviceGetProcessUtilization"
                     )
 
+        self._build_reads(g)
+        # One read now primes the counters, so the first tick already has rates.
+        self._row(g, 0.0, gpm=False)
+
+    def _build_reads(self, g: _Gpu) -> None:
+        """The per-tick calls as (function, extra args), None where unsupported, plus the
+        struct layouts that read their results in one C call instead of attribute by
+        attribute (pynvml's structs resolve every attribute in Python)."""
+        ci = N.nvmlDeviceGetClockInfo
+        g.reads = [
+            (g.f_util, ()),
+            (ci if g.clk_sm else None, (N.NVML_CLOCK_SM,)),
+            (ci if g.clk_mem else None, (N.NVML_CLOCK_MEM,)),
+            (ci if g.clk_gfx else None, (N.NVML_CLOCK_GRAPHICS,)),
+            (g.f_temp, (N.NVML_TEMPERATURE_GPU,)),
+            (g.f_pstate, ()),
+            (g.f_reasons, ()),
+            (g.f_fan, ()),
+            (g.f_power, ()),
+            (g.f_mem, (N.nvmlMemory_v2,) if g.mem_v2 else ()),
+            (g.f_energy, ()),
+            (N.nvmlDeviceGetFieldValues if g.fv_ids else None, (g.fv_ids,)),
+        ]
+        g.u_struct = _layout(getattr(N, "c_nvmlUtilization_t", None), "=II")
+        if g.mem_v2:
+            g.m_struct = _layout(getattr(N, "c_nvmlMemory_v2_t", None), "=I4xQQQQ")
+            g.m_used = 4
+        else:
+            g.m_struct = _layout(getattr(N, "c_nvmlMemory_t", None), "=QQQ")
+            g.m_used = 2
+        g.fv_types_t = tuple(g.fv_types)
+
     def _probe_fields(self, g: _Gpu) -> None:
         """Ask for every candidate field once; keep those that answer."""
         links_fv = _fields(g.h, [FI_NVLINK_LINK_COUNT])
@@ -607,6 +661,10 @@ class NvmlBackend(Backend):
             sp = _fields(g.h, [(FI_NVLINK_SPEED_MBPS, 0)])
             if sp is not None and sp[0].nvmlReturn == N.NVML_SUCCESS:
                 g.nominal["nvlink_link_bps"] = int(_fv_value(sp[0]) or 0) * 1000000
+            ids = [(FI_NVLINK_STATE, link) for link in range(links)]
+            st = _fields(g.h, ids)
+            if st is not None and all(r.nvmlReturn == N.NVML_SUCCESS for r in st):
+                g.nvlink_state_fields = ids
         cand: List[Tuple[int, Any]] = [
             (_R_ENERGY, FI_ENERGY),
             (_R_MEMTEMP, FI_MEMORY_TEMP),
@@ -713,14 +771,21 @@ class NvmlBackend(Backend):
             ids += [GPM_PCIE_TX, GPM_PCIE_RX]
         if g.nvlink_links and g.role[_R_NVL_TX] < 0:
             ids += [GPM_NVLINK_TX, GPM_NVLINK_RX]
-        req = N.c_nvmlGpmMetricsGet_t()
-        req.version = N.NVML_GPM_METRICS_GET_VERSION
-        req.numMetrics = len(ids)
-        for i, mid in enumerate(ids):
-            req.metrics[i].metricId = mid
-        g.gpm_req = req
+        reqs = []
+        for first, second in ((g.gpm_old, g.gpm_new), (g.gpm_new, g.gpm_old)):
+            req = N.c_nvmlGpmMetricsGet_t()
+            req.version = N.NVML_GPM_METRICS_GET_VERSION
+            req.numMetrics = len(ids)
+            req.sample1 = first
+            req.sample2 = second
+            for i, mid in enumerate(ids):
+                req.metrics[i].metricId = mid
+            reqs.append(req)
+        g.gpm_req, g.gpm_req2 = reqs
+        g.gpm_flip = True
         g.gpm_ids = ids
         g.gpm_vals = {mid: None for mid in ids}
+        g.gpm_struct, g.gpm_offset = _gpm_layout(len(ids))
 
     def _probe_slow(self, g: _Gpu) -> None:
         cand = [FI_ECC_SBE_AGG, FI_ECC_DBE_AGG]
@@ -784,12 +849,25 @@ class NvmlBackend(Backend):
         if g.nvlink_links and "nvlink_up" not in g.unsupported:
             up = 0
             ok = False
-            for link in range(g.nvlink_links):
-                s = self._call(g, "nvmlDeviceGetNvLinkState", N.nvmlDeviceGetNvLinkState, link)
-                if s is not None:
-                    ok = True
-                    if int(s):
-                        up += 1
+            fv = None
+            if g.nvlink_state_fields is not None:
+                # One field read for every link's state instead of a call per link.
+                fv = self._call(
+                    g, "nvmlDeviceGetFieldValues", N.nvmlDeviceGetFieldValues, g.nvlink_state_fields
+                )
+            if fv is not None:
+                for r in fv:
+                    if r.nvmlReturn == N.NVML_SUCCESS:
+                        ok = True
+                        if _fv_value(r):
+                            up += 1
+            else:
+                for link in range(g.nvlink_links):
+                    st = self._call(g, "nvmlDeviceGetNvLinkState", N.nvmlDeviceGetNvLinkState, link)
+                    if st is not None:
+                        ok = True
+                        if int(st):
+                            up += 1
             prev = g.nvlink_up
             g.nvlink_up = up if ok else None
             if prev is not None and ok and up < prev:
@@ -953,96 +1031,98 @@ class NvmlBackend(Backend):
         return rows
 
     def _row(self, g: _Gpu, mono: float, gpm: bool = True) -> List[Any]:
-        call = self._tick_call
-        util = call(g, g.f_util) if g.f_util is not None else None
-        if util is not None:
-            ug: Optional[int] = util.gpu
-            um: Optional[int] = util.memory
+        h = g.h
+        try:
+            # Fast path: every per-tick call straight, in one comprehension.
+            raw = [fn(h, *args) if fn is not None else None for fn, args in g.reads]
+        except N.NVMLError_GpuIsLost:
+            raise _Lost() from None
+        except (N.NVMLError, N.NVMLLibraryMismatchError):
+            # A transient error somewhere: redo the calls one by one, each failing alone.
+            raw = [self._tick_call(g, fn, args) for fn, args in g.reads]
+
+        u = raw[_S_UTIL]
+        if u is not None:
+            if g.u_struct is not None:
+                ug, um = g.u_struct.unpack_from(u)
+            else:
+                ug, um = u.gpu, u.memory
         else:
             ug = um = None
-        ci = N.nvmlDeviceGetClockInfo
-        sm = call(g, ci, N.NVML_CLOCK_SM) if g.clk_sm else None
-        mc = call(g, ci, N.NVML_CLOCK_MEM) if g.clk_mem else None
-        gc = call(g, ci, N.NVML_CLOCK_GRAPHICS) if g.clk_gfx else None
-        temp = call(g, g.f_temp, N.NVML_TEMPERATURE_GPU) if g.f_temp is not None else None
-        pstate = call(g, g.f_pstate) if g.f_pstate is not None else None
-        if pstate == 32:
+        pstate = raw[_S_PSTATE]
+        if pstate == 32:  # NVML_PSTATE_UNKNOWN
             pstate = None
-        reasons = call(g, g.f_reasons) if g.f_reasons is not None else None
-        fan = call(g, g.f_fan) if g.f_fan is not None else None
-        pw = call(g, g.f_power) if g.f_power is not None else None
+        pw = raw[_S_POWER]
         power = pw / 1000.0 if pw is not None else None
-        used = None
-        if g.f_mem is not None:
-            mem = call(g, g.f_mem, N.nvmlMemory_v2) if g.mem_v2 else call(g, g.f_mem)
-            if mem is not None:
-                used = mem.used
-        energy = None
-        if g.f_energy is not None:
-            e = call(g, g.f_energy)
-            energy = e // 1000 if e is not None else None
+        m = raw[_S_MEM]
+        if m is not None:
+            used = g.m_struct.unpack_from(m)[g.m_used] if g.m_struct is not None else m.used
+        else:
+            used = None
+        e = raw[_S_ENERGY]
+        energy = e // 1000 if e is not None else None
 
         tmem = ptx = prx = replays = ntx = nrx = vpow = vth = sbe = dbe = None
-        if g.fv_ids:
-            fv = call(g, N.nvmlDeviceGetFieldValues, g.fv_ids)
-            if fv is not None:
-                t = _unpack(g, fv)
-                role = g.role
-                b = role[_R_ENERGY]
-                if b >= 0 and t[b + 5] == 0:
-                    energy = t[b + 6] // 1000
-                b = role[_R_MEMTEMP]
-                if b >= 0 and t[b + 5] == 0:
-                    tmem = t[b + 6]
-                b = role[_R_PCIE_TX]
-                if b >= 0 and t[b + 5] == 0:
-                    ptx = _rate(g.cnt, _C_PCIE_TX, t[b + 6], t[b + 2], 1.0, _PCIE_CAP)
-                b = role[_R_PCIE_RX]
-                if b >= 0 and t[b + 5] == 0:
-                    prx = _rate(g.cnt, _C_PCIE_RX, t[b + 6], t[b + 2], 1.0, _PCIE_CAP)
-                b = role[_R_REPLAY]
-                if b >= 0 and t[b + 5] == 0:
-                    replays = t[b + 6]
-                b = role[_R_NVL_TX]
-                if b >= 0 and t[b + 5] == 0:
-                    ntx = _rate(g.cnt, _C_NVL_TX, t[b + 6], t[b + 2], 1024.0, _NVLINK_CAP)
-                b = role[_R_NVL_RX]
-                if b >= 0 and t[b + 5] == 0:
-                    nrx = _rate(g.cnt, _C_NVL_RX, t[b + 6], t[b + 2], 1024.0, _NVLINK_CAP)
-                b = role[_R_VPOW]
-                if b >= 0 and t[b + 5] == 0:
-                    ns = t[b + 6]
-                    ts = t[b + 2]
-                    b2 = role[_R_VBRAKE]
-                    if b2 >= 0 and t[b2 + 5] == 0:
-                        ns += t[b2 + 6]
-                    vpow = _pct(g.cnt, _C_VPOW, ns, ts)
-                ns = None
-                b = role[_R_VSW]
-                if b >= 0 and t[b + 5] == 0:
-                    ns = t[b + 6]
-                    ts = t[b + 2]
-                b = role[_R_VHW]
-                if b >= 0 and t[b + 5] == 0:
-                    ns = t[b + 6] + (ns or 0)
-                    ts = t[b + 2]
-                b = role[_R_VOLD]
-                if b >= 0 and t[b + 5] == 0:
-                    ns = t[b + 6]
-                    ts = t[b + 2]
-                if ns is not None:
-                    vth = _pct(g.cnt, _C_VTHERM, ns, ts)
-                b = role[_R_SBE]
-                if b >= 0 and t[b + 5] == 0:
-                    sbe = t[b + 6]
-                b = role[_R_DBE]
-                if b >= 0 and t[b + 5] == 0:
-                    dbe = t[b + 6]
-                    if g.last_dbe is None or dbe != g.last_dbe:
-                        self._dbe_check(g, dbe, g.last_dbe is None)
-                b = role[_R_PINST]
-                if b >= 0 and t[b + 5] == 0:
-                    power = t[b + 6] / 1000.0
+        fv = raw[_S_FIELDS]
+        if fv is not None:
+            t = _unpack(g, fv)
+            role = g.role
+            cnt = g.cnt
+            b = role[_R_ENERGY]
+            if b >= 0 and t[b + 5] == 0:
+                energy = t[b + 6] // 1000
+            b = role[_R_MEMTEMP]
+            if b >= 0 and t[b + 5] == 0:
+                tmem = t[b + 6]
+            b = role[_R_PCIE_TX]
+            if b >= 0 and t[b + 5] == 0:
+                ptx = _rate(cnt, _C_PCIE_TX, t[b + 6], t[b + 2], 1.0, _PCIE_CAP)
+            b = role[_R_PCIE_RX]
+            if b >= 0 and t[b + 5] == 0:
+                prx = _rate(cnt, _C_PCIE_RX, t[b + 6], t[b + 2], 1.0, _PCIE_CAP)
+            b = role[_R_REPLAY]
+            if b >= 0 and t[b + 5] == 0:
+                replays = t[b + 6]
+            b = role[_R_NVL_TX]
+            if b >= 0 and t[b + 5] == 0:
+                ntx = _rate(cnt, _C_NVL_TX, t[b + 6], t[b + 2], 1024.0, _NVLINK_CAP)
+            b = role[_R_NVL_RX]
+            if b >= 0 and t[b + 5] == 0:
+                nrx = _rate(cnt, _C_NVL_RX, t[b + 6], t[b + 2], 1024.0, _NVLINK_CAP)
+            b = role[_R_VPOW]
+            if b >= 0 and t[b + 5] == 0:
+                ns = t[b + 6]
+                b2 = role[_R_VBRAKE]
+                if b2 >= 0 and t[b2 + 5] == 0:
+                    ns += t[b2 + 6]
+                vpow = _pct(cnt, _C_VPOW, ns, t[b + 2])
+            ns = None
+            ts = 0
+            b = role[_R_VSW]
+            if b >= 0 and t[b + 5] == 0:
+                ns = t[b + 6]
+                ts = t[b + 2]
+            b = role[_R_VHW]
+            if b >= 0 and t[b + 5] == 0:
+                ns = t[b + 6] + (ns or 0)
+                ts = t[b + 2]
+            b = role[_R_VOLD]
+            if b >= 0 and t[b + 5] == 0:
+                ns = t[b + 6]
+                ts = t[b + 2]
+            if ns is not None:
+                vth = _pct(cnt, _C_VTHERM, ns, ts)
+            b = role[_R_SBE]
+            if b >= 0 and t[b + 5] == 0:
+                sbe = t[b + 6]
+            b = role[_R_DBE]
+            if b >= 0 and t[b + 5] == 0:
+                dbe = t[b + 6]
+                if dbe != g.last_dbe:
+                    self._dbe_check(g, dbe, g.last_dbe is None)
+            b = role[_R_PINST]
+            if b >= 0 and t[b + 5] == 0:
+                power = t[b + 6] / 1000.0
         if g.ecc_vol_call:
             if sbe is None:
                 sbe = g.ecc_vol[0]
@@ -1075,19 +1155,19 @@ class NvmlBackend(Backend):
             g.index,
             ug,
             um,
-            sm,
-            mc,
-            gc,
-            temp,
+            raw[_S_SM],
+            raw[_S_MEMCLK],
+            raw[_S_GFX],
+            raw[_S_TEMP],
             tmem,
             power,
             g.power_limit_w,
             energy,
             pstate,
-            reasons,
+            raw[_S_REASONS],
             vpow,
             vth,
-            fan,
+            raw[_S_FAN],
             used,
             ptx,
             prx,
@@ -1109,8 +1189,10 @@ class NvmlBackend(Backend):
             0,
         ]
 
-    def _tick_call(self, g: _Gpu, fn: Callable[..., Any], *args: Any) -> Any:
-        """One per-tick call; a transient error is null for this tick only."""
+    def _tick_call(self, g: _Gpu, fn: Optional[Callable[..., Any]], args: Tuple[Any, ...]) -> Any:
+        """One per-tick call on the slow path; a transient error is null for this tick only."""
+        if fn is None:
+            return None
         try:
             return fn(g.h, *args)
         except N.NVMLError_GpuIsLost:
@@ -1123,11 +1205,10 @@ class NvmlBackend(Backend):
             return None
 
     def _gpm(self, g: _Gpu, mono: float) -> None:
+        # Two requests, one per order of the two samples, so no field is written per tick.
+        req = g.gpm_req if g.gpm_flip else g.gpm_req2
         try:
             N.nvmlGpmSampleGet(g.h, g.gpm_new)
-            req = g.gpm_req
-            req.sample1 = g.gpm_old
-            req.sample2 = g.gpm_new
             N.nvmlGpmMetricsGet(req)
         except N.NVMLError_GpuIsLost:
             raise _Lost() from None
@@ -1137,15 +1218,21 @@ class NvmlBackend(Backend):
                 g.gpm_vals[k] = None
             return
         vals = g.gpm_vals
-        metrics = req.metrics
-        for i, mid in enumerate(g.gpm_ids):
-            m = metrics[i]
-            if m.nvmlReturn == 0:
+        ids = g.gpm_ids
+        s = g.gpm_struct
+        if s is not None:
+            t = s.unpack_from(req, g.gpm_offset)
+            for i in range(len(ids)):
+                v = t[3 * i + 2]
+                vals[ids[i]] = round(v, 1) if t[3 * i + 1] == 0 and v == v else None
+        else:
+            metrics = req.metrics
+            for i in range(len(ids)):
+                m = metrics[i]
                 v = m.value
-                vals[mid] = round(v, 1) if v == v else None  # NaN -> null
-            else:
-                vals[mid] = None
+                vals[ids[i]] = round(v, 1) if m.nvmlReturn == 0 and v == v else None
         g.gpm_old, g.gpm_new = g.gpm_new, g.gpm_old
+        g.gpm_flip = not g.gpm_flip
         g.gpm_t = mono
 
     # ------------------------------------------------------------------ lost GPUs, events
@@ -1186,11 +1273,13 @@ class NvmlBackend(Backend):
             procfs = None  # type: ignore[assignment]
         out: List[Dict[str, Any]] = []
         seen: Dict[Tuple[int, Optional[int]], bool] = {}
+        # One process can use several GPUs: read its start ticks once per snapshot.
+        ticks_seen: Dict[int, Optional[int]] = {}
         for g in self._gpus:
             if g.lost:
                 continue
             try:
-                out.extend(self._gpu_procs(g, procfs, seen))
+                out.extend(self._gpu_procs(g, procfs, seen, ticks_seen))
             except _Lost:
                 self._mark_lost(g, "while listing processes")
         cache = self._proc_cache
@@ -1199,7 +1288,11 @@ class NvmlBackend(Backend):
         return out
 
     def _gpu_procs(
-        self, g: _Gpu, procfs: Any, seen: Dict[Tuple[int, Optional[int]], bool]
+        self,
+        g: _Gpu,
+        procfs: Any,
+        seen: Dict[Tuple[int, Optional[int]], bool],
+        ticks_seen: Dict[int, Optional[int]],
     ) -> List[Dict[str, Any]]:
         by_pid: Dict[int, List[Any]] = {}  # pid -> [mem, type]
         for fn, kind in ((g.f_procs_c, "C"), (g.f_procs_g, "G")):
@@ -1249,7 +1342,10 @@ class NvmlBackend(Backend):
         for pid, (mem, kind) in sorted(by_pid.items()):
             st = user = name = cmd = None
             if procfs is not None:
-                st = procfs.start_ticks(pid)
+                st = ticks_seen.get(pid, -1)
+                if st == -1:
+                    st = procfs.start_ticks(pid)
+                    ticks_seen[pid] = st
                 key = (pid, st)
                 cached = self._proc_cache.get(key)
                 if cached is None:
@@ -1482,6 +1578,31 @@ def _fv_value(r: Any) -> Any:
     return None
 
 
+def _layout(ctype: Any, fmt: str) -> Optional[struct.Struct]:
+    """``struct.Struct(fmt)`` if it has the size of ``ctype`` (else None: read attributes)."""
+    s = struct.Struct(fmt)
+    try:
+        return s if ctype is not None and ctypes.sizeof(ctype) == s.size else None
+    except TypeError:
+        return None
+
+
+def _gpm_layout(n: int) -> Tuple[Optional[struct.Struct], int]:
+    """A Struct reading (metricId, nvmlReturn, value) of the first ``n`` GPM metrics of a
+    ``c_nvmlGpmMetricsGet_t``, and the offset of its metrics array; (None, 0) if the layout
+    is not the one expected."""
+    try:
+        m = N.c_nvmlGpmMetric_t
+        size = ctypes.sizeof(m)
+        if (m.metricId.offset, m.nvmlReturn.offset, m.value.offset) != (0, 4, 8) or size < 16:
+            return None, 0
+        offset = int(N.c_nvmlGpmMetricsGet_t.metrics.offset)
+    except (AttributeError, TypeError):
+        return None, 0
+    pad = "{}x".format(size - 16) if size > 16 else ""
+    return struct.Struct("=" + ("IId" + pad) * n), offset
+
+
 def _fv_struct(types: List[int]) -> Optional[struct.Struct]:
     """A struct.Struct reading a whole c_nvmlFieldValue_t array in one call.
 
@@ -1504,13 +1625,8 @@ def _unpack(g: _Gpu, fv: Any) -> Tuple[Any, ...]:
     s = g.fv_struct
     if s is not None:
         t = s.unpack_from(fv)
-        types = g.fv_types
-        ok = True
-        for i in range(len(types)):
-            if t[7 * i + 4] != types[i] and t[7 * i + 5] == 0:
-                ok = False
-                break
-        if ok:
+        # Every entry still has the value type seen at start-up (else read it the slow way).
+        if t[4::7] == g.fv_types_t:
             return t
     out: List[Any] = []
     for r in fv:
