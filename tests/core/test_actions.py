@@ -120,3 +120,21 @@ def test_resolved_alerts_run_nothing_and_stop_cancels(tmp_path: Path) -> None:
     runner.stop()
     assert runner.get(run.id).state == "cancelled"  # type: ignore[union-attr]
     assert not out.exists()
+
+
+def test_dispatcher_routes_a_firing_alert_to_its_rule_actions(tmp_path: Path) -> None:
+    from gpufleet.core.dispatch import AlertDispatcher
+
+    out = tmp_path / "out.txt"
+    rules = load_rules_text(
+        f"[rules.idle_billed]\nfor_s = 0\nactions = [{{ type = 'local', command = 'touch {out}', "
+        "grace_s = 0 }]\n"
+    )
+    eng = RuleEngine(rules, [HostConfig(name="h")])
+    runner = ActionRunner()
+    disp = AlertDispatcher(eng, None, runner)
+    s = Stream()
+    eng.feed("h", s.hello)
+    (run,) = disp.handle(eng.feed("h", s.sample(0, util_gpu_pct=0, mem_used_bytes=0)))
+    assert runner.wait(run.id, 30).state == "ran" and out.exists()  # type: ignore[union-attr]
+    assert disp.handle(eng.feed("h", s.sample(100))) == []  # busy again: nothing to run

@@ -131,3 +131,27 @@ def test_diagnose_from_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert main(["diagnose", "h100-a", "--file", str(path), "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert [f["id"] for f in out["diagnosis"]] == ["diag_thermal"]
+
+
+def test_diagnose_from_the_history_store(capsys: pytest.CaptureFixture[str]) -> None:
+    from _rules_support import decode
+    from gpufleet.core import paths
+    from gpufleet.core.messages import Sample
+    from gpufleet.core.store import Store
+
+    msgs = decode(sim_stream_lines("power-capped-4090", 120))
+    with Store(paths.history_file()) as st:
+        for m in msgs:
+            st.write("4090-x2", m)
+        st.flush()
+    last = max(m.t for m in msgs if isinstance(m, Sample))
+    import datetime
+
+    until = datetime.datetime.fromtimestamp(last, datetime.timezone.utc).isoformat()
+    rc = main(["diagnose", "4090-x2", "--window", "1m", "--format", "json", "--until", until])
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {f["id"] for f in out["diagnosis"]} == {"diag_power_limit"}
+    assert out["samples"] >= 55
+    assert main(["diagnose", "nobody", "--window", "1m"]) == 8
+    assert "no history for host 'nobody'" in capsys.readouterr().err
