@@ -232,3 +232,15 @@ def test_translator_hook_is_used() -> None:
     finally:
         catalogue.set_translator(None)
     assert alert_title(a) == "Thermal throttling on GPU 0"
+
+
+def test_webhook_table_from_the_user_rules_file() -> None:
+    from gpufleet.core.rules import load_webhook_table
+
+    assert load_webhook_table() == {}
+    paths.config_dir().mkdir(parents=True, exist_ok=True)
+    paths.rules_file().write_text(
+        '[webhooks.team]\nformat = "slack"\n[rules.xid]\nnotify = ["team"]\n'
+    )
+    assert load_webhook_table() == {"team": {"format": "slack"}}
+    assert {r.id: r for r in load_rules()}["xid"].notify == ("team",)

@@ -284,6 +284,22 @@ def load_rules(user_file: Path | None = None, *, include_user: bool = True) -> l
     return list(rules.values())
 
 
+def load_webhook_table(user_file: Path | None = None) -> dict[str, Any]:
+    """The ``[webhooks]`` table of the user's rules file (names and formats; the URLs are in
+    the keyring: ``gpufleet.core.notify.load_webhooks`` reads them)."""
+    path = user_file if user_file is not None else paths.rules_file()
+    if not path.exists():
+        return {}
+    try:
+        doc = tomllib.loads(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise RulesError(f"{path}: cannot read: {e}") from None
+    table = doc.get("webhooks", {})
+    if not isinstance(table, dict):
+        raise RulesError(f"{path}: [webhooks] must be a table of webhooks keyed by name")
+    return table
+
+
 def load_rules_text(text: str, source: str = "rules.toml") -> list[Rule]:
     """Shipped rules overridden by the given TOML text (for tests and the rule editor)."""
     rules: dict[str, Rule] = {}
