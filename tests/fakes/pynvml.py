@@ -20,13 +20,13 @@ Profile format (``tests/fixtures/nvml/README.md`` has the full description):
 arguments after the handle, colon-separated (``nvmlDeviceGetClockInfo:1``), ``field:ID`` or
 ``field:ID:SCOPE`` for field values and ``gpm:ID`` for GPM metrics. A key a GPU lacks raises
 ``NVMLError_NotSupported``. A spec is a plain value, ``{"error": "NoPermission"}``,
-``{"seq": [...]}`` (one per tick, cycled), ``{"ramp": [start, per_tick], "mod": M}``
+``{"seq": [...]}`` (one per tick, cycled), ``{"ramp": [start, per_second], "mod": M}``
 (a counter; ``mod`` makes it wrap), ``{"wave": [mean, amplitude, period_ticks]}``, or a list /
 object of specs. Strings may use ``{i}`` for the GPU index; pid ``"$self"`` is this process.
 
 The fake clock: ``now()`` is seconds since load (or the time set with ``_fake.set_time``);
 tick = ``int(now / tick_s)``; NVML timestamps are ``now`` in µs, so counter rates computed by
-the sampler equal ``per_tick / tick_s`` exactly.
+the sampler equal a ramp's ``per_second`` exactly.
 """
 
 import ctypes
@@ -92,11 +92,18 @@ def _compile(spec: Any, i: int) -> Any:
                 return lambda t: items[t % n](t)
             return lambda t: items[min(t, n - 1)](t)
         if "ramp" in spec:
+            # A counter: ``step`` per second of fake time (per tick when tick_s is 1), so a
+            # profile means the same rate whatever tick length drives it.
             start, step = spec["ramp"]
             mod = spec.get("mod")
-            if mod:
-                return lambda t: (start + step * t) % mod
-            return lambda t: start + step * t
+            whole = isinstance(start, int) and isinstance(step, int)
+
+            def ramp(t: int) -> Any:
+                v = start + step * t * _fake.tick_s
+                v = round(v) if whole else v
+                return v % mod if mod else v
+
+            return ramp
         if "wave" in spec:
             mean, amp, period = spec["wave"]
             w = 2 * math.pi / float(period)
