@@ -27,7 +27,7 @@ EXPECTED: dict[str, tuple[int, dict[tuple[str, int | None, str], float]]] = {
     "foreign-process": (90, {("miner_process", 3, ""): 60}),
     "ecc-xid": (60, {
         ("ecc_dbe_increase", 2, ""): 30,
-        ("remap_pending", 2, ""): 30,
+        ("remap_pending", 2, ""): 0,
         ("xid", 2, "48"): 30,
         ("xid", 2, "79"): 45,
         ("gpu_lost", 2, ""): 45,

@@ -113,7 +113,7 @@ def test_ecc_xid_scenario() -> None:
     rel = {(a.rule_id, a.key): round(a.started_t - t0) for a in alerts if a.state == "firing"}
     assert rel == {
         ("ecc_dbe_increase", ""): 30,
-        ("remap_pending", ""): 30,
+        ("remap_pending", ""): 0,
         ("xid", "48"): 30,
         ("xid", "79"): 45,
         ("gpu_lost", ""): 45,

@@ -896,7 +896,7 @@ FINDING_TEXT: Final[dict[tuple[str, str], str]] = {
     ),
     ("diag_temperature", "*"): QT_TRANSLATE_NOOP(
         "Findings",
-        "{Where} reached {temp} °C, {margin} °C from its slowdown temperature ({slowdown} °C).",
+        "{Where} reached {temp} °C against a slowdown temperature of {slowdown} °C.",
     ),
     ("diag_shared", "*"): QT_TRANSLATE_NOOP(
         "Findings",

@@ -472,9 +472,13 @@ class SimBackend(Backend):
         for _ in range(n):
             self._uuids.append("GPU-" + str(uuid.UUID(int=urng.getrandbits(128), version=4)))
         if scenario == "ecc-xid" and self._sc.ecc_fault is not None:
-            # A board with a history: corrected errors and remapped rows from earlier weeks.
+            # A board with a history: corrected errors and remapped rows from earlier weeks,
+            # and an uncorrectable error from the previous tenant whose row remapping is still
+            # pending (nobody reset the GPU): what the start-of-rental check exists to catch.
             g = self._sc.ecc_fault[0]
             self._remap_corr[g] = 2
+            self._remap_unc[g] = 1
+            self._remap_pending[g] = 1
 
     # ---- static facts -------------------------------------------------------------------
 
