@@ -60,6 +60,9 @@ class AppConfig:
     hosts: list[HostConfig] = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
     schema_version: int = SCHEMA_VERSION
+    # [[prometheus]] tables (host groups read from a Prometheus server), validated by
+    # gpufleet.core.promsource.parse_sources.
+    prometheus: list[dict[str, Any]] = field(default_factory=list)
 
     def host(self, name: str) -> HostConfig | None:
         return next((h for h in self.hosts if h.name == name), None)
@@ -208,7 +211,7 @@ def load_config(path: Path | None = None) -> AppConfig:
             f"{path}: written by a newer gpufleet (schema_version {version}; this version "
             f"reads up to {SCHEMA_VERSION}): upgrade gpufleet"
         )
-    unknown = set(data) - {"schema_version", "settings", "hosts"}
+    unknown = set(data) - {"schema_version", "settings", "hosts", "prometheus"}
     if unknown:
         raise ConfigError(
             f"{path}: unknown top-level key(s) {', '.join(sorted(unknown))} "
@@ -235,7 +238,21 @@ def load_config(path: Path | None = None) -> AppConfig:
             )
         seen[h.name] = f"line {lines[i]}" if i < len(lines) else f"host #{i + 1}"
         hosts.append(h)
-    return AppConfig(hosts=hosts, settings=dict(settings), schema_version=SCHEMA_VERSION)
+    prometheus = data.get("prometheus", [])
+    if not isinstance(prometheus, list) or not all(isinstance(t, dict) for t in prometheus):
+        raise ConfigError(f"{path}: `prometheus` must be an array of tables ([[prometheus]])")
+    try:
+        from gpufleet.core.promsource import parse_sources
+
+        parse_sources(prometheus, str(path))
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    return AppConfig(
+        hosts=hosts,
+        settings=dict(settings),
+        schema_version=SCHEMA_VERSION,
+        prometheus=[dict(t) for t in prometheus],
+    )
 
 
 def dumps(cfg: AppConfig) -> str:
@@ -248,6 +265,8 @@ def dumps(cfg: AppConfig) -> str:
         doc["settings"] = cfg.settings
     if cfg.hosts:
         doc["hosts"] = [host_to_dict(h) for h in cfg.hosts]
+    if cfg.prometheus:
+        doc["prometheus"] = cfg.prometheus
     header = (
         "# gpufleet configuration. Secrets are not stored here: see `gpufleet hosts set-secret`.\n"
     )

@@ -22,7 +22,9 @@ import keyring.errors
 log = logging.getLogger(__name__)
 
 SERVICE = "gpufleet"
-SecretKind = Literal["password", "key-passphrase", "webhook-url"]  # webhook-url: core.notify
+# webhook-url: core.notify; token: Prometheus bearer tokens and the Alertmanager receiver's
+# shared token (core.promsource, core.am_receiver)
+SecretKind = Literal["password", "key-passphrase", "webhook-url", "token"]
 SECRET_KINDS: tuple[str, ...] = get_args(SecretKind)
 
 _ADVICE = (
