@@ -91,6 +91,7 @@ class _Replay:
         self.fake = fake
         self.recording = True
         self.misses = 0
+        self.hits = 0
         self.memo: dict[Any, Any] = {}
         mod = types.ModuleType("pynvml_replay")
         mod.__dict__.update(fake.__dict__)
@@ -136,6 +137,7 @@ class _Replay:
             if hit is None:  # an argument that changed between the passes: ask the fake
                 self.misses += 1
                 return fn(*args)
+            self.hits += 1
             ok, res = hit
             if not ok:
                 raise res
@@ -148,6 +150,18 @@ class _Replay:
         return call
 
 
+def _lookup_cost(rp: _Replay, b: Any) -> float:
+    """µs one replayed answer costs (the wrapper's key building and dict lookup)."""
+    h = b._gpus[0].h
+    fn = rp.module.nvmlDeviceGetPowerUsage
+    rp.fake._fake.set_time(1.0)
+    n = 20000
+    t0 = time.thread_time()
+    for _ in range(n):
+        fn(h)
+    return (time.thread_time() - t0) / n * 1e6
+
+
 def bench_nvml(minutes: int, repeats: int) -> dict[str, float]:
     from gpufleet_sampler.backends import nvml as nvml_mod
     from nvml_fake import fake_nvml, profile
@@ -155,7 +169,8 @@ def bench_nvml(minutes: int, repeats: int) -> dict[str, float]:
     ticks = 60 * minutes
     live = replay = float("inf")
     per_sample = 0.0
-    misses = 0
+    misses = lookups = 0
+    lookup_us = 0.0
     for _ in range(repeats):
         with fake_nvml(profile("h100x8")) as fake:
             rp = _Replay(fake)
@@ -171,8 +186,11 @@ def bench_nvml(minutes: int, repeats: int) -> dict[str, float]:
                 for g in b._gpus:
                     g.gpm_t = -1.0
                 s._last_procs_mono = None
+                rp.hits = rp.misses = 0
                 spent_replay, _, _ = _drive(s, ticks, fake._fake.set_time)
                 misses = rp.misses
+                lookups = rp.hits
+                lookup_us = _lookup_cost(rp, b)
             finally:
                 b.close()
         live = min(live, spent_live)
@@ -183,6 +201,7 @@ def bench_nvml(minutes: int, repeats: int) -> dict[str, float]:
         "us_own": replay / (ticks * GPUS) * 1e6,
         "bytes_per_gpu_sample": per_sample,
         "replay_misses": misses,
+        "lookup_us": lookups * lookup_us / (ticks * GPUS),
     }
 
 
@@ -252,6 +271,10 @@ def main() -> int:
     print(
         f"  nvml 8x H100, NVML answering instantly      {nv['us_own']:7.1f} µs"
         f"   (replayed answers; {nv['replay_misses']} live calls)"
+    )
+    print(
+        f"       of which replaying the answers (dict lookups) {nv['lookup_us']:5.1f} µs"
+        f" -> the sampler's own work ≈ {nv['us_own'] - nv['lookup_us']:.1f} µs"
     )
     print(
         f"  nvml 8x H100, through the live fake pynvml  {nv['us_live']:7.1f} µs"
