@@ -330,9 +330,14 @@ class _Inst:
 class PromSource:
     """Discovery, latest values and history of one Prometheus server, as messages."""
 
-    def __init__(self, client: PromClient, name: str = "prometheus") -> None:
+    def __init__(
+        self, client: PromClient, name: str = "prometheus", interval_s: float = 1.0
+    ) -> None:
         self.client = client
         self.name = name
+        # The step of history and polling: hello says it, so plots draw gaps only where
+        # points are missing, not between two polls.
+        self.interval_s = interval_s
         self._hellos: dict[str, Hello] = {}
         self._seq = 0
 
@@ -400,7 +405,7 @@ class PromSource:
             sampler_version="prometheus",
             run_id=f"prometheus:{self.client.url}:{key}",
             backend="prometheus",
-            interval_s=1.0,
+            interval_s=self.interval_s,
             columns=COLUMNS,
             host=host,
             gpus=tuple(gpus),
@@ -524,7 +529,7 @@ class PromPoller:
                         client = PromClient(
                             cfg.url, token=token, basic=basic, timeout=cfg.timeout_s
                         )
-                    src = PromSource(client, cfg.name)
+                    src = PromSource(client, cfg.name, cfg.interval_s)
                     hellos = src.discover()
                     now = time.time()
                     history = src.history(now - cfg.backfill_s, now, cfg.interval_s)
