@@ -19,7 +19,7 @@ from gpufleet.core.audit import read_audit
 from gpufleet.core.fleet import Fleet
 from gpufleet.core.fleetevents import FAILED, RECONNECTING, STREAMING, HostGap, HostStatus
 from gpufleet.core.hostconfig import HostConfig
-from gpufleet.core.messages import Procs, Sample
+from gpufleet.core.messages import Procs
 from gpufleet.core.zipapp import sampler_zipapp_bytes
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "core"))
@@ -206,35 +206,6 @@ def test_deploy_uploads_once_and_retires_older_samplers(
     assert oct(cache.stat().st_mode & 0o777) == oct(0o700)
 
 
-def test_unknown_host_key_is_refused_without_consent_and_trusted_with_accept_new(
-    remote: Callable[..., HostConfig], tmp_path: Path
-) -> None:
-    """With no terminal to ask on, the CLI's callback refuses an unknown key (exit 4);
-    and ``--accept-new`` trusts it."""
-    from gpufleet.cli import hostarg
-    from gpufleet.cli.errors import EXIT_HOSTKEY
-
-    host = remote("newkey", "ecc-xid", 35, known=False)
-    fleet = Fleet([host], on_unknown_key=hostarg.unknown_key_callback(accept_new=False))
-    rec = Recorder(fleet.subscribe())
-    fleet.start()
-    try:
-        rec.wait(lambda: fleet.status("newkey").state == FAILED, 30, "the refusal")
-    finally:
-        fleet.stop()
-    st = states(rec, "newkey")[-1]
-    assert st.kind == "hostkey_unknown"
-    assert hostarg.exit_code_for(st.kind) == EXIT_HOSTKEY
-    fleet = Fleet([host], accept_new=True)
-    rec = Recorder(fleet.subscribe())
-    fleet.start()
-    try:
-        rec.wait(lambda: len(rec.samples("newkey")) >= 1, 60, "a sample once trusted")
-    finally:
-        fleet.stop()
-    assert isinstance(rec.samples("newkey")[0], Sample)
-
-
 def test_removing_a_host_with_undeploy_stops_its_daemon_and_deletes_the_upload(
     remote: Callable[..., HostConfig], tmp_path: Path
 ) -> None:
@@ -254,3 +225,43 @@ def test_removing_a_host_with_undeploy_stops_its_daemon_and_deletes_the_upload(
     assert fleet.hosts() == []
     assert read_state("sim", "crashed-idle", 36, str(cache)) is None
     assert not list(cache.glob("gpufleet-sampler-*.pyz"))
+
+
+def test_cli_stream_and_check_over_ssh_with_a_configured_host(
+    remote: Callable[..., HostConfig],
+) -> None:
+    """The CLI on a host from config.toml: an unknown key is refused without a terminal
+    (exit 4, one line), ``--accept-new`` streams; then check and kill's error paths."""
+    import os
+    import subprocess
+
+    from gpufleet.cli.errors import EXIT_HOSTKEY, EXIT_NOT_FOUND
+    from gpufleet.core.config import AppConfig, save_config
+
+    host = remote("cfg", "power-capped-4090", 37, known=False)
+    save_config(AppConfig(hosts=[host]))
+
+    def gpufleet(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "gpufleet", *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+            env=dict(os.environ),
+            check=False,
+        )
+
+    p = gpufleet("stream", "cfg", "--seconds", "20")
+    assert p.returncode == EXIT_HOSTKEY, p.stderr
+    assert "--accept-new" in p.stderr and "Traceback" not in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+    p = gpufleet("stream", "cfg", "--seconds", "4", "--accept-new", "--no-record")
+    assert p.returncode == 0, p.stderr
+    assert '"kind":"hello"' in p.stdout.splitlines()[0]
+    assert '"kind":"sample"' in p.stdout
+    p = gpufleet("check", "cfg", "--format", "json")  # the key is known now
+    assert p.returncode in (0, 1), p.stderr
+    assert '"facts"' in p.stdout
+    p = gpufleet("kill", "cfg", "999999999", "--yes")
+    assert p.returncode == EXIT_NOT_FOUND, p.stderr
