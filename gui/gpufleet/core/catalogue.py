@@ -696,6 +696,8 @@ def alert_values(alert: Alert) -> dict[str, Any]:
 
 
 def alert_title(alert: Alert) -> str:
+    if alert.condition == "alertmanager":  # received from Alertmanager: its own words
+        return str(alert.evidence.get("summary") or alert.rule_id)
     text = ALERT_TEXT.get(alert.condition)
     if text is None:
         return f"{alert.rule_id} ({where(alert.gpu)})"
@@ -704,6 +706,9 @@ def alert_title(alert: Alert) -> str:
 
 def alert_sentence(alert: Alert) -> str:
     """What happened (with the numbers), what it costs (at the host's price), what to do."""
+    if alert.condition == "alertmanager":  # received from Alertmanager: its own words
+        ev = alert.evidence
+        return str(ev.get("description") or ev.get("summary") or alert.rule_id)
     text = ALERT_TEXT.get(alert.condition)
     values = alert_values(alert)
     if text is None:
