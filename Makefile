@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit bench screenshots package clean
+.PHONY: demo test lint typecheck unit bench screenshots package package-test clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,15 @@ bench: $(STAMP)
 
 screenshots: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/gpufleet screenshot --demo --out docs/img
+
+# The one-folder desktop bundle (PyInstaller) in dist/gpufleet/; see packaging/README.md.
+package: $(STAMP)
+	$(BIN)/python -c 'import PyInstaller' 2>/dev/null || $(BIN)/python -m pip install -q -e '.[package]'
+	packaging/build.sh $(BIN)/python
+
+# Builds the bundle, then runs it without the virtualenv (tests/integration/test_package.py).
+package-test: package
+	GPUFLEET_TEST_PACKAGE=1 tools/run-tests $(BIN)/python -m pytest -q tests/integration/test_package.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info
