@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from gpufleet_sampler import protocol
@@ -58,6 +58,7 @@ class PromRule:
     summary: str
     description: str
     note: str = ""  # a comment above the rule (what it needs, approximations)
+    override_for: str = ""  # the host of a per-host variant (a label: promtool wants them apart)
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,11 @@ class Skipped:
 def _regex_literal(text: str) -> str:
     """``text`` as an RE2 literal inside a PromQL double-quoted string."""
     return re.escape(text).replace("\\", "\\\\")
+
+
+def _string_literal(text: str) -> str:
+    """``text`` inside a PromQL double-quoted string."""
+    return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def _glob_regex(patterns: Sequence[str]) -> str:
@@ -483,15 +489,16 @@ def _sentences(
     return summary, " ".join(p.strip() for p in parts if p.strip())
 
 
-def _one(r: Rule, host_matcher: str) -> list[PromRule]:
+def _one(r: Rule, host_matcher: str, override_for: str) -> list[PromRule]:
     if r.condition == "xid":
         # One rule per severity: Prometheus labels cannot depend on the Xid code.
-        return [
+        out = [
             _build(r, host_matcher, _xid(True), "critical", ""),
             _build(r, host_matcher, _xid(False), "warning", "Other"),
         ]
-    translator = TRANSLATORS[r.condition]
-    return [_build(r, host_matcher, translator, r.severity, "")]
+    else:
+        out = [_build(r, host_matcher, TRANSLATORS[r.condition], r.severity, "")]
+    return [replace(p, override_for=override_for) for p in out]
 
 
 def _build(
@@ -529,23 +536,22 @@ def prom_rules(
             skipped.append(Skipped(r.id, f"condition {r.condition!r} has no PromQL form"))
             continue
         special = sorted(set(r.hosts) | {h.name for h in hosts if r.id in h.rule_overrides})
-        variants: list[tuple[Rule, str]] = []
+        variants: list[tuple[Rule, str, str]] = []
         if special:
             alt = "|".join(_regex_literal(n) for n in special)
-            variants.append((r, f'Hostname!~"{alt}"'))
+            variants.append((r, f'Hostname!~"{alt}"', ""))
             for name in special:
-                variants.append(
-                    (r.for_host(by_name.get(name), name), f'Hostname="{_regex_literal(name)}"')
-                )
+                rule = r.for_host(by_name.get(name), name)
+                variants.append((rule, f'Hostname="{_string_literal(name)}"', name))
         else:
-            variants.append((r, ""))
-        for rule, matcher in variants:
+            variants.append((r, "", ""))
+        for rule, matcher, override_for in variants:
             if not rule.enabled:
                 where = f" for {matcher}" if matcher else ""
                 skipped.append(Skipped(r.id, f"disabled{where}"))
                 continue
             try:
-                out.extend(_one(rule, matcher))
+                out.extend(_one(rule, matcher, override_for))
             except PromRulesError as e:
                 skipped.append(Skipped(r.id, str(e)))
     return out, skipped
@@ -584,6 +590,10 @@ def to_yaml(rules: Sequence[PromRule], skipped: Sequence[Skipped], source: str =
             "        labels:",
             f"          severity: {_s(pr.severity)}",
             f"          rule_id: {_s(pr.rule_id)}",
+        ]
+        if pr.override_for:
+            lines.append(f"          override_for: {_s(pr.override_for)}")
+        lines += [
             "        annotations:",
             f"          summary: {_s(pr.summary)}",
             f"          description: {_s(pr.description)}",
