@@ -77,6 +77,7 @@ def states(rec: Recorder, host: str) -> list[HostStatus]:
     return rec.of(host, HostStatus)
 
 
+@pytest.mark.slow
 def test_many_hosts_outage_no_python_and_silent_host_at_once(
     remote: Callable[..., HostConfig],
     tcp_proxy: Callable[..., Any],
