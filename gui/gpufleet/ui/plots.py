@@ -73,7 +73,7 @@ class TimePlot:
             self.legend = self.plot.addLegend(offset=(-8, 4), colCount=4)
             self.legend.setLabelTextColor(theme.fg)
             self.legend.setBrush(pg.mkBrush(theme.bg + "c0"))
-        self.curves: dict[Hashable, pg.PlotDataItem] = {}
+        self.curves: dict[Hashable, pg.PlotCurveItem] = {}
         self.nominals: dict[Hashable, _Nominal] = {}
         self.note = pg.TextItem("", color=theme.muted, anchor=(0.5, 0.5))
         self.note.setZValue(20)
@@ -84,14 +84,14 @@ class TimePlot:
 
     # -- curves ----------------------------------------------------------------------------
 
-    def curve(self, key: Hashable, name: str, pen: object, legend: bool = True) -> pg.PlotDataItem:
+    def curve(self, key: Hashable, name: str, pen: object, legend: bool = True) -> pg.PlotCurveItem:
         c = self.curves.get(key)
         if c is None:
+            # A bare PlotCurveItem: the data arrive clipped to the range and reduced to the
+            # pixel width already (LiveBuffers.series), so PlotDataItem's own clipping and
+            # downsampling would only cost time. NaN breaks the line (connect="finite").
             # A curve without a name stays out of the legend (pyqtgraph adds named ones).
-            c = pg.PlotDataItem(name=name if legend else None, pen=pen, connect="finite")
-            c.setClipToView(True)
-            c.setDownsampling(auto=True, method="peak")
-            c.setSkipFiniteCheck(False)
+            c = pg.PlotCurveItem(name=name if legend else None, pen=pen, connect="finite")
             self.plot.addItem(c)
             self.curves[key] = c
         return c

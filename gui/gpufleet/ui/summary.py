@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gpufleet_sampler import protocol
@@ -60,6 +60,7 @@ class HostSummary:
     price: float | None
     currency: str
     last_t: float | None
+    host_reason: str = ""  # a reason about the whole host (down, idle, a host-level alert)
 
     @property
     def rank(self) -> int:
@@ -191,6 +192,25 @@ def summarize_host(
         state = _worse(state, sev)
         title = (titles or {}).get(a.id) or a.rule_id.replace("_", " ")
         reason = title + (f" GPU {a.gpu}" if a.gpu is not None and "GPU" not in title else "")
+    # Alerts about one GPU mark that GPU (the overview shows them on its row only).
+    per_gpu: dict[int, tuple[str, str]] = {}
+    host_level = ""
+    for a in alerts:
+        sev = CRIT if a.severity == "critical" else WARN if a.severity == "warning" else OK
+        title = (titles or {}).get(a.id) or a.rule_id.replace("_", " ")
+        if a.gpu is None:
+            if sev != OK and not host_level:
+                host_level = title
+            continue
+        old = per_gpu.get(a.gpu)
+        if old is None or SEVERITY_RANK[sev] > SEVERITY_RANK[old[0]]:
+            per_gpu[a.gpu] = (sev, title)
+    gpus = tuple(
+        replace(g, state=_worse(g.state, per_gpu[g.gpu][0]), note=per_gpu[g.gpu][1])
+        if g.gpu in per_gpu and SEVERITY_RANK[per_gpu[g.gpu][0]] >= SEVERITY_RANK[g.state]
+        else g
+        for g in gpus
+    )
     utils = [g.util for g in gpus if g.util is not None]
     temps = [g.temp for g in gpus if g.temp is not None]
     if state == OK and gpus and all((g.util or 0) < 5 and (g.mem_pct or 0) < 10 for g in gpus):
@@ -207,6 +227,7 @@ def summarize_host(
         price=cfg.price_per_hour,
         currency=cfg.currency,
         last_t=last_t,
+        host_reason=host_level if state != DOWN else reason,
     )
 
 

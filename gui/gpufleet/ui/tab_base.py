@@ -8,8 +8,8 @@ subscribe to data themselves.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
@@ -22,6 +22,7 @@ from gpufleet.ui.theme import Theme, gpu_pen
 from gpufleet.ui.view import View
 
 NOT_REPORTED = "not reported by this GPU"
+SENTENCE_EVERY_S = 2.0
 
 
 class Tab(QWidget):
@@ -44,10 +45,22 @@ class Tab(QWidget):
         self.sentence.setObjectName("sentence")
         self.sentence.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.last_view: View | None = None
+        self._sentence_key: object = None
+        self._sentence_at = 0.0
         self.populated = False  # True once a refresh drew real data (tests wait on it)
 
     def refresh(self, view: View) -> None:
         raise NotImplementedError
+
+    def sentence_due(self, view: View) -> bool:
+        """The sentence needs full-resolution series: recompute it every 2 s, or at once
+        when the host or the range length changed, not on every redraw."""
+        key = (view.host, round(view.t1 - view.t0))
+        now = time.monotonic()
+        if key != self._sentence_key or now - self._sentence_at > SENTENCE_EVERY_S:
+            self._sentence_key, self._sentence_at = key, now
+            return True
+        return False
 
     def set_sentence(self, html: str) -> None:
         if self.sentence.text() != html:
@@ -127,9 +140,7 @@ class PlotTab(Tab):
         reported = []
         for g, s in zip(gpus, series, strict=True):
             v = s.v * scale if scale != 1.0 else s.v
-            pen: Any = gpu_pen(g)
-            if style is not None:
-                pen.setStyle(style)
+            pen = gpu_pen(g, 1.0, style)
             plot.set_curve((key_prefix, g), f"GPU {g}{name_suffix}", pen, s.t, v, legend)
             if len(v) and np.isfinite(v).any():
                 reported.append(g)

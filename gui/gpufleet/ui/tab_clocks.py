@@ -51,6 +51,9 @@ class ClocksTab(PlotTab):
         reasons = view.live.series_many(view.host, gpus, "clock_reasons", view.t0, view.t1)
         self.bands.update(gpus, [(s.t, s.v) for s in reasons], view.t0, view.t1)
         self.set_range(view.t0, view.t1)
+        self.populated = bool(reported) and any(len(s) for s in sm)
+        if not self.sentence_due(view):
+            return
         temps = view.live.series_many(view.host, gpus, "temp_gpu_c", view.t0, view.t1)
         clocks_full = view.live.series_many(view.host, gpus, "sm_clock_mhz", view.t0, view.t1)
         hello = view.hello()
@@ -64,7 +67,6 @@ class ClocksTab(PlotTab):
                 hello.interval_s if hello else 1.0,
             )
         )
-        self.populated = bool(reported) and any(len(s) for s in sm)
 
     def readout(self, t: float) -> str:
         v = self.last_view

@@ -51,9 +51,10 @@ def accumulated(
     for g, u, m in zip(gpus, util, mem, strict=True):
         g_info = hello.gpu(g) if hello else None
         total = g_info.nominal_value("mem_total_bytes") if g_info else None
-        idle &= np.nan_to_num(u.v, nan=100.0) < 5
+        # A value not reported (a lost GPU) proves no work: it does not block "idle".
+        idle &= np.nan_to_num(u.v, nan=0.0) < 5
         if total:
-            idle &= np.nan_to_num(m.v, nan=float(total)) < 0.1 * float(total)
+            idle &= np.nan_to_num(m.v, nan=0.0) < 0.1 * float(total)
     dt = np.diff(t, prepend=max(t0, t[0]))
     dt = np.clip(dt, 0, None)
     rate = price / 3600.0
@@ -99,7 +100,7 @@ class CostTab(PlotTab):
             # Recomputed at most every 5 s per host: the accumulation needs full-resolution
             # utilization, and cost moves slowly.
             cached = self._cache.get(h.name)
-            if cached is None or abs(cached[0] - view.t1) > 5 or cached[1][3] != view.t0:
+            if cached is None or abs(cached[0] - view.t1) > 5 or abs(cached[1][3] - view.t0) > 5:
                 t, c, ic = accumulated(view.live, h.name, h.price_per_hour or 0.0, view.t0, view.t1)
                 cached = (view.t1, (t, c, ic, view.t0))
                 self._cache[h.name] = cached

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidge
 from gpufleet.ui.summary import HostSummary, money
 from gpufleet.ui.tab_base import Tab, fmt
 from gpufleet.ui.table_model import KEY_ROLE, Cell, RowsModel, sorted_proxy
-from gpufleet.ui.theme import OK, SEVERITY_RANK, SYMBOL, Theme
+from gpufleet.ui.theme import DOWN, OK, SEVERITY_RANK, SYMBOL, WAIT, Theme
 from gpufleet.ui.view import View
 
 HEADERS = (
@@ -90,16 +90,19 @@ class OverviewTab(Tab):
                 continue
             for g in s.gpus:
                 n_gpu += 1
-                state = s.state if SEVERITY_RANK[s.state] >= SEVERITY_RANK[g.state] else g.state
-                if s.state == OK:
-                    state = g.state
+                # A GPU row shows its own state, unless the whole host is down or waiting.
+                state = s.state if s.state in (DOWN, WAIT) else g.state
+                if s.host_reason and s.state not in (DOWN, WAIT):
+                    state = g.state if SEVERITY_RANK[g.state] >= SEVERITY_RANK[s.state] else s.state
                 colour = t.state_hex(state)
                 rank = SEVERITY_RANK[state]
                 reasons = ", ".join(r for r in g.reasons if r != "gpu_idle") or (
                     "idle" if "gpu_idle" in g.reasons else ""
                 )
-                if s.state != OK and s.reason and g.state == OK:
-                    reasons = s.reason
+                if g.note:
+                    reasons = g.note + (f" ({reasons})" if reasons and reasons != "idle" else "")
+                elif s.host_reason and state != OK:
+                    reasons = s.host_reason
                 sm = fmt(g.sm, "MHz") + (f" / {g.sm_max:.0f}" if g.sm_max else "")
                 mem = (
                     f"{g.mem_used / 2**30:.1f} / {g.mem_total / 2**30:.0f} GiB"

@@ -38,8 +38,7 @@ class ThermalTab(PlotTab):
         for g, sm in zip(gpus, mem, strict=True):
             if len(sm.v) and np.isfinite(sm.v).any():
                 rep_m.append(g)
-                pen: Any = gpu_pen(g)
-                pen.setStyle(Qt.PenStyle.DotLine)
+                pen = gpu_pen(g, 1.0, Qt.PenStyle.DotLine)
                 self.temp.set_curve(("mem", g), f"GPU {g} mem", pen, sm.t, sm.v)
         keys: list[Any] = [("", g) for g in gpus] + [("mem", g) for g in rep_m]
         missing = [g for g in gpus if g not in rep_m]

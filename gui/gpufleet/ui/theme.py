@@ -7,12 +7,13 @@ then dashed repeats.
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QGuiApplication, QPalette
+from PySide6.QtGui import QColor, QGuiApplication, QPalette, QPen
 
 # Okabe-Ito, reordered so neighbours contrast, plus two light extras.
 _GPU_COLOURS = (
@@ -72,10 +73,14 @@ def gpu_colour(i: int) -> str:
     return _GPU_COLOURS[i % len(_GPU_COLOURS)]
 
 
-def gpu_pen(i: int, width: float = 1.0) -> object:
+@functools.lru_cache(maxsize=256)
+def gpu_pen(i: int, width: float = 1.0, style: Qt.PenStyle | None = None) -> QPen:
+    """A cached pen (never modify it): making pens is a visible share of a redraw."""
     # Beyond eight GPUs the colours repeat, dashed, so every curve stays identifiable.
-    style = Qt.PenStyle.SolidLine if i < len(_GPU_COLOURS) else Qt.PenStyle.DashLine
-    return pg.mkPen(gpu_colour(i), width=width, style=style)
+    if style is None:
+        style = Qt.PenStyle.SolidLine if i < len(_GPU_COLOURS) else Qt.PenStyle.DashLine
+    pen: QPen = pg.mkPen(gpu_colour(i), width=width, style=style)
+    return pen
 
 
 def system_is_dark() -> bool:

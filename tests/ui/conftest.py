@@ -1,0 +1,73 @@
+"""Fixtures for the GUI tests: the real app (Fleet of local demo sim hosts, bridge, store,
+rules, window) on Qt offscreen, stopped and cleaned up (sampler daemons included) after."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from gpufleet.core import paths
+from gpufleet.core.demo import demo_hosts
+from gpufleet.core.hostconfig import HostConfig
+from gpufleet.ui.app import App, make_qapp, setup_theme
+from pytestqt.qtbot import QtBot
+
+# Scenario times run 5× faster (a fault 30 s in shows after 6 s); samples stay at 1 Hz.
+TIME_SCALE = "0.2"
+
+
+def demo(*names: str) -> list[HostConfig]:
+    hosts = {h.name: h for h in demo_hosts()}
+    return [hosts[n] for n in names]
+
+
+@pytest.fixture
+def fast_rules(isolated_dirs: Path) -> Path:
+    """A user rules.toml (the real override mechanism) so alerts fire within seconds."""
+    f = paths.rules_file()
+    f.parent.mkdir(parents=True, exist_ok=True)
+    f.write_text(
+        "[rules.thermal_throttle]\nfor_s = 2\nclear_for_s = 2\n",
+        encoding="utf-8",
+    )
+    return f
+
+
+@pytest.fixture
+def start_app(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Callable[[list[HostConfig]], App]]:
+    monkeypatch.setenv("GPUFLEET_SIM_TIME_SCALE", TIME_SCALE)
+    monkeypatch.setenv("GPUFLEET_THEME", "dark")
+    apps: list[App] = []
+
+    def start(hosts: list[HostConfig]) -> App:
+        qapp = make_qapp()
+        theme = setup_theme(qapp)
+        paths.ensure_private_dir(paths.demo_data_dir())
+        app = App(hosts, True, theme)
+        qtbot.addWidget(app.window)
+        app.window.resize(1400, 900)
+        app.start()
+        apps.append(app)
+        return app
+
+    yield start
+    for app in apps:
+        app.stop()
+
+
+def wait_streaming(qtbot: QtBot, app: App, timeout_ms: int = 60_000) -> None:
+    qtbot.waitUntil(
+        lambda: all(
+            app.window.states.get(h, ("",))[0] == "streaming" and app.live.latest(h) is not None
+            for h in app.window.hosts
+        ),
+        timeout=timeout_ms,
+    )
+
+
+def replace_host(h: HostConfig, **kw: object) -> HostConfig:
+    return dataclasses.replace(h, **kw)  # type: ignore[arg-type]
