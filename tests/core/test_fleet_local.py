@@ -16,7 +16,7 @@ from gpufleet.core.hostconfig import HostConfig
 from gpufleet.core.messages import Procs
 from gpufleet.core.transport import LocalTransport, Transport
 from gpufleet_sampler.backends.sim import SCENARIOS
-from sampler_daemons import Recorder, contiguous, stop_daemons
+from sampler_daemons import Recorder, contiguous, daemon_pid, stop_daemons
 
 FAKE = str(Path(__file__).with_name("fake_sampler.py"))
 
@@ -132,5 +132,7 @@ def test_demo_fleet_one_host_per_scenario_all_streaming() -> None:
         )
     finally:
         fleet.stop()
-        stop_daemons(hosts, str(demo_state_dir()))
+        stopped = fleet.stop_samplers()
+    assert stopped == {h.name: None for h in hosts}
+    assert all(daemon_pid(h, str(demo_state_dir())) is None for h in hosts)
     assert str(demo_state_dir()).startswith(str(paths.demo_data_dir()))

@@ -188,6 +188,28 @@ class Fleet:
         for s in sessions:
             s.join(max(0.0, deadline - time.monotonic()))
 
+    def stop_samplers(self, hosts: Sequence[str] | None = None) -> dict[str, str | None]:
+        """Stop the sampler daemons of these hosts (default: all), e.g. the demo fleet's when
+        the app quits: a demo has no reason to keep sampling for a day. Blocking; returns
+        host -> None when stopped, else why not (one line)."""
+        out: dict[str, str | None] = {}
+        for name in hosts if hosts is not None else list(self._hosts):
+            h = self._host(name)
+            try:
+                transport = self._open(h)
+                try:
+                    argv = samplercmd.stop_argv(
+                        transport.ensure_sampler(), h, self._state_dir_for(h)
+                    )
+                    rc, out_b, err = transport.run(argv, timeout=30.0)
+                finally:
+                    transport.close()
+            except TransportError as e:
+                out[name] = str(e)
+                continue
+            out[name] = None if rc == 0 else (last_line(err) or last_line(out_b) or f"exit {rc}")
+        return out
+
     def hosts(self) -> list[HostConfig]:
         with self._lock:
             return list(self._hosts.values())
