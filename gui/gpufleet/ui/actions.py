@@ -124,7 +124,7 @@ class Actions(QObject):
     def import_hosts(self) -> None:
         from gpufleet.ui.hosts_dialog import ImportDialog
 
-        dlg = ImportDialog(self.window, set(self.window.hosts))
+        dlg = ImportDialog(self.window, set(self.window.hosts), pool=self.pool)
         dlg.imported.connect(self._hosts_imported)
         dlg.open()
 
