@@ -140,10 +140,16 @@ class App(QObject):
         self.tray.quit_requested.connect(self.quit)
         self.window.quit_requested.connect(self.quit)
         self._stopped = False
+        # Issue 7 (opt-in from config): Prometheus host groups, Alertmanager's alerts and
+        # the fleet exporter; see gpufleet.ui.prom_wiring.
+        from gpufleet.ui.prom_wiring import PromWiring
+
+        self.prom = PromWiring(self)
 
     def start(self) -> None:
         self.bridge.start()
         self.fleet.start()
+        self.prom.start()
         self.window.show()
 
     def quit(self) -> None:
@@ -155,6 +161,7 @@ class App(QObject):
         self._stopped = True
         self.window.hide()
         self.tray.hide()
+        self.prom.stop()
         self.fleet.stop(timeout=8.0)
         if self.demo:
             stop_demo_daemons(self.fleet)

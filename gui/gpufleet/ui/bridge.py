@@ -79,6 +79,7 @@ class FleetBridge(QObject):
         self._thread: threading.Thread | None = None
         self._arrivals: deque[tuple[float, int]] = deque()
         self.bad = 0
+        self.external: dict[str, Any] = {}  # alerts from Alertmanager (issue 7), by id
 
     # -- life --------------------------------------------------------------------------------
 
@@ -108,6 +109,20 @@ class FleetBridge(QObject):
             self.post(
                 lambda: self._emit_alerts([a for a in [rules.snooze(alert_id, until_t)] if a])
             )
+
+    def post_external(self, alerts: Any) -> None:
+        """Alerts received from Alertmanager (any thread): merged into the alert list and
+        passed to the tray like the rule engine's (issue 7)."""
+        alerts = tuple(alerts)
+        self.post(lambda: self._external(alerts))
+
+    def _external(self, alerts: tuple[Any, ...]) -> None:
+        for a in alerts:
+            if a.state == "firing":
+                self.external[a.id] = a
+            else:
+                self.external.pop(a.id, None)
+        self._emit_alerts(list(alerts))
 
     # -- worker ------------------------------------------------------------------------------
 
@@ -174,8 +189,9 @@ class FleetBridge(QObject):
     def _emit_alerts(self, changed: list[Any]) -> None:
         if changed:
             self.alerts_changed.emit(tuple(changed))
-        if self.rules is not None:
-            self.alerts_snapshot.emit(tuple(self.rules.active()))
+        active = tuple(self.rules.active()) if self.rules is not None else ()
+        if self.rules is not None or self.external:
+            self.alerts_snapshot.emit(active + tuple(self.external.values()))
 
     def _tick(self) -> None:
         if self.rules is None:
