@@ -179,7 +179,7 @@ class AlertmanagerReceiver:
         if not token:
             raise ReceiverError(
                 "the Alertmanager receiver needs a shared token: store one with "
-                "`gpufleet am-receiver --set-token` (it is kept in the OS keyring)"
+                "`gpufleet prometheus set-secret alertmanager --generate` (kept in the OS keyring)"
             )
         self._token = token.encode()
         self.on_alerts = on_alerts
