@@ -192,3 +192,20 @@ def secret_service_or_skip() -> None:
     why = secrets.store_available()
     if why:
         pytest.skip(f"no usable Secret Service: {why}")
+
+
+def test_listeners_use_the_prometheus_wiring_keys(tmp_path: Path) -> None:
+    """gpufleet.ui.prom_wiring starts a listener when its key is present: an off switch must
+    leave no key behind, an on switch writes the address under that key."""
+    path = tmp_path / "config.toml"
+    save_settings(CHANGED, path)
+    table = load_config(path).settings
+    assert table["metrics_listen"] == "0.0.0.0:19464"
+    assert table["alertmanager_listen"] == "[::1]:19466"
+    assert not {"exporter_enabled", "exporter_listen", "alertmanager_enabled"} & set(table)
+    save_settings(dataclasses.replace(CHANGED, exporter_enabled=False), path)
+    table = load_config(path).settings
+    assert "metrics_listen" not in table and "alertmanager_listen" in table
+    s, problems = parse_settings({"metrics_listen": "127.0.0.1:9999"})
+    assert problems == [] and s.exporter_enabled and s.exporter_listen == "127.0.0.1:9999"
+    assert not s.alertmanager_enabled

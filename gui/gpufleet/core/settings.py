@@ -2,8 +2,11 @@
 
 The values live in the ``[settings]`` table of config.toml (``gpufleet.core.config``), one
 key per field below; webhooks as ``[settings.webhooks.NAME]`` tables (format and minimum
-severity). Secrets never go there: a webhook's URL (which carries its token) and the
-Alertmanager receiver's token are stored in the OS keyring through ``gpufleet.core.secrets``.
+severity). The two listeners keep the keys the app's Prometheus wiring reads
+(``gpufleet.ui.prom_wiring``): ``metrics_listen`` (the fleet exporter) and
+``alertmanager_listen`` (the Alertmanager receiver), each present only while switched on.
+Secrets never go there: a webhook's URL (which carries its token) and the Alertmanager
+receiver's token are stored in the OS keyring through ``gpufleet.core.secrets``.
 
 Reading is lenient, writing is strict: ``parse_settings`` keeps every valid value and
 replaces an invalid one by its default with a one-line problem (so a hand-edited typo never
@@ -79,6 +82,12 @@ RANGES: Final[dict[str, tuple[float, float, str]]] = {
 CHOICES: Final[dict[str, tuple[str, ...]]] = {"language": LANGUAGES, "theme": THEMES}
 _FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
 KEYS: Final = tuple(_FIELDS)
+# config.toml key -> (the switch, the address) it stands for.
+_LISTENERS: Final = {
+    "metrics_listen": ("exporter_enabled", "exporter_listen"),
+    "alertmanager_listen": ("alertmanager_enabled", "alertmanager_listen"),
+}
+_LISTENER_KEYS: Final = frozenset(k for pair in _LISTENERS.values() for k in pair)
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -209,6 +218,13 @@ def parse_settings(
     default and adds a one-line problem. Keys this module does not own are ignored."""
     values: dict[str, Any] = {}
     problems: list[str] = []
+    # The switches are not keys of the file: drop any hand-written one, then derive them.
+    table = {k: v for k, v in table.items() if k in _LISTENERS or k not in _LISTENER_KEYS}
+    # A listener is on exactly when its address key is present (the wiring's convention).
+    for file_key, (on_key, listen_key) in _LISTENERS.items():
+        if file_key in table:
+            table[on_key] = True
+            table[listen_key] = table.pop(file_key)
     for key in KEYS:
         if key not in table:
             continue
@@ -235,10 +251,16 @@ def parse_settings(
 
 
 def settings_table(s: Settings) -> dict[str, Any]:
-    """The ``[settings]`` keys of ``s`` for TOML (every owned key, so the file shows them)."""
+    """The ``[settings]`` keys of ``s`` for TOML: every owned key, so the file shows them,
+    except that a listener appears (as its address) only while it is on."""
     out: dict[str, Any] = {}
+    for file_key, (on_key, listen_key) in _LISTENERS.items():
+        if getattr(s, on_key):
+            out[file_key] = getattr(s, listen_key)
     for key in KEYS:
         value = getattr(s, key)
+        if key in _LISTENER_KEYS:
+            continue
         if key == "webhooks":
             out[key] = {w.name: {"format": w.format, "min_severity": w.min_severity} for w in value}
         else:
@@ -261,7 +283,8 @@ def save_settings(s: Settings, path: Path | None = None) -> Path:
     which is then left untouched rather than overwritten)."""
     validate(s)
     cfg = load_config(path)
-    cfg.settings = {**cfg.settings, **settings_table(s)}
+    kept = {k: v for k, v in cfg.settings.items() if k not in KEYS and k not in _LISTENERS}
+    cfg.settings = {**kept, **settings_table(s)}
     if not s.webhooks:
         cfg.settings.pop("webhooks", None)  # TOML has no empty inline table worth writing
     return save_config(cfg, path)

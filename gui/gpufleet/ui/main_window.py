@@ -179,6 +179,17 @@ class MainWindow(QMainWindow):
             act.setShortcut(QKeySequence(f"Ctrl+{i + 1}"))
             act.triggered.connect(lambda _=False, i=i: self.tabs.setCurrentIndex(i))
             self.menu_view.addAction(act)
+        # Settings (helper H, issue 8): the dialog lives in gpufleet.ui.settings_dialog; the
+        # saved refresh rate applies from the start.
+        from gpufleet.ui.settings_dialog import apply_at_start, open_settings_dialog
+
+        self.menu_settings = self.menuBar().addMenu("&Settings")
+        act_settings = QAction("&Preferences…", self)
+        act_settings.setShortcut(QKeySequence.StandardKey.Preferences)
+        act_settings.setMenuRole(QAction.MenuRole.PreferencesRole)
+        act_settings.triggered.connect(lambda: open_settings_dialog(self))
+        self.menu_settings.addAction(act_settings)
+        apply_at_start(self)
 
     # -- data in (slots for FleetBridge signals) -----------------------------------------
 

@@ -175,6 +175,12 @@ class Tray(QObject):
         self.theme = theme
         self.notifier = Notifier()
         self.notifier.notified.connect(self._show)
+        # Settings (helper H, issue 8): the saved notifications switch, and a handle through
+        # which the settings dialog turns it on and off while the app runs.
+        from gpufleet.ui.settings_dialog import notifications_enabled
+
+        self.notifier.paused = not notifications_enabled()
+        window.tray = self
         self.available = QSystemTrayIcon.isSystemTrayAvailable()
         self.dbus = dbus_notify.available()
         self.state = OK
