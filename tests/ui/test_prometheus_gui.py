@@ -101,13 +101,16 @@ def test_alertmanager_webhook_shows_in_the_alert_list_and_tray(
     notes: list[Notification] = []
     app.tray.notifier.notified.connect(notes.append)
 
+    def external() -> list:  # the demo host's own alerts (its power cap) are not ours
+        return [a for a in app.window.alerts.values() if a.condition == "alertmanager"]
+
     assert post(rx.url, WEBHOOK, "wrong-token") == 401
     qtbot.wait(300)
-    assert app.window.alerts == {} and notes == []
+    assert external() == [] and not any("team-node-7" in n.title for n in notes)
 
     assert post(rx.url, WEBHOOK, am_token) == 200
-    qtbot.waitUntil(lambda: len(app.window.alerts) == 1, timeout=10_000)
-    (alert,) = app.window.alerts.values()
+    qtbot.waitUntil(lambda: len(external()) == 1, timeout=10_000)
+    (alert,) = external()
     assert (alert.host, alert.gpu, alert.severity) == ("team-node-7", 3, "critical")
     app.window.update_summaries()
     items = [app.window.panel.alerts.item(i).text() for i in range(app.window.panel.alerts.count())]
@@ -117,7 +120,7 @@ def test_alertmanager_webhook_shows_in_the_alert_list_and_tray(
     resolved = json.loads(json.dumps(WEBHOOK))
     resolved["alerts"][0].update(status="resolved", endsAt="2026-03-01T10:05:00Z")
     assert post(rx.url, resolved, am_token) == 200
-    qtbot.waitUntil(lambda: app.window.alerts == {}, timeout=10_000)
+    qtbot.waitUntil(lambda: external() == [], timeout=10_000)
 
 
 @pytest.mark.skipif(not promstack.have_prometheus(), reason="needs Debian's prometheus package")
