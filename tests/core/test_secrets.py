@@ -62,7 +62,7 @@ def test_round_trip_in_the_real_secret_service(secret_service):
 
 def test_bad_arguments():
     with pytest.raises(ValueError, match="unknown secret kind"):
-        secrets.get_secret("h", "token")  # type: ignore[arg-type]
+        secrets.get_secret("h", "no-such-kind")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="empty"):
         secrets.set_secret("h", "password", "")
 
