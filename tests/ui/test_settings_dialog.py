@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from gpufleet.core import autostart, paths
@@ -179,13 +180,20 @@ def test_hand_edited_bad_value_is_shown_and_fixed_by_saving(qtbot: QtBot, xdg: P
     assert load_config().settings["theme"] == "system"
 
 
-def test_menu_opens_the_dialog_and_refresh_applies_live(
-    qtbot: QtBot, xdg: Path, start_app: object
-) -> None:
+def make_window(qtbot: QtBot) -> Any:
+    """A real main window (no fleet behind it: only its menus and timer matter here)."""
+    from gpufleet.core.live import LiveBuffers
+    from gpufleet.ui.app import make_qapp, setup_theme
     from gpufleet.ui.main_window import MainWindow
 
-    app = start_app([])  # type: ignore[operator]  (no hosts: only the window matters)
-    w: MainWindow = app.window
+    theme = setup_theme(make_qapp())
+    w = MainWindow(LiveBuffers(window_s=60), [], theme, demo=True)
+    qtbot.addWidget(w)
+    return w
+
+
+def test_menu_opens_the_dialog_and_refresh_applies_live(qtbot: QtBot, xdg: Path) -> None:
+    w = make_window(qtbot)
     act = next(a for a in w.menuBar().actions() if a.text() == "&Settings")
     menu_actions = act.menu().actions()
     assert menu_actions, "the Settings menu is empty"
@@ -211,12 +219,17 @@ def secret_service_or_skip() -> None:
         pytest.skip(f"no usable Secret Service: {why}")
 
 
-def test_notifications_switch_applies_at_start_and_live(
-    qtbot: QtBot, xdg: Path, start_app: object
-) -> None:
+def test_notifications_switch_applies_at_start_and_live(qtbot: QtBot, xdg: Path) -> None:
+    from gpufleet.ui.theme import make_theme
+    from gpufleet.ui.tray import Tray
+
     save_settings(Settings(notifications=False, refresh_hz=2.0))
-    app = start_app([])  # type: ignore[operator]
-    assert app.tray.notifier.paused
-    qtbot.waitUntil(lambda: app.window._timer.interval() == 500)
-    apply_live(app.window, Settings(notifications=True))
-    assert not app.tray.notifier.paused
+    w = make_window(qtbot)
+    tray = Tray(w, make_theme(True))
+    try:
+        assert tray.notifier.paused and w.tray is tray
+        qtbot.waitUntil(lambda: w._timer.interval() == 500)
+        apply_live(w, Settings(notifications=True))
+        assert not tray.notifier.paused
+    finally:
+        tray.hide()
