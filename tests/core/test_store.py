@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -227,3 +228,55 @@ def test_uneven_gpu_rows(tmp_path: Path) -> None:
 def test_read_only_missing_file(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="no history"):
         Store(tmp_path / "absent.sqlite", read_only=True)
+
+
+def _rows_with(s: Sample, gpu: int, pos: int, value: Any) -> Sample:
+    rows: list[list[Any]] = [list(r) for r in s.rows]
+    rows[gpu][pos] = value
+    return Sample(s.seq, s.t, s.mono, s.columns, tuple(tuple(r) for r in rows))
+
+
+def test_open_minute_rewritten_batch_by_batch_with_changing_value_types(tmp_path: Path) -> None:
+    """The open minute is converted incrementally between batches; value types switching
+    (int / float / None) and a GPU dropping out mid-minute must all read back exactly."""
+    now = synth.floor_minute(time.time() - 300)
+    base = synth.make_samples(now, 50, gpus=3)
+    power, fan = protocol.ROW_POS["power_w"], protocol.ROW_POS["fan_pct"]
+    written = []
+    for i, s in enumerate(base):
+        if i % 7 == 3:
+            s = _rows_with(s, 1, power, 400)  # an int where floats were
+        if i % 11 == 5:
+            s = _rows_with(s, 2, fan, 55)  # a number where nulls were
+        if i % 13 == 6:
+            s = _rows_with(s, 0, power, None)
+        if i >= 40:  # GPU 2 falls off the bus for the rest of the minute
+            s = Sample(s.seq, s.t, s.mono, s.columns, s.rows[:2])
+        written.append(s)
+    with Store(tmp_path / "h.sqlite") as st:
+        for lo, hi in ((0, 10), (10, 25), (25, 40), (40, 50)):
+            for s in written[lo:hi]:
+                st.write("h", s)
+            st.flush()
+            got = list(st.samples("h", now, now + 60))
+            assert [g.rows for g in got] == [s.rows for s in written[:hi]]
+            _t, v = st.query("h", 1, "power_w", now, now + 60)
+            want = [np.nan if s.rows[1][power] is None else s.rows[1][power] for s in written[:hi]]
+            np.testing.assert_array_equal(v, np.array(want, dtype=np.float64))
+
+
+def test_values_that_are_not_numbers_are_stored_as_null(tmp_path: Path) -> None:
+    now = synth.floor_minute(time.time() - 300)
+    base = synth.make_samples(now, 5, gpus=2)
+    power = protocol.ROW_POS["power_w"]
+    odd = [_rows_with(base[1], 0, power, "n/a"), _rows_with(base[2], 1, power, 10**400)]
+    written = [base[0], *odd, *base[3:]]
+    with Store(tmp_path / "h.sqlite") as st:
+        for s in written:
+            st.write("h", s)
+        st.flush()
+        assert st.errors == 0
+        t, v = st.query("h", 0, "power_w", now, now + 60)
+        assert t.size == 5 and np.isnan(v[1]) and v[0] == base[0].rows[0][power]
+        t, v = st.query("h", 1, "power_w", now, now + 60)
+        assert np.isnan(v[2]) and v[4] == base[4].rows[1][power]

@@ -40,6 +40,7 @@ from gpufleet.core.messages import (
     Value,
     parse_hello,
 )
+from gpufleet.core.store_rows import RowPacker
 from gpufleet.core.store_schema import PRAGMAS, StoreError, init_schema
 
 __all__ = ["Store", "StoreError", "Window"]
@@ -85,6 +86,12 @@ class _Buffer:
     columns: tuple[str, ...]
     samples: list[Sample] = field(default_factory=list)
     dirty: bool = False
+    # The rows of samples[:packed_n] as n × g × (c + 1) float64, kept between batches so
+    # that rewriting the open minute converts only the samples added since (None once the
+    # minute turned out not to list the same GPUs in every sample).
+    packed: Array | None = None
+    packed_n: int = 0
+    uniform: bool = True
 
 
 def _dumps(obj: Any) -> bytes:
@@ -107,6 +114,22 @@ def _as_dict(obj: Any) -> dict[str, Any]:
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
     return {k: v for k, v in vars(obj).items() if not k.startswith("_")}
+
+
+def _float_or_nan(v: Any) -> float:
+    if isinstance(v, int | float | np.number):
+        with contextlib.suppress(OverflowError):
+            return float(v)
+    return math.nan
+
+
+def _floats(rows: list[tuple[Value, ...]]) -> Array:
+    """Rows of numbers and None as float64 (NaN = None); anything that is not a number
+    (only a hand-made Sample can carry one) or overflows float64 becomes NaN too."""
+    try:
+        return np.array(rows, dtype=np.float64)
+    except (ValueError, TypeError, OverflowError):
+        return np.array([[_float_or_nan(v) for v in r] for r in rows], dtype=np.float64)
 
 
 def _opt_float(v: Any) -> float | None:
@@ -749,6 +772,7 @@ class _Writer:
         self.host_ids: dict[str, int] = {}
         self.colset_ids: dict[tuple[str, ...], int] = {}
         self.open: dict[str, _Buffer] = {}
+        self.packers: dict[str, RowPacker] = {}
         self.closed: list[tuple[str, _Buffer]] = []
         self.pending_rows = 0
         # Per host: (content digest, procs row id, t_last, seq_last) of the last snapshot.
@@ -897,36 +921,53 @@ class _Writer:
         self.ops.clear()
         self.pending_rows = 0
 
+    def pack(self, host: str, buf: _Buffer) -> Array | None:
+        """The buffer's rows as one n × g × (c + 1) array, converting only the samples
+        added since the last call; None when they do not all list the same GPUs."""
+        if not buf.uniform:
+            return None
+        new = buf.samples[buf.packed_n :]
+        if not new:
+            return buf.packed
+        packer = self.packers.get(host)
+        if packer is None:
+            packer = self.packers[host] = RowPacker()
+        arr = packer.pack(new, len(buf.columns) + 1)
+        old = buf.packed
+        if arr is not None and old is not None:
+            if arr.shape[1] == old.shape[1] and np.array_equal(arr[0, :, 0], old[0, :, 0]):
+                arr = np.concatenate((old, arr))
+            else:
+                arr = None
+        buf.packed, buf.packed_n, buf.uniform = arr, len(buf.samples), arr is not None
+        return arr
+
     def write_buffer(self, host: str, buf: _Buffer) -> None:
         hid = self.host_id(host)
         cid = self.colset_id(buf.columns)
         samples = buf.samples
         c = len(buf.columns)
-        layout = tuple(r[0] for r in samples[0].rows)
-        try:
-            arr = np.array([s.rows for s in samples], dtype=np.float64)
-            uniform = arr.ndim == 3 and arr.shape[2] == c + 1
-            uniform = uniform and bool((arr[:, :, 0] == arr[:1, :, 0]).all())
-        except (ValueError, TypeError):
-            uniform = False
-        t = np.fromiter((s.t for s in samples), np.float64, len(samples))
-        seq = np.fromiter((s.seq for s in samples), np.int64, len(samples))
-        mono = np.fromiter((s.mono for s in samples), np.float64, len(samples))
-        if uniform:
+        arr = self.pack(host, buf)
+        groups: list[_Group]
+        if arr is not None:
+            n = len(samples)
+            t = np.fromiter((s.t for s in samples), np.float64, n)
+            seq = np.fromiter((s.seq for s in samples), np.int64, n)
+            mono = np.fromiter((s.mono for s in samples), np.float64, n)
+            layout = tuple(r[0] for r in samples[0].rows)
             groups = [(layout, arr[:, :, 1:], t, seq, mono)]
         else:
             groups = self.split_by_gpu(samples, c)
         rows_c: list[tuple[Any, ...]] = []
         rows_r: list[tuple[Any, ...]] = []
         for gpus, vals, gt, gseq, gmono in groups:
-            blobs = codec.encode_chunks(gt, gseq, gmono, vals)
-            rolls = codec.compute_rollups(vals)
+            blobs, rolls = codec.encode_block(gt, gseq, gmono, vals)
             c0, c1, n = float(gt[0]), float(gt[-1]), int(gt.size)
             for gi, gpu in enumerate(gpus):
                 if gpu is None:
                     continue
                 rows_c.append((hid, int(gpu), c0, c1, n, cid, blobs[gi]))
-                rows_r.append((hid, int(gpu), c0, c1, n, cid, codec.encode_rollup(rolls[gi])))
+                rows_r.append((hid, int(gpu), c0, c1, n, cid, rolls[gi]))
         self.con.executemany(
             "INSERT INTO chunks (host_id, gpu, t0, t1, n, colset, data) VALUES (?,?,?,?,?,?,?) "
             "ON CONFLICT (host_id, gpu, t0) DO UPDATE SET t1=excluded.t1, n=excluded.n, "
@@ -950,7 +991,7 @@ class _Writer:
                     per.setdefault(r[0], []).append((s, r))
         out: list[_Group] = []
         for gpu, items in sorted(per.items()):
-            vals = np.array([r[1:] for _, r in items], dtype=np.float64).reshape(len(items), 1, c)
+            vals = _floats([r[1:] for _, r in items]).reshape(len(items), 1, c)
             out.append(
                 (
                     (gpu,),

@@ -9,16 +9,28 @@ in the cheapest lossless form that reproduces its floats exactly:
   value × 1000, delta-coded;
 - ``MODE_FLOAT``: anything else → the float64 bits, unchanged.
 
-Slowly changing counters (ECC, PCIe gen, energy) become runs of small deltas that zlib
-shrinks to almost nothing; that is what keeps a GPU-day at 1 Hz to a few MB. Timestamps are
-delta-coded as the integer view of their float64 bits: exact, and for epoch times (one
-binary exponent from 2004 to 2038) each delta is just the step in units of 0.24 µs.
+The deltas after the first row go in the narrowest of int8/16/32/64 that holds a column's
+deltas, or nowhere at all when they are all zero (a constant column: most of them within a
+minute). Slowly changing counters (ECC, PCIe gen, energy) become runs of small deltas that
+zlib shrinks to almost nothing; that is what keeps a GPU-day at 1 Hz to a few MB. Times are
+delta-coded as whole milliseconds or microseconds when that is exact (the sampler rounds
+both clocks to the millisecond), else as the integer view of their float64 bits.
+
+Layout of a chunk (format 3), all little-endian, then zlib level 1::
+
+    version u8, n u16, c u16 | mode u8 × c | width code u8 × c (0-3: int8..int64, 4: zero)
+    | time mode u8 × 2 (t, mono: 0 bits, 1 ms, 2 µs) | width code u8 × 3 (t, seq, mono)
+    | first t, seq, mono i64 × 3 | their deltas (n - 1 each) | null bits (column-major)
+    | first row of the int columns i64 | int column deltas, by width code then column
+    | float columns f64 × n each
+
+Format 2 (times as full int64 bit deltas, no zero width) is still read.
 
 A *rollup* is the min / mean / max (and count of non-null values) of each column over one
 chunk, float64, for queries over long ranges.
 
-Everything is vectorised over the whole matrix: the store must encode well over 100,000
-GPU-samples a second on one core.
+Everything is vectorised over all the GPUs of a host-minute at once (``encode_block``): the
+store must encode well over 100,000 GPU-samples a second on one core.
 """
 
 from __future__ import annotations
@@ -33,18 +45,22 @@ import numpy.typing as npt
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
+U8 = npt.NDArray[np.uint8]
 
-CHUNK_VERSION = 2
+CHUNK_VERSION = 3
 ROLLUP_VERSION = 1
 MODE_INT = 0
 MODE_MILLI = 1
 MODE_FLOAT = 2
+WIDTH_ZERO = 4  # every delta is 0: nothing stored
 
 # Scaled integers must stay exact in both int64 and float64 (2**53).
 _INT_LIMIT = 2.0**52
 _HEADER = struct.Struct("<BHH")  # version, n, c
 _ZLEVEL = 1  # level 1 is ~3x faster than 6 and within a few % of its size on this data
 _WIDTHS: tuple[type[np.signedinteger[Any]], ...] = (np.int8, np.int16, np.int32, np.int64)
+_TIME_BITS = 0
+_TIME_SCALES = {1: 1e3, 2: 1e6}  # time mode -> scale
 
 
 @dataclass(frozen=True)
@@ -55,7 +71,7 @@ class Chunk:
     seq: I64
     mono: F64
     values: F64
-    modes: npt.NDArray[np.uint8]
+    modes: U8
 
 
 def _delta(a: I64) -> I64:
@@ -70,80 +86,134 @@ def _bits(a: F64) -> I64:
     return np.ascontiguousarray(a, dtype=np.float64).view(np.int64)
 
 
-def column_modes(values: F64) -> npt.NDArray[np.uint8]:
-    """The lossless mode of each column: ``values`` is ``n × ... × c``, reduced over axis 0
-    (NaN ignored; an infinity forces float)."""
-    filled = np.where(np.isnan(values), 0.0, values)
-    finite = np.isfinite(filled)
-    all_finite = finite.all(axis=0)
-    safe = np.where(finite, filled, 0.0)
-    mag = np.abs(safe).max(axis=0, initial=0.0)
-    is_int = all_finite & (mag < _INT_LIMIT) & (safe == np.round(safe)).all(axis=0)
-    is_milli = (
-        all_finite
-        & (mag < _INT_LIMIT / 1000.0)
-        & ((np.round(safe * 1000.0) / 1000.0) == safe).all(axis=0)
-    )
-    modes = np.full(values.shape[1:], MODE_FLOAT, dtype=np.uint8)
-    modes[is_milli] = MODE_MILLI
-    modes[is_int] = MODE_INT
-    return modes
+def _width_codes(mx: I64) -> U8:
+    """Width code of deltas whose largest magnitude is ``mx`` (any shape)."""
+    mx = np.asarray(mx)
+    code = (mx > 0x7F).astype(np.uint8) + (mx > 0x7FFF) + (mx > 0x7FFFFFFF)
+    return np.where(mx == 0, WIDTH_ZERO, code).astype(np.uint8)
 
 
-def encode_chunks(t: F64, seq: I64, mono: F64, values: F64) -> list[bytes]:
-    """Encode the samples of several GPUs that share timestamps: ``values`` is
-    ``n × g × c`` float64 (NaN = null); returns one chunk per GPU. Doing all GPUs of a host
-    at once keeps the per-call NumPy overhead off the per-GPU path."""
+def _time_ints(a: F64) -> tuple[int, I64]:
+    """(time mode, int64 values): whole ms or µs where exact, else the float64 bits."""
+    if a.size and bool(np.isfinite(a).all()):
+        mag = float(np.abs(a).max())
+        for mode, scale in _TIME_SCALES.items():
+            if mag < _INT_LIMIT / scale:
+                k = np.round(a * scale)
+                if bool((k / scale == a).all()):
+                    return mode, k.astype(np.int64)
+    return _TIME_BITS, _bits(a)
+
+
+def _encode_times(t: F64, seq: I64, mono: F64) -> bytes:
+    t_mode, t_int = _time_ints(t)
+    m_mode, m_int = _time_ints(mono)
+    series = (t_int, np.asarray(seq, dtype=np.int64), m_int)
+    firsts = [int(a[0]) for a in series]
+    deltas = [a[1:] - a[:-1] for a in series]
+    codes = []
+    # Float bits can differ by more than int64 holds (a sign change): the wrapped int64
+    # deltas still add back exactly, but only at full width.
+    bits = (t_mode == _TIME_BITS, False, m_mode == _TIME_BITS)
+    for full, d in zip(bits, deltas, strict=True):
+        codes.append(3 if full and d.size else int(_width_codes(np.abs(d).max(initial=0))))
+    parts = [bytes((t_mode, m_mode, *codes)), struct.pack("<3q", *firsts)]
+    for code, d in zip(codes, deltas, strict=True):
+        if code != WIDTH_ZERO:
+            parts.append(d.astype(_WIDTHS[code]).tobytes())
+    return b"".join(parts)
+
+
+def encode_block(t: F64, seq: I64, mono: F64, values: F64) -> tuple[list[bytes], list[bytes]]:
+    """Chunks and rollups (encoded) of each GPU of an ``n × g × c`` block of samples that
+    share timestamps, built with a fixed number of whole-block NumPy operations (not a few
+    dozen per GPU), so that only the zlib calls remain per GPU."""
     n, g, c = values.shape
     nan = np.isnan(values)
-    modes = column_modes(values)  # g × c
     filled = np.where(nan, 0.0, values)
-    scale = np.where(modes == MODE_MILLI, 1000.0, 1.0)
-    # Rounding a float column too is harmless: its int view is simply not written.
+    finite = np.isfinite(filled)
+    all_finite = finite.all(axis=0)
+    safe = filled if bool(all_finite.all()) else np.where(finite, filled, 0.0)
     with np.errstate(invalid="ignore", over="ignore"):
-        ints = np.round(filled * scale).astype(np.int64)
-    dints = _delta(ints)
-    nan_bits = np.packbits(nan.transpose(1, 2, 0).reshape(g, c * n), axis=1)
+        whole = np.round(safe)
+        milli = np.round(safe * 1000.0)
+    mag = np.abs(safe).max(axis=0, initial=0.0)
+    is_int = all_finite & (mag < _INT_LIMIT) & (whole == safe).all(axis=0)
+    is_milli = all_finite & (mag < _INT_LIMIT / 1000.0) & ((milli / 1000.0) == safe).all(axis=0)
+    modes = np.full((g, c), MODE_FLOAT, dtype=np.uint8)
+    modes[is_milli] = MODE_MILLI
+    modes[is_int] = MODE_INT
+    int_cols = modes != MODE_FLOAT
+    with np.errstate(invalid="ignore", over="ignore"):
+        # Float columns' int view is garbage and never written.
+        ints = np.where(modes == MODE_MILLI, milli, whole).astype(np.int64)
+    rest = ints[1:] - ints[:-1]  # (n - 1) × g × c deltas, |d| < 2**53 in int columns
+    wcode = _width_codes(np.abs(rest).max(axis=0, initial=0))
+    wcode[~int_cols] = 0  # not read for float columns
+    # Deltas, column-major, grouped by width (column order within a width): one cast and
+    # one selection per width for all GPUs, then each GPU's share is a slice of the bytes.
+    rest_t = rest.transpose(1, 2, 0)  # g × c × (n - 1), a view
+    deltas: list[bytes] = []
+    ends_w: list[list[int]] = []
+    for code, dtype in enumerate(_WIDTHS):
+        sel = int_cols & (wcode == code)
+        k = sel.sum(axis=1)
+        if not k.any():
+            continue
+        deltas.append(rest_t[sel].astype(dtype).tobytes())
+        ends_w.append(np.cumsum(k * ((n - 1) * np.dtype(dtype).itemsize)).tolist())
+    first = ints[0][int_cols].tobytes()
+    floats = np.ascontiguousarray(filled.transpose(1, 2, 0))[~int_cols].tobytes()
+    nan_bits = np.packbits(nan.transpose(1, 2, 0).reshape(g, c * n), axis=1).tobytes()
+    n_int = int_cols.sum(axis=1)
+    ends_i = np.cumsum(8 * n_int).tolist()
+    ends_f = np.cumsum(8 * n * (c - n_int)).tolist()
     head = _HEADER.pack(CHUNK_VERSION, n, c)
-    times = b"".join(
-        (
-            _delta(_bits(t)).tobytes(),
-            _delta(seq.astype(np.int64)).tobytes(),
-            _delta(_bits(mono)).tobytes(),
-        )
-    )
-    # Deltas after the first row, stored in the narrowest integer type that holds each
-    # column's deltas: most are 0 or small, and narrower input also makes zlib faster.
-    rest = dints[1:]
-    mx = np.abs(rest).max(axis=0, initial=0)  # g × c
-    wcode = ((mx > 0x7F).astype(np.uint8) + (mx > 0x7FFF) + (mx > 0x7FFFFFFF)).astype(np.uint8)
-    out: list[bytes] = []
+    times = _encode_times(t, seq, mono)
+    mb, wb = modes.tobytes(), wcode.tobytes()
+    nb = len(nan_bits) // g if g else 0
+    # Rollups: count, min, mean, max of each column (NaN ignored; NaN where none).
+    count = (~nan).sum(axis=0)
+    roll = np.empty((g, 4, c), dtype=np.float64)
+    roll[:, 0].view(np.int64)[:] = count
+    with np.errstate(invalid="ignore", divide="ignore"):
+        roll[:, 1] = np.fmin.reduce(values, axis=0)
+        roll[:, 2] = filled.sum(axis=0) / count
+        roll[:, 3] = np.fmax.reduce(values, axis=0)
+    roll[:, 2][count == 0] = np.nan
+    rb = roll.tobytes()
+    rhead = _HEADER.pack(ROLLUP_VERSION, 0, c)
+    chunks: list[bytes] = []
+    rollups: list[bytes] = []
+    i0 = f0 = 0
     for gi in range(g):
-        m = modes[gi]
-        w = wcode[gi]
-        int_cols = m != MODE_FLOAT
-        parts = [head, m.tobytes(), w.tobytes(), times, nan_bits[gi].tobytes()]
-        parts.append(ints[0, gi, int_cols].tobytes())
-        block = rest[:, gi, :]
-        for code, dtype in enumerate(_WIDTHS):
-            sel = int_cols & (w == code)
-            if sel.any():
-                parts.append(np.ascontiguousarray(block[:, sel].T).astype(dtype).tobytes())
-        if not int_cols.all():
-            parts.append(np.ascontiguousarray(filled[:, gi, ~int_cols].T).tobytes())
-        out.append(zlib.compress(b"".join(parts), _ZLEVEL))
-    return out
+        i1, f1 = ends_i[gi], ends_f[gi]
+        parts = [
+            head,
+            mb[gi * c : (gi + 1) * c],
+            wb[gi * c : (gi + 1) * c],
+            times,
+            nan_bits[gi * nb : (gi + 1) * nb],
+            first[i0:i1],
+        ]
+        for buf, ends in zip(deltas, ends_w, strict=True):
+            parts.append(buf[ends[gi - 1] if gi else 0 : ends[gi]])
+        parts.append(floats[f0:f1])
+        chunks.append(zlib.compress(b"".join(parts), _ZLEVEL))
+        rollups.append(zlib.compress(rhead + rb[gi * 32 * c : (gi + 1) * 32 * c], _ZLEVEL))
+        i0, f0 = i1, f1
+    return chunks, rollups
 
 
 def encode_chunk(t: F64, seq: I64, mono: F64, values: F64) -> bytes:
     """Encode one GPU's samples (``values`` is ``n × c`` float64, NaN = null)."""
-    return encode_chunks(t, seq, mono, values[:, None, :])[0]
+    return encode_block(t, seq, mono, values[:, None, :])[0][0]
 
 
 def decode_chunk(blob: bytes) -> Chunk:
     raw = zlib.decompress(blob)
     version, n, c = _HEADER.unpack_from(raw, 0)
-    if version != CHUNK_VERSION:
+    if version not in (2, 3):
         raise ValueError(f"chunk format {version} is not supported")
     off = _HEADER.size
     modes = np.frombuffer(raw, np.uint8, c, off).copy()
@@ -156,9 +226,23 @@ def decode_chunk(blob: bytes) -> Chunk:
         off += count * a.itemsize
         return a
 
-    t = np.cumsum(take(np.int64, n)).view(np.float64)
-    seq = np.cumsum(take(np.int64, n))
-    mono = np.cumsum(take(np.int64, n)).view(np.float64)
+    if version == 2:
+        t = np.cumsum(take(np.int64, n)).view(np.float64)
+        seq = np.cumsum(take(np.int64, n))
+        mono = np.cumsum(take(np.int64, n)).view(np.float64)
+    else:
+        t_mode, m_mode, *codes = raw[off : off + 5]
+        off += 5
+        firsts = take(np.int64, 3)
+        series = []
+        for first, code in zip(firsts, codes, strict=True):
+            a = np.empty(n, dtype=np.int64)
+            a[:1] = first
+            a[1:] = 0 if code == WIDTH_ZERO else take(_WIDTHS[code], n - 1)
+            series.append(np.cumsum(a))
+        t = _from_time(t_mode, series[0])
+        seq = series[1]
+        mono = _from_time(m_mode, series[2])
     nbits = (n * c + 7) // 8
     nan = np.unpackbits(np.frombuffer(raw, np.uint8, nbits, off), count=n * c).reshape(c, n).T
     off += nbits
@@ -166,7 +250,7 @@ def decode_chunk(blob: bytes) -> Chunk:
     k = int(int_cols.sum())
     values = np.empty((n, c), dtype=np.float64)
     if k:
-        ints = np.empty((n, k), dtype=np.int64)
+        ints = np.zeros((n, k), dtype=np.int64)
         ints[0] = take(np.int64, k)
         wk = widths[int_cols]
         for code, dtype in enumerate(_WIDTHS):
@@ -182,6 +266,12 @@ def decode_chunk(blob: bytes) -> Chunk:
         values[:, ~int_cols] = np.frombuffer(raw, np.float64, n * f, off).reshape(f, n).T
     values[nan.astype(bool)] = np.nan
     return Chunk(t=t, seq=seq, mono=mono, values=values, modes=modes)
+
+
+def _from_time(mode: int, a: I64) -> F64:
+    if mode == _TIME_BITS:
+        return a.view(np.float64)
+    return a / _TIME_SCALES[mode]
 
 
 @dataclass(frozen=True)
