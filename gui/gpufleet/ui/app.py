@@ -39,7 +39,9 @@ def make_qapp(argv: Sequence[str] | None = None) -> QApplication:
         app = QApplication(list(argv) if argv is not None else sys.argv[:1])
     app.setApplicationName("gpufleet")
     app.setOrganizationName("gpufleet")
-    app.setDesktopFileName("gpufleet")
+    # The freedesktop id of resources/io.github.gpufleet.GpuFleet.desktop (helper H, issue
+    # 8): Wayland compositors and docks match the window to its launcher entry and icon.
+    app.setDesktopFileName("io.github.gpufleet.GpuFleet")
     return app
 
 
