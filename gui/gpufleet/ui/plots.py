@@ -28,6 +28,16 @@ def style_axis(axis: pg.AxisItem, text: str) -> None:
     axis.setLabel(text)
 
 
+def opaque_grid(plot: pg.PlotItem, theme: Theme, x: bool = True, y: bool = True) -> None:
+    """Grid lines in an opaque dim colour: pyqtgraph's showGrid(alpha=...) blends every line,
+    which made the grid the most expensive thing on screen (DESIGN.md budgets)."""
+    for name, on in (("bottom", x), ("left", y)):
+        ax = plot.getAxis(name)
+        ax.setPen(pg.mkPen(theme.grid))
+        ax.setTextPen(pg.mkPen(theme.fg))
+        ax.setGrid(255 if on else False)
+
+
 @dataclass
 class _Nominal:
     curve: pg.PlotCurveItem
@@ -54,7 +64,7 @@ class TimePlot:
         )
         if height:
             self.plot.setMinimumHeight(height)
-        self.plot.showGrid(x=True, y=True, alpha=theme.grid_alpha)
+        opaque_grid(self.plot, theme)
         style_axis(self.plot.getAxis("left"), y_label)
         self.plot.getAxis("left").setWidth(62)
         self.plot.setMenuEnabled(False)
@@ -218,7 +228,7 @@ class ReasonBands:
         self.plot.getAxis("left").setWidth(62)
         self.vb: pg.ViewBox = self.plot.getViewBox()
         self.vb.setMouseEnabled(x=True, y=False)
-        self.plot.showGrid(x=True, y=False, alpha=theme.grid_alpha)
+        opaque_grid(self.plot, theme, y=False)
         self.image = pg.ImageItem(axisOrder="row-major")
         self.plot.addItem(self.image)
         self.vline = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(theme.muted, width=1))

@@ -81,10 +81,14 @@ def summarize_gpus(host: str, live: LiveBuffers) -> tuple[GpuSummary, ...]:
     if hello is None:
         return ()
     out = []
+    pos = {c: i + 1 for i, c in enumerate(s.columns)} if s is not None else {}
+    rows = {r[0]: r for r in s.rows} if s is not None else {}
     for g in hello.gpus:
+        row = rows.get(g.index)
 
-        def v(metric: str, g: int = g.index) -> float | None:
-            return _f(s.value(g, metric)) if s is not None else None
+        def v(metric: str, row: tuple[Any, ...] | None = row) -> float | None:
+            p = pos.get(metric)
+            return _f(row[p]) if row is not None and p is not None and p < len(row) else None
 
         mask = v("clock_reasons")
         labels = tuple(protocol.reason_labels(int(mask))) if mask else ()

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from gpufleet.core.live import Series
 from gpufleet.ui.plots import Crosshair, ReasonBands, TimePlot, clock_text
-from gpufleet.ui.theme import Theme, gpu_pen
+from gpufleet.ui.theme import Theme, gpu_pen, gpu_pen_secondary
 from gpufleet.ui.view import View
 
 NOT_REPORTED = "not reported by this GPU"
@@ -133,6 +133,8 @@ class PlotTab(Tab):
         name_suffix: str = "",
         style: Qt.PenStyle | None = None,
         legend: bool = True,
+        secondary: bool = False,
+        steps: bool = False,
     ) -> tuple[list[int], list[Series]]:
         """One curve per GPU of the selected host; returns which GPUs had any value."""
         gpus = view.gpus()
@@ -140,8 +142,16 @@ class PlotTab(Tab):
         reported = []
         for g, s in zip(gpus, series, strict=True):
             v = s.v * scale if scale != 1.0 else s.v
-            pen = gpu_pen(g, 1.0, style)
-            plot.set_curve((key_prefix, g), f"GPU {g}{name_suffix}", pen, s.t, v, legend)
+            pen = gpu_pen_secondary(g, self.theme.dark) if secondary else gpu_pen(g, 1.0, style)
+            t_draw = s.t
+            if steps and len(v) > 2:
+                # A slowly changing value (a limit): keep only where it changes, so a dashed
+                # pen strokes a handful of segments, not a thousand.
+                keep = np.ones(len(v), dtype=bool)
+                same = (v[1:-1] == v[:-2]) & (v[1:-1] == v[2:])
+                keep[1:-1] = ~same
+                t_draw, v = t_draw[keep], v[keep]
+            plot.set_curve((key_prefix, g), f"GPU {g}{name_suffix}", pen, t_draw, v, legend)
             if len(v) and np.isfinite(v).any():
                 reported.append(g)
         return reported, series

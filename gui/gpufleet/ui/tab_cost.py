@@ -24,6 +24,7 @@ from gpufleet.ui.theme import Theme, gpu_colour
 from gpufleet.ui.view import View
 
 MAX_CURVES = 12
+PER_REDRAW = 2  # hosts whose accumulated cost is recomputed per redraw
 TOTAL_HEADERS = (
     "Host",
     "Price",
@@ -84,6 +85,8 @@ class CostTab(PlotTab):
         self.box.insertWidget(1, self.table)
         self.fills: dict[str, pg.FillBetweenItem] = {}
         self._cache: dict[str, tuple[float, Any]] = {}
+        self._drawn: dict[str, tuple[float, Any]] = {}
+        self._idle_drawn: str | None = None
         self._currency = ""
 
     def refresh(self, view: View) -> None:
@@ -96,14 +99,23 @@ class CostTab(PlotTab):
         sum_range = sum_idle = 0.0
         currencies = {h.currency for h in hosts}
         self._currency = currencies.pop() if len(currencies) == 1 else ""
+        # Recompute one host's accumulation per redraw (round robin, each at most every 5 s):
+        # it needs full-resolution utilization, and cost moves slowly; 128 hosts at once
+        # would stall the GUI thread.
+        stale = [
+            h
+            for h in hosts
+            if (ce := self._cache.get(h.name)) is None
+            or abs(ce[0] - view.t1) > 5
+            or abs(ce[1][3] - view.t0) > 5
+        ]
+        for h in stale[:PER_REDRAW]:
+            t, c, ic = accumulated(view.live, h.name, h.price_per_hour or 0.0, view.t0, view.t1)
+            self._cache[h.name] = (view.t1, (t, c, ic, view.t0))
         for i, h in enumerate(hosts):
-            # Recomputed at most every 5 s per host: the accumulation needs full-resolution
-            # utilization, and cost moves slowly.
             cached = self._cache.get(h.name)
-            if cached is None or abs(cached[0] - view.t1) > 5 or abs(cached[1][3] - view.t0) > 5:
-                t, c, ic = accumulated(view.live, h.name, h.price_per_hour or 0.0, view.t0, view.t1)
-                cached = (view.t1, (t, c, ic, view.t0))
-                self._cache[h.name] = cached
+            if cached is None:
+                continue
             t, c, ic, _ = cached[1]
             in_range = float(c[-1]) if len(c) else 0.0
             idle_range = float(ic[-1]) if len(ic) else 0.0
@@ -111,28 +123,36 @@ class CostTab(PlotTab):
             sum_idle += idle_range
             if h in shown and len(t):
                 colour = gpu_colour(i)
-                width = self.plot.pixel_width()
-                step = max(1, len(t) // width)
-                tt, cc, ii = t[::step], c[::step], ic[::step]
                 total = self.plot.curve(("c", h.name), h.name, pg.mkPen(colour, width=1))
-                total.setData(tt, cc)
-                self.plot._grow(cc)
-                dotted = pg.mkPen(colour, width=1, style=Qt.PenStyle.DotLine)
-                idle = self.plot.curve(("i", h.name), "", dotted, legend=False)
-                idle.setData(tt, ii)
-                zero = self.plot.curve(("z", h.name), "", pg.mkPen(None), legend=False)
-                if h.name not in self.fills:
-                    # The idle part of the cost, shaded down to zero.
-                    fill = pg.FillBetweenItem(idle, zero, brush=pg.mkBrush(colour + "40"))
-                    self.plot.plot.addItem(fill)
-                    self.fills[h.name] = fill
-                self.plot.curves[("z", h.name)].setData(tt, np.zeros(len(tt)))
-                keys += [("c", h.name), ("i", h.name), ("z", h.name)]
+                keys += [("c", h.name)]
+                fresh = self._drawn.get(h.name) is not cached
+                if fresh:
+                    step = max(1, len(t) // self.plot.pixel_width())
+                    total.setData(t[::step], c[::step])
+                self.plot._grow(c)
+                if h.name == view.host:
+                    # The selected host's idle part: a dotted line, shaded down to zero.
+                    dotted = pg.mkPen(colour, width=1, style=Qt.PenStyle.DotLine)
+                    idle = self.plot.curve(("i", h.name), "", dotted, legend=False)
+                    zero = self.plot.curve(("z", h.name), "", pg.mkPen(None), legend=False)
+                    keys += [("i", h.name), ("z", h.name)]
+                    if h.name not in self.fills:
+                        fill = pg.FillBetweenItem(idle, zero, brush=pg.mkBrush(colour + "50"))
+                        self.plot.plot.addItem(fill)
+                        self.fills[h.name] = fill
+                    if fresh or self._idle_drawn != h.name:
+                        step = max(1, len(t) // self.plot.pixel_width())
+                        idle.setData(t[::step], ic[::step])
+                        zero.setData(t[::step], np.zeros(len(t[::step])))
+                        self._idle_drawn = h.name
+                self._drawn[h.name] = cached
             s = view.cost.get(h.name)
             rows.append(self._row(h.name, h.price_per_hour, h.currency, in_range, idle_range, s))
             row_keys.append(h.name)
-        for name in [n for n in self.fills if ("c", n) not in keys]:
+        for name in [n for n in self.fills if ("i", n) not in keys]:
             self.plot.plot.removeItem(self.fills.pop(name))
+            if self._idle_drawn == name:
+                self._idle_drawn = None
         self.plot.retain(keys)
         self.model.set_rows(rows, row_keys)
         self.plot.fit_y()
@@ -154,7 +174,7 @@ class CostTab(PlotTab):
             idle_pct = 100 * sum_idle / sum_range if sum_range else 0.0
             self.set_sentence(
                 f"In this range the fleet cost {money(sum_range, self._currency or 'USD')}, "
-                f"{idle_pct:.0f} % of it while idle (shaded, dotted line). "
+                f"{idle_pct:.0f} % of it while idle (the selected host's idle part is shaded). "
                 + (
                     "At the current rates the next 24 h cost "
                     f"{money(sum(proj), self._currency or 'USD')}."
@@ -163,7 +183,7 @@ class CostTab(PlotTab):
                 )
                 + more
             )
-        self.populated = bool(hosts) and any(len(self._cache[h.name][1][0]) for h in hosts)
+        self.populated = bool(hosts) and any(len(c[1][0]) for c in self._cache.values())
 
     def _row(
         self, host: str, price: float | None, currency: str, in_range: float, idle: float, s: Any

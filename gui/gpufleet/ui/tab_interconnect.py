@@ -24,8 +24,8 @@ class InterconnectTab(PlotTab):
         self.links.setTextFormat(Qt.TextFormat.RichText)
         self.links.setWordWrap(True)
         self.box.insertWidget(0, self.links)
-        self.pcie = self.add_plot("PCIe TX solid, RX dotted (GB/s)")
-        self.nvl = self.add_plot("NVLink TX solid, RX dotted (GB/s)")
+        self.pcie = self.add_plot("PCIe TX bright, RX dark (GB/s)")
+        self.nvl = self.add_plot("NVLink TX bright, RX dark (GB/s)")
         self.finish()
 
     def refresh(self, view: View) -> None:
@@ -39,7 +39,7 @@ class InterconnectTab(PlotTab):
             scale=1 / GB,
             key_prefix="rx",
             name_suffix=" RX",
-            style=Qt.PenStyle.DotLine,
+            secondary=True,
             legend=False,
         )
         self.pcie.retain([("", g) for g in gpus] + [("rx", g) for g in gpus])
@@ -52,7 +52,7 @@ class InterconnectTab(PlotTab):
             scale=1 / GB,
             key_prefix="rx",
             name_suffix=" RX",
-            style=Qt.PenStyle.DotLine,
+            secondary=True,
             legend=False,
         )
         nominal = None

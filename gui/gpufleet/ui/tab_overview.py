@@ -58,11 +58,16 @@ class OverviewTab(Tab):
         self.box.addWidget(self.sentence)
         self.summaries: Sequence[HostSummary] = ()
         self._sized = False
+        self._shown: Sequence[HostSummary] | None = None
 
     def set_summaries(self, summaries: Sequence[HostSummary]) -> None:
         self.summaries = summaries
 
     def refresh(self, view: View) -> None:
+        # The rows change when the summaries do (once a second), not on every redraw tick.
+        if self.summaries is self._shown:
+            return
+        self._shown = self.summaries
         t = self.theme
         rows, keys = [], []
         n_gpu = 0

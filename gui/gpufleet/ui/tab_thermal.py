@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QWidget
 from gpufleet.ui.plots import clock_text, swatch
 from gpufleet.ui.sentences import thermal_sentence
 from gpufleet.ui.tab_base import PlotTab, fmt
-from gpufleet.ui.theme import REASON_BANDS, Theme, gpu_pen
+from gpufleet.ui.theme import REASON_BANDS, Theme, gpu_pen_secondary
 from gpufleet.ui.view import View
 
 _HOT = REASON_BANDS[0][1]
@@ -23,7 +23,7 @@ class ThermalTab(PlotTab):
 
     def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__(theme, parent)
-        self.temp = self.add_plot("temperature (°C)")
+        self.temp = self.add_plot("GPU bright, memory dark (°C)")
         self.power = self.add_plot("power (W)")
         self.finish()
 
@@ -38,7 +38,7 @@ class ThermalTab(PlotTab):
         for g, sm in zip(gpus, mem, strict=True):
             if len(sm.v) and np.isfinite(sm.v).any():
                 rep_m.append(g)
-                pen = gpu_pen(g, 1.0, Qt.PenStyle.DotLine)
+                pen = gpu_pen_secondary(g, self.theme.dark)
                 self.temp.set_curve(("mem", g), f"GPU {g} mem", pen, sm.t, sm.v)
         keys: list[Any] = [("", g) for g in gpus] + [("mem", g) for g in rep_m]
         missing = [g for g in gpus if g not in rep_m]
@@ -72,6 +72,7 @@ class ThermalTab(PlotTab):
             key_prefix="cap",
             name_suffix=" cap",
             style=Qt.PenStyle.DashLine,
+            steps=True,
         )
         dflt = {g: view.nominal(g, "power_default_w") for g in gpus}
         d = max((x for x in dflt.values() if x), default=None)

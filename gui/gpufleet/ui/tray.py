@@ -185,6 +185,7 @@ class Tray(QObject):
         self.dbus = dbus_notify.available()
         self.state = OK
         self._last_note: Notification | None = None
+        self._menu_texts: list[tuple[str, str]] = []
         self.icon: QSystemTrayIcon | None = None
         self.menu = QMenu()
         self.host_menu = QMenu("Hosts")
@@ -246,10 +247,14 @@ class Tray(QObject):
         )
         if self.icon is not None:
             self.icon.setToolTip(tip)
+        texts = [(s.host, f"{SYMBOL[s.state]} {s.host} — {s.reason or 'ok'}") for s in summaries]
+        if texts == self._menu_texts:
+            return  # rebuilding the menu every second would cost more than the rest
+        self._menu_texts = texts
         self.host_menu.clear()
-        for s in summaries:
-            act = self.host_menu.addAction(f"{SYMBOL[s.state]} {s.host} — {s.reason or 'ok'}")
-            act.triggered.connect(lambda _=False, h=s.host: self._open_host(h))
+        for host, text in texts:
+            act = self.host_menu.addAction(text)
+            act.triggered.connect(lambda _=False, h=host: self._open_host(h))
 
     def _open_host(self, host: str) -> None:
         self.show_window()

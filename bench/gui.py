@@ -1,0 +1,251 @@
+"""GUI benchmark: N hosts × 8 GPUs fed at 1 Hz (simulated time, faster than real time) through
+the real FleetBridge (live buffers, rule engine, cost, history store on disk) into the real
+MainWindow on Qt offscreen.
+
+Prints, per tab, the median and 99th-percentile redraw time (refresh of the visible tab from
+the ring buffers plus a synchronous repaint of its view), the fleet-summary update (list, cards,
+overview rows, tray; once a second), the longest GUI-thread stall (the largest lateness of a
+10 ms timer) and the RSS growth over the run (after the ring buffers were allocated and a
+55-minute history prefilled, so a leak shows as a slope, not the first allocation).
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python bench/gui.py --hosts 32 --minutes 8
+    QT_QPA_PLATFORM=offscreen .venv/bin/python bench/gui.py --hosts 128 --minutes 4
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import queue
+import resource
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "gui"), str(ROOT / "remote")]
+
+from gpufleet.core.fleetevents import HostMessage, HostStatus  # noqa: E402
+from gpufleet.core.hostconfig import HostConfig  # noqa: E402
+from gpufleet.core.live import LiveBuffers  # noqa: E402
+from gpufleet.core.messages import Hello, Sample  # noqa: E402
+from gpufleet.core.synth import make_hello, make_procs, rows_of, sample_values  # noqa: E402
+
+
+def rss_mib() -> float:
+    with open("/proc/self/statm", encoding="ascii") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def pct(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(p / 100 * len(xs)))] if xs else float("nan")
+
+
+class Feed:
+    """Per host: one hour of distinct synthetic rows (values repeat hourly), served as
+    Sample messages at successive simulated seconds."""
+
+    def __init__(self, n_hosts: int, gpus: int) -> None:
+        self.hosts = [f"gpu-{i:03d}" for i in range(n_hosts)]
+        self.hellos: dict[str, Hello] = {h: make_hello(h, gpus) for h in self.hosts}
+        _, values = sample_values(0.0, 3600, gpus, 1.0, seed=1)
+        self.rows = rows_of(values)  # shared by all hosts (value content is not the point)
+        self.seq = {h: 1 for h in self.hosts}
+        self.gpus = gpus
+
+    def sample(self, host: str, t: float, i: int) -> Sample:
+        self.seq[host] += 1
+        hello = self.hellos[host]
+        return Sample(self.seq[host], t, t, hello.columns, self.rows[i % 3600])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--hosts", type=int, default=32)
+    ap.add_argument("--gpus", type=int, default=8)
+    ap.add_argument("--minutes", type=float, default=8.0, help="simulated minutes fed live")
+    ap.add_argument("--speed", type=float, default=4.0, help="simulated seconds per second")
+    ap.add_argument("--prefill-minutes", type=float, default=55.0)
+    ap.add_argument("--no-store", action="store_true", help="skip the history store")
+    args = ap.parse_args()
+
+    from gpufleet.ui.app import make_qapp, make_rules, setup_theme
+    from gpufleet.ui.bridge import FleetBridge
+    from gpufleet.ui.main_window import MainWindow
+    from PySide6.QtCore import QTimer
+
+    qapp = make_qapp()
+    theme = setup_theme(qapp, dark=True)
+    feed = Feed(args.hosts, args.gpus)
+    cfgs = [HostConfig(name=h, price_per_hour=2.0 + i % 7) for i, h in enumerate(feed.hosts)]
+    live = LiveBuffers(window_s=3600)
+    rules = make_rules(cfgs)
+    tmp = tempfile.mkdtemp(prefix="gpufleet-bench-gui-")
+    store = None
+    if not args.no_store:
+        from gpufleet.core.store import Store
+
+        store = Store(Path(tmp) / "history.sqlite")
+    prefill = int(args.prefill_minutes * 60)
+    live_s = int(args.minutes * 60)
+    t_start = time.time() - prefill
+    # Prefill: the ring buffers hold most of their hour, as after a long session.
+    for h in feed.hosts:
+        live.feed(h, feed.hellos[h])
+        if rules is not None:
+            rules.feed(h, feed.hellos[h])
+        for i in range(prefill):
+            s = feed.sample(h, t_start + i, i)
+            live.feed(h, s)
+        live.feed(h, make_procs(t_start + prefill, feed.seq[h] + 1, args.gpus))
+    sim_now = [t_start + prefill]
+    events: queue.Queue[object] = queue.Queue()
+    bridge = FleetBridge(events, live, store=store, rules=rules, history_path=None)
+    w = MainWindow(live, cfgs, theme, clock=lambda: sim_now[0])
+    bridge.status_changed.connect(w.on_status)
+    bridge.alerts_snapshot.connect(w.on_alerts)
+    bridge.cost_updated.connect(w.on_cost)
+    bridge.stats.connect(w.on_stats)
+    for h in feed.hosts:
+        events.put(HostStatus(h, "streaming", None, sim_now[0]))
+    w.resize(1600, 1000)
+    w.show()
+    qapp.processEvents()
+
+    names = ("overview", "clocks", "thermal", "memory", "interconnect", "cost")
+    redraw_ms: dict[str, list[float]] = {n: [] for n in names}
+    summary_ms: list[float] = []
+    orig_redraw, orig_summaries = w.redraw, w.update_summaries
+
+    def timed_redraw() -> None:
+        t0 = time.perf_counter()
+        orig_redraw()
+        tab = w.current_tab()
+        view = getattr(tab, "glw", None) or getattr(tab, "table", None)
+        if view is not None:
+            view.viewport().repaint()
+        redraw_ms[names[w.tabs.currentIndex()]].append((time.perf_counter() - t0) * 1000)
+
+    def timed_summaries() -> None:
+        t0 = time.perf_counter()
+        orig_summaries()
+        summary_ms.append((time.perf_counter() - t0) * 1000)
+
+    w.redraw = timed_redraw  # type: ignore[method-assign]
+    w.update_summaries = timed_summaries  # type: ignore[method-assign]
+
+    # Stall probe: a 10 ms timer; its lateness is how long the GUI thread was busy.
+    stall = {"max": 0.0, "last": time.perf_counter(), "over50": 0}
+
+    def probe() -> None:
+        now = time.perf_counter()
+        late = (now - stall["last"]) * 1000 - 10
+        stall["last"] = now
+        stall["max"] = max(stall["max"], late)
+        if late > 50:
+            stall["over50"] += 1
+
+    prober = QTimer()
+    prober.setInterval(10)
+    prober.timeout.connect(probe)
+
+    stop = threading.Event()
+
+    def feeder() -> None:
+        i0 = prefill
+        start = time.monotonic()
+        for k in range(live_s):
+            due = start + k / args.speed
+            delay = due - time.monotonic()
+            if delay > 0 and stop.wait(delay):
+                return
+            t = t_start + i0 + k
+            sim_now[0] = t
+            for h in feed.hosts:
+                events.put(HostMessage(h, feed.sample(h, t, i0 + k)))
+            if k % 10 == 0:
+                for h in feed.hosts:
+                    events.put(HostMessage(h, make_procs(t, feed.seq[h] + 1, args.gpus)))
+        stop.set()
+
+    rss: list[tuple[float, float]] = []
+    wall = live_s / args.speed
+    per_tab = max(2.0, wall / (len(names) * 2))  # every tab visible twice
+
+    def rotate() -> None:
+        i = (w.tabs.currentIndex() + 1) % len(names)
+        w.tabs.setCurrentIndex(i)
+        w.select_host(feed.hosts[(i * 7) % len(feed.hosts)])
+
+    rotator = QTimer()
+    rotator.setInterval(int(per_tab * 1000))
+    rotator.timeout.connect(rotate)
+    sampler = QTimer()
+    sampler.setInterval(2000)
+    t_run = time.monotonic()
+    sampler.timeout.connect(lambda: rss.append((time.monotonic() - t_run, rss_mib())))
+    done = QTimer()
+    done.setInterval(200)
+    done.timeout.connect(lambda: qapp.quit() if stop.is_set() else None)
+
+    rss0 = rss_mib()
+    bridge.start()
+    th = threading.Thread(target=feeder, name="bench-feeder")
+    th.start()
+    for t in (prober, rotator, sampler, done):
+        t.start()
+    w.tabs.setCurrentIndex(0)
+    qapp.exec()
+    stop.set()
+    th.join()
+    bridge.stop()
+    rss1 = rss_mib()
+    if store is not None:
+        store.close()
+    w.close()
+
+    print(
+        f"GUI benchmark: {args.hosts} hosts × {args.gpus} GPUs, {args.minutes:g} simulated min fed "
+        f"at 1 Hz ({args.speed:g}× real time = {args.hosts * args.speed:.0f} samples/s), "
+        f"{args.prefill_minutes:g} min prefilled; store {'off' if store is None else 'on'}; "
+        f"redraw at 3 Hz, window 1600×1000 offscreen"
+    )
+    print(f"{'tab':<14}{'redraws':>8}{'median ms':>11}{'p99 ms':>9}{'max ms':>9}")
+    for n in names:
+        xs = redraw_ms[n]
+        if xs:
+            print(
+                f"{n:<14}{len(xs):>8}{statistics.median(xs):>11.1f}{pct(xs, 99):>9.1f}"
+                f"{max(xs):>9.1f}"
+            )
+    if summary_ms:
+        print(
+            f"{'summaries':<14}{len(summary_ms):>8}{statistics.median(summary_ms):>11.1f}"
+            f"{pct(summary_ms, 99):>9.1f}{max(summary_ms):>9.1f}   (list, cards, overview, 1 Hz)"
+        )
+    print(f"longest GUI-thread stall: {stall['max']:.0f} ms; stalls over 50 ms: {stall['over50']}")
+    if len(rss) >= 4:
+        half = rss[len(rss) // 2 :]
+        xs_t = [a for a, _ in half]
+        ys = [b for _, b in half]
+        mt, my = statistics.mean(xs_t), statistics.mean(ys)
+        slope = sum((a - mt) * (b - my) for a, b in half) / max(
+            1e-9, sum((a - mt) ** 2 for a in xs_t)
+        )
+        sim_slope = slope * 3600 / args.speed  # MiB per simulated hour
+        print(
+            f"RSS: {rss0:.0f} MiB after prefill → {rss1:.0f} MiB at the end "
+            f"({rss1 - rss0:+.0f} MiB); second-half slope {sim_slope:+.1f} MiB per simulated hour; "
+            f"peak {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB"
+        )
+    print(f"samples: {live.samples_total}; bridge errors: {bridge.bad}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
