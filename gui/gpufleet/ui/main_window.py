@@ -102,6 +102,7 @@ class MainWindow(QMainWindow):
         self.follow_live = True
         self.custom: tuple[float, float] | None = None
         self.stats_text = ""
+        self._texts: dict[str, tuple[Any, str, str]] = {}
         self.hide_on_close = False  # True when a tray icon keeps the app running
         self.setWindowTitle("gpufleet — demo fleet" if demo else "gpufleet")
         self.resize(1600, 1000)
@@ -340,7 +341,7 @@ class MainWindow(QMainWindow):
         by_host: dict[str, list[Any]] = {}
         for a in self.alerts.values():
             by_host.setdefault(a.host, []).append(a)
-        titles = {a.id: alert_title(a) for a in self.alerts.values()}
+        titles = {a.id: self._text(a)[0] for a in self.alerts.values()}
         now = self.clock()
         self.summaries = tuple(
             summarize_host(
@@ -376,13 +377,24 @@ class MainWindow(QMainWindow):
                 (
                     a,
                     CRIT if a.severity == "critical" else WARN if a.severity == "warning" else OK,
-                    alert_text(a),
+                    self._text(a)[1],
                 )
                 for a in items
             ]
         )
         self._update_header()
         self.summaries_updated.emit(self.summaries)
+
+    def _text(self, a: Any) -> tuple[str, str]:
+        """(title, sentence) of an alert, made once per alert state: the catalogue's
+        sentences are not free, and a large fleet can have hundreds of active alerts."""
+        hit = self._texts.get(a.id)
+        if hit is None or hit[0] is not a:
+            hit = (a, alert_title(a), alert_text(a))
+            if len(self._texts) > 5000:
+                self._texts.clear()
+            self._texts[a.id] = hit
+        return hit[1], hit[2]
 
     def worst_state(self) -> str:
         return max((s.state for s in self.summaries), key=lambda s: SEVERITY_RANK[s], default=OK)
