@@ -37,6 +37,10 @@ def make_qapp(argv: Sequence[str] | None = None) -> QApplication:
     app = QApplication.instance()
     if not isinstance(app, QApplication):
         app = QApplication(list(argv) if argv is not None else sys.argv[:1])
+        # The language (setting, else system locale) before any window is built (issue 8).
+        from gpufleet.ui import i18n
+
+        i18n.install(app)
     app.setApplicationName("gpufleet")
     app.setOrganizationName("gpufleet")
     # The freedesktop id of resources/io.github.gpufleet.GpuFleet.desktop (helper H, issue
