@@ -36,7 +36,10 @@ def set_translator(fn: Translator | None) -> None:
     _translator = fn
 
 
-def tr(context: str, text: str) -> str:
+def translated(context: str, text: str) -> str:
+    """``text`` (marked under ``context``) in the installed language; the text itself
+    when no translator is set or it has no translation. Not named ``tr``: lupdate would
+    take every ``tr(context, ...)`` call for a message whose source is the context."""
     fn = _translator
     if fn is None:
         return text
@@ -47,6 +50,9 @@ def tr(context: str, text: str) -> str:
     return out if isinstance(out, str) and out else text
 
 
+tr = translated  # the former name, kept for callers
+
+
 class _Values(dict[str, Any]):
     """format_map source: a missing placeholder shows as "?" rather than raising."""
 
@@ -55,7 +61,7 @@ class _Values(dict[str, Any]):
 
 
 def _fill(context: str, text: str, values: Mapping[str, Any]) -> str:
-    template = tr(context, text)
+    template = translated(context, text)
     try:
         return template.format_map(_Values(values))
     except (ValueError, IndexError, AttributeError):  # a bad translation: use the source
@@ -81,14 +87,16 @@ def duration(seconds: float | None) -> str:
         return "?"
     s = max(0, round(seconds))
     if s < 90:
-        return tr("Units", QT_TRANSLATE_NOOP("Units", "{n} s")).format(n=s)
+        return translated("Units", QT_TRANSLATE_NOOP("Units", "{n} s")).format(n=s)
     m = round(s / 60)
     if m < 90:
-        return tr("Units", QT_TRANSLATE_NOOP("Units", "{n} min")).format(n=m)
+        return translated("Units", QT_TRANSLATE_NOOP("Units", "{n} min")).format(n=m)
     h, m = divmod(m, 60)
     if h < 48:
-        return tr("Units", QT_TRANSLATE_NOOP("Units", "{h} h {m} min")).format(h=h, m=m)
-    return tr("Units", QT_TRANSLATE_NOOP("Units", "{d} days {h} h")).format(d=h // 24, h=h % 24)
+        return translated("Units", QT_TRANSLATE_NOOP("Units", "{h} h {m} min")).format(h=h, m=m)
+    return translated("Units", QT_TRANSLATE_NOOP("Units", "{d} days {h} h")).format(
+        d=h // 24, h=h % 24
+    )
 
 
 def num(v: Any, digits: int = 0) -> str:
@@ -135,8 +143,8 @@ def clock_time(t: float | None) -> str:
 
 def where(gpu: int | None) -> str:
     if gpu is None:
-        return tr("Alerts", QT_TRANSLATE_NOOP("Alerts", "the host"))
-    return tr("Alerts", QT_TRANSLATE_NOOP("Alerts", "GPU {gpu}")).format(gpu=gpu)
+        return translated("Alerts", QT_TRANSLATE_NOOP("Alerts", "the host"))
+    return translated("Alerts", QT_TRANSLATE_NOOP("Alerts", "GPU {gpu}")).format(gpu=gpu)
 
 
 # --- Xid names -----------------------------------------------------------------------------
@@ -172,9 +180,9 @@ def xid_name(code: int | None) -> str:
         return "?"
     name = XID_NAMES.get(int(code))
     return (
-        tr("Xid", name)
+        translated("Xid", name)
         if name
-        else tr("Xid", QT_TRANSLATE_NOOP("Xid", "Xid {code}")).format(code=code)
+        else translated("Xid", QT_TRANSLATE_NOOP("Xid", "Xid {code}")).format(code=code)
     )
 
 
@@ -589,7 +597,7 @@ RULE_MEANINGS: Final[dict[str, str]] = {
 
 def rule_meaning(condition: str) -> str:
     text = RULE_MEANINGS.get(condition)
-    return tr("Rules", text) if text else condition
+    return translated("Rules", text) if text else condition
 
 
 def _procs_text(procs: Any) -> str:
@@ -719,7 +727,7 @@ def alert_sentence(alert: Alert) -> str:
         if alert.evidence.get("price_per_hour") is not None:
             parts.append(_fill("Alerts", cost, values))
         elif alert.condition in _COST_RELEVANT:
-            parts.append(tr("Alerts", NO_PRICE))
+            parts.append(translated("Alerts", NO_PRICE))
     if alert.condition == "xid":
         v = alert.evidence.get("values") or {}
         todo = XID_TODO_CRITICAL if v.get("critical") else XID_TODO_APP
@@ -984,16 +992,16 @@ def finding_values(f: Finding) -> dict[str, Any]:
         "temp": num(v.get("temp_c")),
         "slowdown": num(v.get("temp_slowdown_c")),
         "margin": num(v.get("margin_c")),
-        "load": tr("Findings", QT_TRANSLATE_NOOP("Findings", "at idle"))
+        "load": translated("Findings", QT_TRANSLATE_NOOP("Findings", "at idle"))
         if v.get("idle")
-        else tr("Findings", QT_TRANSLATE_NOOP("Findings", "under load")),
+        else translated("Findings", QT_TRANSLATE_NOOP("Findings", "under load")),
         "procs": _procs_text(v.get("processes")),
         "mem": bytes_h(v.get("mem_bytes")),
         "gen": num(v.get("pcie_gen")),
         "width": num(v.get("pcie_width")),
         "max_gen": num(v.get("pcie_max_gen")),
         "max_width": num(v.get("pcie_max_width")),
-        "idle_note": tr(
+        "idle_note": translated(
             "Findings",
             QT_TRANSLATE_NOOP("Findings", "; the generation drops at idle on purpose"),
         )
@@ -1006,12 +1014,12 @@ def finding_values(f: Finding) -> dict[str, Any]:
         "dbe_agg": num(v.get("ecc_dbe_agg")),
         "corr": num(v.get("remapped_rows_correctable")),
         "unc": num(v.get("remapped_rows_uncorrectable")),
-        "state": tr("Findings", QT_TRANSLATE_NOOP("Findings", "failed"))
+        "state": translated("Findings", QT_TRANSLATE_NOOP("Findings", "failed"))
         if v.get("remap_failed")
-        else tr("Findings", QT_TRANSLATE_NOOP("Findings", "pending")),
-        "fix": tr("Findings", QT_TRANSLATE_NOOP("Findings", "replacing"))
+        else translated("Findings", QT_TRANSLATE_NOOP("Findings", "pending")),
+        "fix": translated("Findings", QT_TRANSLATE_NOOP("Findings", "replacing"))
         if v.get("remap_failed")
-        else tr("Findings", QT_TRANSLATE_NOOP("Findings", "a reset")),
+        else translated("Findings", QT_TRANSLATE_NOOP("Findings", "a reset")),
         "since": clock_time(v.get("since")) if v.get("since") else "?",
         "xids": ", ".join(str(x) for x in v.get("xids") or []) or "?",
         "xid_names": "; ".join(xid_name(x) for x in v.get("xids") or []) or "?",
@@ -1041,7 +1049,9 @@ def finding_values(f: Finding) -> dict[str, Any]:
         "util_after": num(v.get("util_after")),
         "mem_before": bytes_h(v.get("mem_before")),
         "mem_after": bytes_h(v.get("mem_after")),
-        "procs_note": tr("Findings", QT_TRANSLATE_NOOP("Findings", ", and its process disappeared"))
+        "procs_note": translated(
+            "Findings", QT_TRANSLATE_NOOP("Findings", ", and its process disappeared")
+        )
         if v.get("procs_gone")
         else "",
         "mem_peak": pct(v.get("mem_peak_frac")),
@@ -1072,7 +1082,7 @@ def verdict_label(verdict: str) -> str:
         "unsupported": QT_TRANSLATE_NOOP("Findings", "N/A"),
     }
     text = labels.get(verdict)
-    return tr("Findings", text) if text else verdict.upper()
+    return translated("Findings", text) if text else verdict.upper()
 
 
 def severity_label(severity: str) -> str:
@@ -1082,7 +1092,7 @@ def severity_label(severity: str) -> str:
         "critical": QT_TRANSLATE_NOOP("Alerts", "critical"),
     }
     text = labels.get(severity)
-    return tr("Alerts", text) if text else severity
+    return translated("Alerts", text) if text else severity
 
 
 # --- cost summary --------------------------------------------------------------------------

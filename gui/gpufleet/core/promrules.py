@@ -306,7 +306,9 @@ def _xid_name_template() -> str:
     parts = []
     for i, (code, name) in enumerate(catalogue.XID_NAMES.items()):
         kw = "if" if i == 0 else "else if"
-        parts.append(f'{{{{ {kw} eq $labels.err_code "{code}" }}}}{catalogue.tr("Xid", name)}')
+        parts.append(
+            f'{{{{ {kw} eq $labels.err_code "{code}" }}}}{catalogue.translated("Xid", name)}'
+        )
     return "".join(parts) + "{{ else }}Xid {{ $labels.err_code }}{{ end }}"
 
 
@@ -482,10 +484,10 @@ def _sentences(
     title, what, _cost, todo = text
     if r.condition == "xid":
         todo = catalogue.XID_TODO_CRITICAL if xid_critical else catalogue.XID_TODO_APP
-    parts = [catalogue.tr("Alerts", what).format_map(fill)]
+    parts = [catalogue.translated("Alerts", what).format_map(fill)]
     if todo:
-        parts.append(catalogue.tr("Alerts", todo).format_map(fill))
-    summary = "{{ $labels.Hostname }}: " + catalogue.tr("Alerts", title).format_map(fill)
+        parts.append(catalogue.translated("Alerts", todo).format_map(fill))
+    summary = "{{ $labels.Hostname }}: " + catalogue.translated("Alerts", title).format_map(fill)
     return summary, " ".join(p.strip() for p in parts if p.strip())
 
 

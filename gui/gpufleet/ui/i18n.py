@@ -42,7 +42,10 @@ def choose_language(setting: str | None = None, system: QLocale | None = None) -
     if name in SHIPPED:
         return name
     # Simplified Chinese written in another region (Singapore, or a bare "zh") reads zh_CN.
-    if loc.language() == QLocale.Language.Chinese and loc.script() != QLocale.Script.TraditionalHanScript:
+    if (
+        loc.language() == QLocale.Language.Chinese
+        and loc.script() != QLocale.Script.TraditionalHanScript
+    ):
         return "zh_CN"
     return "en"
 
