@@ -640,7 +640,7 @@ def alert_values(alert: Alert) -> dict[str, Any]:
         clock_pct=pct(clock_frac),
         temp=num(v.get("temp_gpu_c", v.get("temp_c", v.get("temp_mem_c")))),
         slowdown=num(v.get("temp_slowdown_c")),
-        reasons=", ".join(v.get("reasons") or []) or "?",
+        reasons=", ".join(reason_name(str(r)) for r in v.get("reasons") or []) or "?",
         util=num(v.get("util_gpu_pct")),
         power=num(v.get("power_w")),
         limit=num(v.get("power_limit_w", v.get("limit_c"))),
@@ -1146,5 +1146,26 @@ def cost_sentence(summary: Any) -> str:
     return " ".join(parts)
 
 
+# The clock event reasons by their dcgm-style label (protocol.REASON_BITS). The source text is
+# the label itself, so English output keeps the labels users search for.
+REASON_NAMES: Final[dict[str, str]] = {
+    "gpu_idle": QT_TRANSLATE_NOOP("Reasons", "gpu_idle"),
+    "clocks_setting": QT_TRANSLATE_NOOP("Reasons", "clocks_setting"),
+    "power_cap": QT_TRANSLATE_NOOP("Reasons", "power_cap"),
+    "hw_slowdown": QT_TRANSLATE_NOOP("Reasons", "hw_slowdown"),
+    "sync_boost": QT_TRANSLATE_NOOP("Reasons", "sync_boost"),
+    "sw_thermal": QT_TRANSLATE_NOOP("Reasons", "sw_thermal"),
+    "hw_thermal": QT_TRANSLATE_NOOP("Reasons", "hw_thermal"),
+    "hw_power_brake": QT_TRANSLATE_NOOP("Reasons", "hw_power_brake"),
+    "display_clocks": QT_TRANSLATE_NOOP("Reasons", "display_clocks"),
+}
+
+
+def reason_name(label: str) -> str:
+    """A clock event reason label in the installed language."""
+    text = REASON_NAMES.get(label)
+    return translated("Reasons", text) if text else label
+
+
 def reason_text(mask: int | None) -> str:
-    return ", ".join(protocol.reason_labels(mask)) or "-"
+    return ", ".join(reason_name(r) for r in protocol.reason_labels(mask)) or "-"
