@@ -18,7 +18,14 @@ import logging
 from importlib import resources
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
+from PySide6.QtCore import (
+    QCoreApplication,
+    QLibraryInfo,
+    QLocale,
+    QTranslator,
+)
+
+from gpufleet.core.catalogue import QT_TRANSLATE_NOOP
 
 log = logging.getLogger(__name__)
 
@@ -96,3 +103,29 @@ def install(app: QCoreApplication, language: str | None = None) -> str:
 def number(value: float, digits: int = 0) -> str:
     """``value`` with the current language's separators (QLocale default)."""
     return QLocale().toString(float(value), "f", digits)
+
+
+# Words shown for states (the code keeps the English identifiers).
+STATE_NAMES = {
+    "ok": QT_TRANSLATE_NOOP("State", "ok"),
+    "warning": QT_TRANSLATE_NOOP("State", "warning"),
+    "critical": QT_TRANSLATE_NOOP("State", "critical"),
+    "down": QT_TRANSLATE_NOOP("State", "down"),
+    "waiting": QT_TRANSLATE_NOOP("State", "waiting"),
+    "connecting": QT_TRANSLATE_NOOP("State", "connecting"),
+    "deploying": QT_TRANSLATE_NOOP("State", "deploying"),
+    "streaming": QT_TRANSLATE_NOOP("State", "streaming"),
+    "reconnecting": QT_TRANSLATE_NOOP("State", "reconnecting"),
+    "failed": QT_TRANSLATE_NOOP("State", "failed"),
+    "stopped": QT_TRANSLATE_NOOP("State", "stopped"),
+    "idle": QT_TRANSLATE_NOOP("State", "idle"),
+}
+
+
+def state_name(state: str) -> str:
+    """A host, GPU or session state in the installed language."""
+    text = STATE_NAMES.get(state)
+    return QCoreApplication.translate("State", text) if text else state
+
+
+session_state_name = state_name

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QButtonGroup,
@@ -27,8 +27,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpufleet.core.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.core.hostconfig import HostConfig
 from gpufleet.core.live import LiveBuffers
+from gpufleet.ui import i18n
 from gpufleet.ui.bridge import BridgeStats
 from gpufleet.ui.fleet_panel import FleetPanel
 from gpufleet.ui.history import HistoryCache
@@ -43,7 +45,12 @@ from gpufleet.ui.tab_thermal import ThermalTab
 from gpufleet.ui.theme import CRIT, OK, SEVERITY_RANK, WARN, Theme
 from gpufleet.ui.view import View
 
-RANGES = (("5 min", 300.0), ("1 h", 3600.0), ("6 h", 6 * 3600.0), ("24 h", 24 * 3600.0))
+RANGES = (
+    (QT_TRANSLATE_NOOP("MainWindow", "5 min"), 300.0),
+    (QT_TRANSLATE_NOOP("MainWindow", "1 h"), 3600.0),
+    (QT_TRANSLATE_NOOP("MainWindow", "6 h"), 6 * 3600.0),
+    (QT_TRANSLATE_NOOP("MainWindow", "24 h"), 24 * 3600.0),
+)
 REDRAW_HZ = 3.0
 TAB_NAMES = ("overview", "clocks", "thermal", "memory", "interconnect", "cost")
 
@@ -104,7 +111,7 @@ class MainWindow(QMainWindow):
         self.stats_text = ""
         self._texts: dict[str, tuple[Any, str, str]] = {}
         self.hide_on_close = False  # True when a tray icon keeps the app running
-        self.setWindowTitle("gpufleet — demo fleet" if demo else "gpufleet")
+        self.setWindowTitle(self.tr("gpufleet — demo fleet") if demo else "gpufleet")
         self.resize(1600, 1000)
         self._build()
         self._timer = QTimer(self)
@@ -133,14 +140,14 @@ class MainWindow(QMainWindow):
         self.range_group = QButtonGroup(self)
         self.range_group.setExclusive(True)
         for i, (label, secs) in enumerate(RANGES):
-            b = QPushButton(label)
+            b = QPushButton(QCoreApplication.translate("MainWindow", label))
             b.setCheckable(True)
             b.setChecked(secs == self.range_s)
             b.setMinimumWidth(64)
             b.clicked.connect(lambda _=False, s=secs: self.set_range(s))
             self.range_group.addButton(b, i)
             head.addWidget(b)
-        self.follow = QCheckBox("follow live")
+        self.follow = QCheckBox(self.tr("follow live"))
         self.follow.setChecked(True)
         self.follow.toggled.connect(self._follow_toggled)
         head.addWidget(self.follow)
@@ -155,7 +162,7 @@ class MainWindow(QMainWindow):
             CostTab(self.theme),
         ]
         for t in self.tab_list:
-            self.tabs.addTab(t, t.title)
+            self.tabs.addTab(t, QCoreApplication.translate("Tabs", t.title))
             t.range_changed_by_user.connect(self._user_range)
         self.overview: OverviewTab = self.tab_list[0]  # type: ignore[assignment]
         self.clocks: ClocksTab = self.tab_list[1]  # type: ignore[assignment]
@@ -169,14 +176,14 @@ class MainWindow(QMainWindow):
         split.setStretchFactor(1, 1)
         split.setSizes([470, 1130])
         self.setCentralWidget(split)
-        self.status_label = QLabel("starting…")
+        self.status_label = QLabel(self.tr("starting…"))
         self.statusBar().addWidget(self.status_label, 1)
         self.outcome_label = QLabel("")
         self.statusBar().addPermanentWidget(self.outcome_label)
-        self.menu_hosts = self.menuBar().addMenu("&Hosts")
-        self.menu_view = self.menuBar().addMenu("&View")
+        self.menu_hosts = self.menuBar().addMenu(self.tr("&Hosts"))
+        self.menu_view = self.menuBar().addMenu(self.tr("&View"))
         for i, t in enumerate(self.tab_list):
-            act = QAction(t.title, self)
+            act = QAction(QCoreApplication.translate("Tabs", t.title), self)
             act.setShortcut(QKeySequence(f"Ctrl+{i + 1}"))
             act.triggered.connect(lambda _=False, i=i: self.tabs.setCurrentIndex(i))
             self.menu_view.addAction(act)
@@ -184,8 +191,8 @@ class MainWindow(QMainWindow):
         # saved refresh rate applies from the start.
         from gpufleet.ui.settings_dialog import apply_at_start, open_settings_dialog
 
-        self.menu_settings = self.menuBar().addMenu("&Settings")
-        act_settings = QAction("&Preferences…", self)
+        self.menu_settings = self.menuBar().addMenu(self.tr("&Settings"))
+        act_settings = QAction(self.tr("&Preferences…"), self)
         act_settings.setShortcut(QKeySequence.StandardKey.Preferences)
         act_settings.setMenuRole(QAction.MenuRole.PreferencesRole)
         act_settings.triggered.connect(lambda: open_settings_dialog(self))
@@ -206,14 +213,19 @@ class MainWindow(QMainWindow):
     def on_stats(self, st: BridgeStats) -> None:
         streaming = sum(1 for s, _ in self.states.values() if s == "streaming")
         down = sum(1 for s, _ in self.states.values() if s in ("reconnecting", "failed"))
-        parts = [f"{len(self.hosts)} hosts", f"{streaming} streaming"]
+        parts = [
+            self.tr("{n} hosts").format(n=len(self.hosts)),
+            self.tr("{n} streaming").format(n=streaming),
+        ]
         if down:
-            parts.append(f"{down} down")
-        parts.append(f"{st.samples_per_s:.0f} samples/s")
+            parts.append(self.tr("{n} down").format(n=down))
+        parts.append(self.tr("{n} samples/s").format(n=f"{st.samples_per_s:.0f}"))
         if st.history_bytes is not None:
-            parts.append(f"history {st.history_bytes / 2**20:.1f} MiB")
+            parts.append(
+                self.tr("history {size} MiB").format(size=f"{st.history_bytes / 2**20:.1f}")
+            )
         if st.dropped:
-            parts.append(f"{st.dropped} events dropped (the app fell behind)")
+            parts.append(self.tr("{n} events dropped (the app fell behind)").format(n=st.dropped))
         self.stats_text = " · ".join(parts)
         self.status_label.setText(self.stats_text)
 
@@ -362,9 +374,12 @@ class MainWindow(QMainWindow):
         m = self.theme.muted
         self.panel.set_hosts(
             self.summaries,
-            f'<b>Fleet</b> <span style="color:{m}">{len(self.hosts)} hosts · {n_gpu} GPUs · '
-            f"{money(rate, cur)}/h"
-            + (f" · spent {money(spent, cur)}" if spent else "")
+            f"<b>{self.tr('Fleet')}</b> "
+            f'<span style="color:{m}">'
+            + self.tr("{hosts} hosts · {gpus} GPUs · {rate}/h").format(
+                hosts=len(self.hosts), gpus=n_gpu, rate=money(rate, cur)
+            )
+            + (self.tr(" · spent {money}").format(money=money(spent, cur)) if spent else "")
             + "</span>",
         )
         self.overview.set_summaries(sorted(self.summaries, key=lambda s: -s.rank))
@@ -409,10 +424,12 @@ class MainWindow(QMainWindow):
         bits = []
         if h is not None:
             names = {g.name for g in h.gpus}
-            bits.append(f"{len(h.gpus)}× {names.pop() if len(names) == 1 else 'mixed GPUs'}")
+            bits.append(
+                f"{len(h.gpus)}× {names.pop() if len(names) == 1 else self.tr('mixed GPUs')}"
+            )
             drv = h.host.get("driver_version") or h.host.get("driver")
             if drv:
-                bits.append(f"driver {drv}")
+                bits.append(self.tr("driver {version}").format(version=drv))
             cuda = h.host.get("cuda_version") or h.host.get("cuda")
             if cuda:
                 bits.append(f"CUDA {cuda}")
@@ -427,10 +444,15 @@ class MainWindow(QMainWindow):
                 )
                 if ps:
                     bits.append("/".join(f"P{p}" for p in ps))
-            bits.append(f"{h.backend} sampler {h.sampler_version}")
+            bits.append(
+                self.tr("{backend} sampler {version}").format(
+                    backend=h.backend, version=h.sampler_version
+                )
+            )
         state, reason = self.states.get(host, ("connecting", None))
         if state != "streaming":
-            bits.append(f"{state}{': ' + reason if reason else ''}")
+            name = i18n.session_state_name(state)
+            bits.append(f"{name}{': ' + reason if reason else ''}")
         self.host_label.setText(f'<b>{host}</b> <span style="color:{m}">{" · ".join(bits)}</span>')
 
     def view(self) -> View:

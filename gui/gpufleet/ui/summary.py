@@ -13,10 +13,17 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gpufleet_sampler import protocol
+from PySide6.QtCore import QCoreApplication
 
 from gpufleet.core.hostconfig import HostConfig
 from gpufleet.core.live import LiveBuffers
+from gpufleet.ui.i18n import state_name
 from gpufleet.ui.theme import CRIT, DOWN, OK, SEVERITY_RANK, WAIT, WARN
+
+
+def _tr(text: str) -> str:
+    return QCoreApplication.translate("Summary", text)
+
 
 # A streaming host whose newest sample is older than this many intervals counts as down.
 STALE_INTERVALS = 10
@@ -95,13 +102,13 @@ def summarize_gpus(host: str, live: LiveBuffers) -> tuple[GpuSummary, ...]:
         state, note = OK, ""
         bits = int(mask or 0)
         if v("lost"):
-            state, note = CRIT, "GPU lost"
+            state, note = CRIT, _tr("GPU lost")
         elif bits & protocol.REASON_THERMAL_MASK:
-            state, note = WARN, "thermal throttling"
+            state, note = WARN, _tr("thermal throttling")
         elif bits & (0x08 | 0x80):
-            state, note = WARN, "HW slowdown"
+            state, note = WARN, _tr("HW slowdown")
         elif bits & 0x04 and (v("util_gpu_pct") or 0) > 50:
-            state, note = OK, "at power cap"
+            state, note = OK, _tr("at power cap")
         out.append(
             GpuSummary(
                 gpu=g.index,
@@ -128,7 +135,7 @@ def model_text(gpus: Sequence[GpuSummary]) -> str:
     if not gpus:
         return "—"
     names = {short_name(g.name) for g in gpus}
-    name = names.pop() if len(names) == 1 else "mixed"
+    name = names.pop() if len(names) == 1 else _tr("mixed")
     return f"{len(gpus)}× {name}"
 
 
@@ -161,24 +168,28 @@ def summarize_host(
     last_t = latest.t if latest is not None else None
     state, reason = OK, ""
     if session_state in ("connecting", "deploying"):
-        state, reason = WAIT, session_state
+        state, reason = WAIT, state_name(session_state)
     elif session_state in ("reconnecting", "failed", "stopped"):
-        state, reason = DOWN, session_reason or session_state
+        state, reason = DOWN, session_reason or state_name(session_state)
         if session_state == "reconnecting":
-            reason = f"reconnecting: {session_reason}" if session_reason else "reconnecting"
+            reason = (
+                _tr("reconnecting: {reason}").format(reason=session_reason)
+                if session_reason
+                else state_name("reconnecting")
+            )
     elif latest is None:
-        state, reason = WAIT, "waiting for data"
+        state, reason = WAIT, _tr("waiting for data")
     elif (
         hello is not None
         and now - latest.t > STALE_INTERVALS * max(1.0, hello.interval_s)
         # Sim streams under --no-wait carry simulated times; only wall-clock streams go stale.
         and abs(now - latest.t) < 3600
     ):
-        state, reason = DOWN, f"no data for {now - latest.t:.0f} s"
+        state, reason = DOWN, _tr("no data for {n} s").format(n=f"{now - latest.t:.0f}")
     if state in (OK, WAIT):
         for g in gpus:
             if SEVERITY_RANK[g.state] > SEVERITY_RANK[state]:
-                state, reason = g.state, f"{g.note} GPU {g.gpu}"
+                state, reason = g.state, _tr("{note} GPU {n}").format(note=g.note, n=g.gpu)
     worst_alert = None
     for a in alerts:
         sev = CRIT if a.severity == "critical" else WARN if a.severity == "warning" else OK
@@ -195,7 +206,9 @@ def summarize_host(
         sev, a = worst_alert
         state = _worse(state, sev)
         title = (titles or {}).get(a.id) or a.rule_id.replace("_", " ")
-        reason = title + (f" GPU {a.gpu}" if a.gpu is not None and "GPU" not in title else "")
+        reason = title + (
+            _tr(" GPU {n}").format(n=a.gpu) if a.gpu is not None and "GPU" not in title else ""
+        )
     # Alerts about one GPU mark that GPU (the overview shows them on its row only).
     per_gpu: dict[int, tuple[str, str]] = {}
     host_level = ""
@@ -218,7 +231,7 @@ def summarize_host(
     utils = [g.util for g in gpus if g.util is not None]
     temps = [g.temp for g in gpus if g.temp is not None]
     if state == OK and gpus and all((g.util or 0) < 5 and (g.mem_pct or 0) < 10 for g in gpus):
-        reason = "idle"
+        reason = state_name("idle")
     return HostSummary(
         host=cfg.name,
         state=state,

@@ -13,15 +13,16 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from gpufleet.core.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.core.live import Series
 from gpufleet.ui.plots import Crosshair, ReasonBands, TimePlot, clock_text
 from gpufleet.ui.theme import Theme, gpu_pen, gpu_pen_secondary
 from gpufleet.ui.view import View
 
-NOT_REPORTED = "not reported by this GPU"
+NOT_REPORTED = QT_TRANSLATE_NOOP("Tab", "not reported by this GPU")
 SENTENCE_EVERY_S = 2.0
 
 
@@ -29,7 +30,7 @@ class Tab(QWidget):
     """Base of every tab. ``title`` uses ``&&`` for a literal ampersand (``&`` alone is a
     keyboard mnemonic marker in Qt tab labels)."""
 
-    title = "?"
+    title = "?"  # marked with QT_TRANSLATE_NOOP("Tabs", ...); the window translates it
     # The user dragged or zoomed the time axis: the window stops following live.
     range_changed_by_user = Signal(float, float)
 
@@ -151,7 +152,7 @@ class PlotTab(Tab):
                 same = (v[1:-1] == v[:-2]) & (v[1:-1] == v[2:])
                 keep[1:-1] = ~same
                 t_draw, v = t_draw[keep], v[keep]
-            plot.set_curve((key_prefix, g), f"GPU {g}{name_suffix}", pen, t_draw, v, legend)
+            plot.set_curve((key_prefix, g), gpu_label(g) + name_suffix, pen, t_draw, v, legend)
             if len(v) and np.isfinite(v).any():
                 reported.append(g)
         return reported, series
@@ -162,13 +163,22 @@ class PlotTab(Tab):
         gpus = view.gpus()
         plot.fit_y()
         if not gpus:
-            plot.set_note("waiting for data…")
+            plot.set_note(_tr("waiting for data…"))
         elif not reported:
             reasons = {view.unsupported(g, metric) for g in gpus} - {None}
             why = f" ({', '.join(sorted(r for r in reasons if r))})" if reasons else ""
-            plot.set_note(f"{what}: {NOT_REPORTED}{why}")
+            plot.set_note(f"{what}: {_tr(NOT_REPORTED)}{why}")
         else:
             plot.set_note("")
+
+
+def _tr(text: str) -> str:
+    return QCoreApplication.translate("Tab", text)
+
+
+def gpu_label(g: int) -> str:
+    """ "GPU 3", in the installed language."""
+    return QCoreApplication.translate("Tab", "GPU {n}").format(n=g)
 
 
 def fmt(v: float | None, unit: str = "", digits: int = 0) -> str:

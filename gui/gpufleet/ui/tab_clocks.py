@@ -4,28 +4,31 @@
 from __future__ import annotations
 
 from gpufleet_sampler import protocol
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QWidget
 
+from gpufleet.core.catalogue import QT_TRANSLATE_NOOP, reason_name
 from gpufleet.ui.plots import clock_text, swatch
 from gpufleet.ui.sentences import clocks_sentence
-from gpufleet.ui.tab_base import PlotTab, fmt
+from gpufleet.ui.tab_base import PlotTab, fmt, gpu_label
 from gpufleet.ui.theme import REASON_BANDS, Theme
 from gpufleet.ui.view import View
 
 
 class ClocksTab(PlotTab):
-    title = "Clocks && throttling"
+    title = QT_TRANSLATE_NOOP("Tabs", "Clocks && throttling")
 
     def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__(theme, parent)
-        self.sm = self.add_plot("SM clock (MHz)")
-        self.mem = self.add_plot("memory clock (MHz)", legend=False)
+        self.sm = self.add_plot(self.tr("SM clock (MHz)"))
+        self.mem = self.add_plot(self.tr("memory clock (MHz)"), legend=False)
         self.bands = self.add_bands()
         self.glw.ci.layout.setRowStretchFactor(0, 5)
         self.glw.ci.layout.setRowStretchFactor(1, 2)
         self.glw.ci.layout.setRowStretchFactor(2, 2)
         legend = "  ".join(
-            f'<span style="color:{c}">■</span> {label}' for label, c, _ in REASON_BANDS
+            f'<span style="color:{c}">■</span> {QCoreApplication.translate("Reasons", label)}'
+            for label, c, _ in REASON_BANDS
         )
         self.bands.plot.setTitle(f'<span style="font-size:8pt">{legend}</span>')
         self.finish()
@@ -37,13 +40,17 @@ class ClocksTab(PlotTab):
         self.sm.retain([("", g) for g in gpus] + ["max"])
         maxes = {g: view.nominal(g, "sm_clock_max_mhz") for g in gpus}
         top = max((m for m in maxes.values() if m), default=None)
-        self.sm.set_nominal("max", top, f"max {fmt(top, 'MHz')}", view.t0, view.t1)
-        self.note_unreported(self.sm, view, "sm_clock_mhz", reported, "SM clock")
+        self.sm.set_nominal(
+            "max", top, self.tr("max {value}").format(value=fmt(top, "MHz")), view.t0, view.t1
+        )
+        self.note_unreported(self.sm, view, "sm_clock_mhz", reported, self.tr("SM clock"))
         reported_m, _ = self.draw_metric(self.mem, view, "mem_clock_mhz")
         self.mem.retain([("", g) for g in gpus] + ["max"])
         mmax = max((view.nominal(g, "mem_clock_max_mhz") or 0 for g in gpus), default=0) or None
-        self.mem.set_nominal("max", mmax, f"max {fmt(mmax, 'MHz')}", view.t0, view.t1)
-        self.note_unreported(self.mem, view, "mem_clock_mhz", reported_m, "memory clock")
+        self.mem.set_nominal(
+            "max", mmax, self.tr("max {value}").format(value=fmt(mmax, "MHz")), view.t0, view.t1
+        )
+        self.note_unreported(self.mem, view, "mem_clock_mhz", reported_m, self.tr("memory clock"))
         if view.host is None:
             return
         # Reason bits must not be min/max-averaged: take them at full resolution and OR them
@@ -78,9 +85,9 @@ class ClocksTab(PlotTab):
             temp = v.live.value_at(v.host, g, "temp_gpu_c", t)
             ps = v.live.value_at(v.host, g, "pstate", t)
             mask = v.live.value_at(v.host, g, "clock_reasons", t)
-            why = ", ".join(protocol.reason_labels(int(mask))) if mask else ""
+            why = ", ".join(map(reason_name, protocol.reason_labels(int(mask)))) if mask else ""
             lines.append(
-                f"{swatch(g)} GPU {g} {fmt(clk, 'MHz')} · {fmt(temp, '°C')}"
+                f"{swatch(g)} {gpu_label(g)} {fmt(clk, 'MHz')} · {fmt(temp, '°C')}"
                 f"{f' · P{ps:.0f}' if ps is not None else ''}{f' · {why}' if why else ''}"
             )
         return "<br>".join(lines)

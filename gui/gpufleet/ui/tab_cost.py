@@ -12,9 +12,10 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
+from gpufleet.core.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.core.live import LiveBuffers
 from gpufleet.ui.plots import clock_text
 from gpufleet.ui.summary import money
@@ -26,14 +27,14 @@ from gpufleet.ui.view import View
 MAX_CURVES = 12
 PER_REDRAW = 2  # hosts whose accumulated cost is recomputed per redraw
 TOTAL_HEADERS = (
-    "Host",
-    "Price",
-    "In range",
-    "of which idle",
-    "Since billing start",
-    "Busy share",
-    "Next 24 h",
-    "Budget",
+    QT_TRANSLATE_NOOP("CostTab", "Host"),
+    QT_TRANSLATE_NOOP("CostTab", "Price"),
+    QT_TRANSLATE_NOOP("CostTab", "In range"),
+    QT_TRANSLATE_NOOP("CostTab", "of which idle"),
+    QT_TRANSLATE_NOOP("CostTab", "Since billing start"),
+    QT_TRANSLATE_NOOP("CostTab", "Busy share"),
+    QT_TRANSLATE_NOOP("CostTab", "Next 24 h"),
+    QT_TRANSLATE_NOOP("CostTab", "Budget"),
 )
 
 
@@ -65,13 +66,15 @@ def accumulated(
 
 
 class CostTab(PlotTab):
-    title = "Cost"
+    title = QT_TRANSLATE_NOOP("Tabs", "Cost")
 
     def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__(theme, parent)
-        self.plot = self.add_plot("cost in this range (currency)")
+        self.plot = self.add_plot(self.tr("cost in this range (currency)"))
         self.finish()
-        self.model = RowsModel(TOTAL_HEADERS)
+        self.model = RowsModel(
+            tuple(QCoreApplication.translate("CostTab", h) for h in TOTAL_HEADERS)
+        )
         self.proxy = sorted_proxy(self.model)
         self.table = QTableView()
         self.table.setModel(self.proxy)
@@ -157,27 +160,34 @@ class CostTab(PlotTab):
         self.model.set_rows(rows, row_keys)
         self.plot.fit_y()
         self.plot.set_note(
-            "" if hosts else "No host has a price per hour: set one in Hosts → Edit."
+            "" if hosts else self.tr("No host has a price per hour: set one in Hosts → Edit.")
         )
         self.set_range(view.t0, view.t1)
-        cur = self._currency or "mixed"
-        self.plot.plot.getAxis("left").setLabel(f"cost in this range ({cur})")
+        cur = self._currency or self.tr("mixed")
+        self.plot.plot.getAxis("left").setLabel(
+            self.tr("cost in this range ({currency})").format(currency=cur)
+        )
         proj = [
             view.cost[h.name].projection_24h
             for h in hosts
             if h.name in view.cost and view.cost[h.name].projection_24h
         ]
         more = (
-            f" Only the {MAX_CURVES} priciest hosts are drawn." if len(hosts) > MAX_CURVES else ""
+            self.tr(" Only the {n} priciest hosts are drawn.").format(n=MAX_CURVES)
+            if len(hosts) > MAX_CURVES
+            else ""
         )
         if hosts:
             idle_pct = 100 * sum_idle / sum_range if sum_range else 0.0
             self.set_sentence(
-                f"In this range the fleet cost {money(sum_range, self._currency or 'USD')}, "
-                f"{idle_pct:.0f} % of it while idle (the selected host's idle part is shaded). "
+                self.tr(
+                    "In this range the fleet cost {money}, {pct} % of it while idle (the "
+                    "selected host's idle part is shaded). "
+                ).format(money=money(sum_range, self._currency or "USD"), pct=f"{idle_pct:.0f}")
                 + (
-                    "At the current rates the next 24 h cost "
-                    f"{money(sum(proj), self._currency or 'USD')}."
+                    self.tr("At the current rates the next 24 h cost {money}.").format(
+                        money=money(sum(proj), self._currency or "USD")
+                    )
                     if proj
                     else ""
                 )
@@ -204,7 +214,7 @@ class CostTab(PlotTab):
                 "—" if eff is None else f"{eff * 100:.0f} %",
                 eff or -1,
                 align_right=True,
-                tooltip="share of the paid time the GPUs were doing work",
+                tooltip=self.tr("share of the paid time the GPUs were doing work"),
             ),
             m(getattr(s, "projection_24h", None)),
             Cell(
@@ -222,7 +232,10 @@ class CostTab(PlotTab):
                 continue
             i = min(len(tt) - 1, int(np.searchsorted(tt, t)))
             cur = v.hosts[name].currency if name in v.hosts else "USD"
-            lines.append(f"{name} {money(float(c[i]), cur)} (idle {money(float(ic[i]), cur)})")
+            lines.append(
+                f"{name} {money(float(c[i]), cur)} "
+                + self.tr("(idle {money})").format(money=money(float(ic[i]), cur))
+            )
         return "<br>".join(lines)
 
 

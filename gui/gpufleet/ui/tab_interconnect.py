@@ -6,9 +6,10 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
+from gpufleet.core.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.ui.plots import clock_text, swatch
 from gpufleet.ui.sentences import pcie_sentence
-from gpufleet.ui.tab_base import PlotTab, fmt
+from gpufleet.ui.tab_base import PlotTab, fmt, gpu_label
 from gpufleet.ui.theme import REASON_BANDS, Theme
 from gpufleet.ui.view import View
 
@@ -16,7 +17,7 @@ GB = 1e9
 
 
 class InterconnectTab(PlotTab):
-    title = "Interconnect"
+    title = QT_TRANSLATE_NOOP("Tabs", "Interconnect")
 
     def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__(theme, parent)
@@ -24,8 +25,8 @@ class InterconnectTab(PlotTab):
         self.links.setTextFormat(Qt.TextFormat.RichText)
         self.links.setWordWrap(True)
         self.box.insertWidget(0, self.links)
-        self.pcie = self.add_plot("PCIe TX bright, RX dark (GB/s)")
-        self.nvl = self.add_plot("NVLink TX bright, RX dark (GB/s)")
+        self.pcie = self.add_plot(self.tr("PCIe TX bright, RX dark (GB/s)"))
+        self.nvl = self.add_plot(self.tr("NVLink TX bright, RX dark (GB/s)"))
         self.finish()
 
     def refresh(self, view: View) -> None:
@@ -43,7 +44,9 @@ class InterconnectTab(PlotTab):
             legend=False,
         )
         self.pcie.retain([("", g) for g in gpus] + [("rx", g) for g in gpus])
-        self.note_unreported(self.pcie, view, "pcie_tx_bps", rep_tx + rep_rx, "PCIe throughput")
+        self.note_unreported(
+            self.pcie, view, "pcie_tx_bps", rep_tx + rep_rx, self.tr("PCIe throughput")
+        )
         rep_ntx, _ = self.draw_metric(self.nvl, view, "nvlink_tx_bps", scale=1 / GB)
         rep_nrx, _ = self.draw_metric(
             self.nvl,
@@ -63,14 +66,14 @@ class InterconnectTab(PlotTab):
         self.nvl.set_nominal(
             "nominal",
             nominal,
-            f"nominal {fmt(nominal, 'GB/s')} per GPU per direction",
+            self.tr("nominal {value} per GPU per direction").format(value=fmt(nominal, "GB/s")),
             view.t0,
             view.t1,
         )
         self.nvl.retain([("", g) for g in gpus] + [("rx", g) for g in gpus] + ["nominal"])
         if not (rep_ntx or rep_nrx) and not nominal:
             self.nvl.fit_y()
-            self.nvl.set_note("NVLink: not present on this machine (PCIe only)")
+            self.nvl.set_note(self.tr("NVLink: not present on this machine (PCIe only)"))
         else:
             self.note_unreported(self.nvl, view, "nvlink_tx_bps", rep_ntx + rep_nrx, "NVLink")
         self.set_range(view.t0, view.t1)
@@ -93,14 +96,19 @@ class InterconnectTab(PlotTab):
             max_txt = f"Gen{fmt(mgen[g])} x{fmt(mwidth[g])}"
             same.add((now_txt, max_txt))
             cells.append(
-                f'{swatch(g)} GPU {g} <span style="color:{colour}">{now_txt}</span>'
-                f" of {max_txt}{mark}"
+                f"{swatch(g)} {gpu_label(g)} "
+                + self.tr("{now} of {max}").format(
+                    now=f'<span style="color:{colour}">{now_txt}</span>', max=max_txt
+                )
+                + mark
             )
         if len(same) == 1 and len(gpus) > 1:
             now_txt, max_txt = same.pop()
-            text = f"PCIe link of all {len(gpus)} GPUs: {now_txt} (max {max_txt})"
+            text = self.tr("PCIe link of all {n} GPUs: {now} (max {max})").format(
+                n=len(gpus), now=now_txt, max=max_txt
+            )
         else:
-            text = "PCIe link (now of max): " + " &nbsp; ".join(cells) if cells else ""
+            text = self.tr("PCIe link (now of max): ") + " &nbsp; ".join(cells) if cells else ""
         self.links.setText(text)
         self.set_sentence(pcie_sentence(gpus, gen, width, mgen, mwidth))
         self.populated = bool(rep_tx or rep_rx)
@@ -114,7 +122,7 @@ class InterconnectTab(PlotTab):
             tx = v.live.value_at(v.host, g, "pcie_tx_bps", t)
             rx = v.live.value_at(v.host, g, "pcie_rx_bps", t)
             ntx = v.live.value_at(v.host, g, "nvlink_tx_bps", t)
-            line = f"{swatch(g)} GPU {g} PCIe {_gb(tx)} / {_gb(rx)}"
+            line = f"{swatch(g)} {gpu_label(g)} PCIe {_gb(tx)} / {_gb(rx)}"
             if ntx is not None:
                 line += (
                     f" · NVLink {_gb(ntx)} / {_gb(v.live.value_at(v.host, g, 'nvlink_rx_bps', t))}"

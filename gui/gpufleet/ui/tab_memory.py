@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -15,25 +15,35 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpufleet.core.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.core.messages import Proc
 from gpufleet.ui.plots import clock_text, swatch
 from gpufleet.ui.sentences import memory_sentence
-from gpufleet.ui.tab_base import PlotTab, fmt
+from gpufleet.ui.tab_base import PlotTab, fmt, gpu_label
 from gpufleet.ui.table_model import KEY_ROLE, Cell, RowsModel, sorted_proxy
 from gpufleet.ui.theme import Theme
 from gpufleet.ui.view import View
 
 GIB = float(2**30)
-PROC_HEADERS = ("Host", "GPU", "PID", "User", "Name", "Command", "GPU memory", "SM %")
+PROC_HEADERS = (
+    QT_TRANSLATE_NOOP("MemoryTab", "Host"),
+    QT_TRANSLATE_NOOP("MemoryTab", "GPU"),
+    QT_TRANSLATE_NOOP("MemoryTab", "PID"),
+    QT_TRANSLATE_NOOP("MemoryTab", "User"),
+    QT_TRANSLATE_NOOP("MemoryTab", "Name"),
+    QT_TRANSLATE_NOOP("MemoryTab", "Command"),
+    QT_TRANSLATE_NOOP("MemoryTab", "GPU memory"),
+    QT_TRANSLATE_NOOP("MemoryTab", "SM %"),
+)
 
 
 class MemoryTab(PlotTab):
-    title = "Memory && processes"
+    title = QT_TRANSLATE_NOOP("Tabs", "Memory && processes")
     kill_requested = Signal(str, object)  # host, Proc
 
     def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__(theme, parent)
-        self.mem = self.add_plot("memory used (GiB)")
+        self.mem = self.add_plot(self.tr("memory used (GiB)"))
         self.mem.y_span_frac = 1.0  # from zero: how full the GPU is reads off the height
         self.finish()
         # The plot and the process table share the tab's height through a splitter.
@@ -48,16 +58,20 @@ class MemoryTab(PlotTab):
         bl.setContentsMargins(0, 0, 0, 0)
         bl.addWidget(self.sentence)
         bar = QHBoxLayout()
-        self.procs_label = QLabel("Processes")
-        self.kill_button = QPushButton("Kill…")
+        self.procs_label = QLabel(self.tr("Processes"))
+        self.kill_button = QPushButton(self.tr("Kill…"))
         self.kill_button.setEnabled(False)
-        self.kill_button.setToolTip("Send TERM to the selected process (after a confirmation)")
+        self.kill_button.setToolTip(
+            self.tr("Send TERM to the selected process (after a confirmation)")
+        )
         self.kill_button.clicked.connect(self._kill_clicked)
         bar.addWidget(self.procs_label)
         bar.addStretch(1)
         bar.addWidget(self.kill_button)
         bl.addLayout(bar)
-        self.model = RowsModel(PROC_HEADERS)
+        self.model = RowsModel(
+            tuple(QCoreApplication.translate("MemoryTab", h) for h in PROC_HEADERS)
+        )
         self.proxy = sorted_proxy(self.model)
         self.table = QTableView()
         self.table.setModel(self.proxy)
@@ -89,7 +103,7 @@ class MemoryTab(PlotTab):
         self.mem.set_nominal(
             "total",
             tot / GIB if tot else None,
-            f"total {fmt(tot / GIB if tot else None, 'GiB', 1)}",
+            self.tr("total {value}").format(value=fmt(tot / GIB if tot else None, "GiB", 1)),
             view.t0,
             view.t1,
         )
@@ -97,14 +111,14 @@ class MemoryTab(PlotTab):
         self.mem.set_nominal(
             "usable",
             usable,
-            f"usable (total − reserved) {fmt(usable, 'GiB', 1)}",
+            self.tr("usable (total − reserved) {value}").format(value=fmt(usable, "GiB", 1)),
             view.t0,
             view.t1,
             style=Qt.PenStyle.DotLine,
             below=True,
         )
         self.mem.retain([("", g) for g in gpus] + ["total", "usable"])
-        self.note_unreported(self.mem, view, "mem_used_bytes", rep, "memory used")
+        self.note_unreported(self.mem, view, "mem_used_bytes", rep, self.tr("memory used"))
         self.set_range(view.t0, view.t1)
         self.set_sentence(
             memory_sentence(gpus, {g: s.v for g, s in zip(gpus, used, strict=True)}, totals)
@@ -142,8 +156,10 @@ class MemoryTab(PlotTab):
             )
         self.model.set_rows(rows, keys)
         n = len(rows)
-        when = f" · snapshot {clock_text(snap.t)}" if snap else ""
-        self.procs_label.setText(f"Processes on {view.host or '—'}: {n}{when}")
+        when = self.tr(" · snapshot {time}").format(time=clock_text(snap.t)) if snap else ""
+        self.procs_label.setText(
+            self.tr("Processes on {host}: {n}").format(host=view.host or "—", n=n) + when
+        )
         self._selection()
 
     def selected_proc(self) -> tuple[str, Proc] | None:
@@ -177,9 +193,8 @@ class MemoryTab(PlotTab):
         lines = [f"<b>{clock_text(t)}</b>"]
         for g in v.gpus():
             used = v.live.value_at(v.host, g, "mem_used_bytes", t)
-            lines.append(
-                f"{swatch(g)} GPU {g} {fmt(used / GIB if used is not None else None, 'GiB', 1)}"
-            )
+            gib = fmt(used / GIB if used is not None else None, "GiB", 1)
+            lines.append(f"{swatch(g)} {gpu_label(g)} {gib}")
         return "<br>".join(lines)
 
 

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
+from gpufleet.core.catalogue import QT_TRANSLATE_NOOP, reason_name
+from gpufleet.ui.i18n import state_name
 from gpufleet.ui.summary import HostSummary, money
 from gpufleet.ui.tab_base import Tab, fmt
 from gpufleet.ui.table_model import KEY_ROLE, Cell, RowsModel, sorted_proxy
@@ -17,28 +19,28 @@ from gpufleet.ui.theme import DOWN, OK, SEVERITY_RANK, SYMBOL, WAIT, Theme
 from gpufleet.ui.view import View
 
 HEADERS = (
-    "State",
-    "Host",
-    "GPU",
-    "Model",
-    "Util",
-    "SM clock",
-    "Temp",
-    "Power",
-    "Memory",
-    "P",
-    "Reasons",
-    "Price",
+    QT_TRANSLATE_NOOP("OverviewTab", "State"),
+    QT_TRANSLATE_NOOP("OverviewTab", "Host"),
+    QT_TRANSLATE_NOOP("OverviewTab", "GPU"),
+    QT_TRANSLATE_NOOP("OverviewTab", "Model"),
+    QT_TRANSLATE_NOOP("OverviewTab", "Util"),
+    QT_TRANSLATE_NOOP("OverviewTab", "SM clock"),
+    QT_TRANSLATE_NOOP("OverviewTab", "Temp"),
+    QT_TRANSLATE_NOOP("OverviewTab", "Power"),
+    QT_TRANSLATE_NOOP("OverviewTab", "Memory"),
+    QT_TRANSLATE_NOOP("OverviewTab", "P"),
+    QT_TRANSLATE_NOOP("OverviewTab", "Reasons"),
+    QT_TRANSLATE_NOOP("OverviewTab", "Price"),
 )
 
 
 class OverviewTab(Tab):
-    title = "Overview"
+    title = QT_TRANSLATE_NOOP("Tabs", "Overview")
     host_activated = Signal(str)
 
     def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__(theme, parent)
-        self.model = RowsModel(HEADERS)
+        self.model = RowsModel(tuple(QCoreApplication.translate("OverviewTab", h) for h in HEADERS))
         self.proxy = sorted_proxy(self.model)
         self.table = QTableView()
         self.table.setModel(self.proxy)
@@ -77,7 +79,7 @@ class OverviewTab(Tab):
                 colour = t.state_hex(s.state)
                 rows.append(
                     (
-                        Cell(f"{SYMBOL[s.state]} {s.state}", (-s.rank, s.host), colour),
+                        Cell(f"{SYMBOL[s.state]} {state_name(s.state)}", (-s.rank, s.host), colour),
                         Cell(s.host),
                         Cell("—", -1),
                         Cell(s.model),
@@ -101,11 +103,12 @@ class OverviewTab(Tab):
                     state = g.state if SEVERITY_RANK[g.state] >= SEVERITY_RANK[s.state] else s.state
                 colour = t.state_hex(state)
                 rank = SEVERITY_RANK[state]
-                reasons = ", ".join(r for r in g.reasons if r != "gpu_idle") or (
-                    "idle" if "gpu_idle" in g.reasons else ""
+                idle = state_name("idle")
+                reasons = ", ".join(reason_name(r) for r in g.reasons if r != "gpu_idle") or (
+                    idle if "gpu_idle" in g.reasons else ""
                 )
                 if g.note:
-                    reasons = g.note + (f" ({reasons})" if reasons and reasons != "idle" else "")
+                    reasons = g.note + (f" ({reasons})" if reasons and reasons != idle else "")
                 elif s.host_reason and state != OK:
                     reasons = s.host_reason
                 sm = fmt(g.sm, "MHz") + (f" / {g.sm_max:.0f}" if g.sm_max else "")
@@ -118,7 +121,9 @@ class OverviewTab(Tab):
                 hot = g.temp is not None and g.temp_slowdown and g.temp >= g.temp_slowdown - 5
                 rows.append(
                     (
-                        Cell(f"{SYMBOL[state]} {state}", (-rank, s.host, g.gpu), colour),
+                        Cell(
+                            f"{SYMBOL[state]} {state_name(state)}", (-rank, s.host, g.gpu), colour
+                        ),
                         Cell(s.host, (s.host, g.gpu)),
                         Cell(str(g.gpu), g.gpu, align_right=True),
                         Cell(g.name.replace("NVIDIA ", "")),
@@ -147,13 +152,21 @@ class OverviewTab(Tab):
         bad = sum(1 for r in rows if not r[0].text.startswith(SYMBOL[OK]))
         hosts = len(self.summaries)
         self.set_sentence(
-            f"{hosts} host{'s' if hosts != 1 else ''}, {n_gpu} GPUs; "
+            (
+                self.tr("{hosts} host, {gpus} GPUs; ")
+                if hosts == 1
+                else self.tr("{hosts} hosts, {gpus} GPUs; ")
+            ).format(hosts=hosts, gpus=n_gpu)
             + (
-                f"{bad} row{'s' if bad != 1 else ''} need attention, listed first. "
+                (
+                    self.tr("{n} row needs attention, listed first. ")
+                    if bad == 1
+                    else self.tr("{n} rows need attention, listed first. ")
+                ).format(n=bad)
                 if bad
-                else "all healthy. "
+                else self.tr("all healthy. ")
             )
-            + "Double-click a row to open that host; click a header to sort."
+            + self.tr("Double-click a row to open that host; click a header to sort.")
         )
         self.populated = n_gpu > 0
 

@@ -9,9 +9,10 @@ import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
+from gpufleet.core.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.ui.plots import clock_text, swatch
 from gpufleet.ui.sentences import thermal_sentence
-from gpufleet.ui.tab_base import PlotTab, fmt
+from gpufleet.ui.tab_base import PlotTab, fmt, gpu_label
 from gpufleet.ui.theme import REASON_BANDS, Theme, gpu_pen_secondary
 from gpufleet.ui.view import View
 
@@ -19,12 +20,12 @@ _HOT = REASON_BANDS[0][1]
 
 
 class ThermalTab(PlotTab):
-    title = "Thermal && power"
+    title = QT_TRANSLATE_NOOP("Tabs", "Thermal && power")
 
     def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__(theme, parent)
-        self.temp = self.add_plot("GPU bright, memory dark (°C)")
-        self.power = self.add_plot("power (W)")
+        self.temp = self.add_plot(self.tr("GPU bright, memory dark (°C)"))
+        self.power = self.add_plot(self.tr("power (W)"))
         self.finish()
 
     def refresh(self, view: View) -> None:
@@ -39,18 +40,21 @@ class ThermalTab(PlotTab):
             if len(sm.v) and np.isfinite(sm.v).any():
                 rep_m.append(g)
                 pen = gpu_pen_secondary(g, self.theme.dark)
-                self.temp.set_curve(("mem", g), f"GPU {g} mem", pen, sm.t, sm.v)
+                self.temp.set_curve(("mem", g), self.tr("GPU {n} mem").format(n=g), pen, sm.t, sm.v)
         keys: list[Any] = [("", g) for g in gpus] + [("mem", g) for g in rep_m]
         missing = [g for g in gpus if g not in rep_m]
         if missing and rep:
             why = sorted({view.unsupported(g, "temp_mem_c") or "" for g in missing} - {""})
             which = (
-                "these GPUs" if len(missing) == len(gpus) else "GPU " + ", ".join(map(str, missing))
+                self.tr("these GPUs")
+                if len(missing) == len(gpus)
+                else self.tr("GPU {list}").format(list=", ".join(map(str, missing)))
             )
             because = f" ({', '.join(why)})" if why else ""
             self.temp.plot.setTitle(
-                f'<span style="font-size:8pt;color:{self.theme.muted}">memory temperature: '
-                f"not reported by {which}{because}</span>"
+                f'<span style="font-size:8pt;color:{self.theme.muted}">'
+                + self.tr("memory temperature: not reported by {which}").format(which=which)
+                + f"{because}</span>"
             )
         else:
             self.temp.plot.setTitle(None)
@@ -58,19 +62,32 @@ class ThermalTab(PlotTab):
         shut = {g: view.nominal(g, "temp_shutdown_c") for g in gpus}
         sd = min((s for s in slow.values() if s), default=None)
         sh = min((s for s in shut.values() if s), default=None)
-        self.temp.set_nominal("slow", sd, f"slowdown {fmt(sd, '°C')}", view.t0, view.t1, _HOT)
         self.temp.set_nominal(
-            "shut", sh, f"shutdown {fmt(sh, '°C')}", view.t0, view.t1, _HOT, Qt.PenStyle.DotLine
+            "slow",
+            sd,
+            self.tr("slowdown {value}").format(value=fmt(sd, "°C")),
+            view.t0,
+            view.t1,
+            _HOT,
+        )
+        self.temp.set_nominal(
+            "shut",
+            sh,
+            self.tr("shutdown {value}").format(value=fmt(sh, "°C")),
+            view.t0,
+            view.t1,
+            _HOT,
+            Qt.PenStyle.DotLine,
         )
         self.temp.retain([*keys, "slow", "shut"])
-        self.note_unreported(self.temp, view, "temp_gpu_c", rep, "GPU temperature")
+        self.note_unreported(self.temp, view, "temp_gpu_c", rep, self.tr("GPU temperature"))
         rep_p, power = self.draw_metric(self.power, view, "power_w")
         _, limits = self.draw_metric(
             self.power,
             view,
             "power_limit_w",
             key_prefix="cap",
-            name_suffix=" cap",
+            name_suffix=self.tr(" cap"),
             style=Qt.PenStyle.DashLine,
             steps=True,
         )
@@ -79,13 +96,13 @@ class ThermalTab(PlotTab):
         self.power.set_nominal(
             "default",
             d,
-            f"default limit {fmt(d, 'W')}",
+            self.tr("default limit {value}").format(value=fmt(d, "W")),
             view.t0,
             view.t1,
             style=Qt.PenStyle.DotLine,
         )
         self.power.retain([("", g) for g in gpus] + [("cap", g) for g in gpus] + ["default"])
-        self.note_unreported(self.power, view, "power_w", rep_p, "power draw")
+        self.note_unreported(self.power, view, "power_w", rep_p, self.tr("power draw"))
         self.set_range(view.t0, view.t1)
         self.set_sentence(
             thermal_sentence(
@@ -110,7 +127,9 @@ class ThermalTab(PlotTab):
             pw = v.live.value_at(v.host, g, "power_w", t)
             cap = v.live.value_at(v.host, g, "power_limit_w", t)
             lines.append(
-                f"{swatch(g)} GPU {g} {fmt(temp, '°C')} (mem {fmt(mem, '°C')}) · "
-                f"{fmt(pw, 'W')} of {fmt(cap, 'W')}"
+                f"{swatch(g)} {gpu_label(g)} {fmt(temp, '°C')} "
+                + self.tr("(mem {temp}) · {power} of {cap}").format(
+                    temp=fmt(mem, "°C"), power=fmt(pw, "W"), cap=fmt(cap, "W")
+                )
             )
         return "<br>".join(lines)

@@ -15,6 +15,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette, QPen
 
+from gpufleet.core.catalogue import QT_TRANSLATE_NOOP
+
 # Okabe-Ito, reordered so neighbours contrast, plus two light extras.
 _GPU_COLOURS = (
     "#56B4E9",  # sky blue
@@ -45,10 +47,10 @@ _STATE_COLOURS = {
 # Throttle reason categories drawn as bands: (label, colour, bits). The first that matches
 # a sample wins, so the most serious cause is what the band shows.
 REASON_BANDS: tuple[tuple[str, str, int], ...] = (
-    ("thermal", "#f85149", 0x20 | 0x40),
-    ("HW slowdown / power brake", "#a371f7", 0x08 | 0x80),
-    ("power cap", "#e3b341", 0x04),
-    ("clock setting / sync boost", "#58a6ff", 0x02 | 0x10 | 0x100),
+    (QT_TRANSLATE_NOOP("Reasons", "thermal"), "#f85149", 0x20 | 0x40),
+    (QT_TRANSLATE_NOOP("Reasons", "HW slowdown / power brake"), "#a371f7", 0x08 | 0x80),
+    (QT_TRANSLATE_NOOP("Reasons", "power cap"), "#e3b341", 0x04),
+    (QT_TRANSLATE_NOOP("Reasons", "clock setting / sync boost"), "#58a6ff", 0x02 | 0x10 | 0x100),
 )
 
 
