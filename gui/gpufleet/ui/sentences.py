@@ -11,19 +11,39 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 from gpufleet_sampler import protocol
+from PySide6.QtCore import QCoreApplication
+
+from gpufleet.core.catalogue import QT_TRANSLATE_NOOP
+
+# lupdate extracts translate("Context", "text") calls.
+translate = QCoreApplication.translate
 
 F64 = npt.NDArray[np.float64]
-_LABEL = {bit: text for bit, _, text in protocol.REASON_BITS}
+# The reasons as the sentences name them (protocol.REASON_BITS' long names).
+_LABEL = {
+    0x1: QT_TRANSLATE_NOOP("Sentences", "GPU idle"),
+    0x2: QT_TRANSLATE_NOOP("Sentences", "applications clocks setting"),
+    0x4: QT_TRANSLATE_NOOP("Sentences", "SW power cap"),
+    0x8: QT_TRANSLATE_NOOP("Sentences", "HW slowdown"),
+    0x10: QT_TRANSLATE_NOOP("Sentences", "sync boost"),
+    0x20: QT_TRANSLATE_NOOP("Sentences", "SW thermal slowdown"),
+    0x40: QT_TRANSLATE_NOOP("Sentences", "HW thermal slowdown"),
+    0x80: QT_TRANSLATE_NOOP("Sentences", "HW power brake"),
+    0x100: QT_TRANSLATE_NOOP("Sentences", "display clock setting"),
+}
+assert set(_LABEL) == {bit for bit, _, _ in protocol.REASON_BITS}
+
+
 # Reasons that mean "slower than it could be" (idle, app clocks and display are not).
 _SLOWING = 0x04 | 0x08 | 0x20 | 0x40 | 0x80
 
 
 def _minutes(seconds: float) -> str:
     if seconds < 90:
-        return f"{seconds:.0f} s"
+        return translate("Sentences", "{n} s").format(n=f"{seconds:.0f}")
     if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
+        return translate("Sentences", "{n} min").format(n=f"{seconds / 60:.0f}")
+    return translate("Sentences", "{n} h").format(n=f"{seconds / 3600:.1f}")
 
 
 def _dominant_reason(masks: F64) -> int:
@@ -66,14 +86,14 @@ def clocks_sentence(
         finite = [c[np.isfinite(c)] for c in clocks.values() if len(c)]
         vals = np.concatenate(finite) if finite else np.empty(0)
         if not len(vals):
-            return "No clock samples in this window yet."
-        return (
-            "No GPU was throttled in this window: SM clocks "
-            f"{vals.min():.0f}–{vals.max():.0f} MHz. "
-            "Clocks below the max with no reason shown are the GPU idling or boosting normally."
-        )
+            return translate("Sentences", "No clock samples in this window yet.")
+        return translate(
+            "Sentences",
+            "No GPU was throttled in this window: SM clocks {lo}–{hi} MHz. Clocks below the "
+            "max with no reason shown are the GPU idling or boosting normally.",
+        ).format(lo=f"{vals.min():.0f}", hi=f"{vals.max():.0f}")
     secs, g, deficit, bit = worst
-    why = _LABEL.get(bit, "a clock event")
+    why = translate("Sentences", _LABEL.get(bit, QT_TRANSLATE_NOOP("Sentences", "a clock event")))
     t_now = temps.get(g)
     temp_txt = ""
     if t_now is not None and len(t_now) and np.isfinite(t_now).any():
@@ -83,17 +103,41 @@ def clocks_sentence(
             for o in gpus
             if o != g and o in temps and len(temps[o]) and np.isfinite(temps[o]).any()
         ]
-        temp_txt = f" It is at {last:.0f} °C"
-        temp_txt += f", the others {min(others):.0f}–{max(others):.0f} °C." if others else "."
+        temp_txt = (
+            translate("Sentences", " It is at {t} °C, the others {lo}–{hi} °C.").format(
+                t=f"{last:.0f}", lo=f"{min(others):.0f}", hi=f"{max(others):.0f}"
+            )
+            if others
+            else translate("Sentences", " It is at {t} °C.").format(t=f"{last:.0f}")
+        )
     hint = ""
     if bit in (0x20, 0x40):
-        hint = " A cooling problem on this machine, not your code: ask the provider to move you."
+        hint = translate(
+            "Sentences",
+            " A cooling problem on this machine, not your code: ask the provider to move you.",
+        )
     elif bit == 0x04:
-        hint = " The power cap holds the clock: check the enforced limit on Thermal &amp; power."
+        hint = translate(
+            "Sentences",
+            " The power cap holds the clock: check the enforced limit on Thermal &amp; power.",
+        )
     elif bit in (0x08, 0x80):
-        hint = " HW slowdown or power brake usually means a power supply or temperature fault."
-    pct = f"{deficit * 100:.0f} % below its max clock" if deficit > 0.005 else "at reduced clocks"
-    return f"GPU {g} has run {pct} for {_minutes(secs)} because of {why}.{temp_txt}{hint}"
+        hint = translate(
+            "Sentences",
+            " HW slowdown or power brake usually means a power supply or temperature fault.",
+        )
+    pct = (
+        translate("Sentences", "{pct} % below its max clock").format(pct=f"{deficit * 100:.0f}")
+        if deficit > 0.005
+        else translate("Sentences", "at reduced clocks")
+    )
+    return (
+        translate("Sentences", "GPU {gpu} has run {how} for {duration} because of {why}.").format(
+            gpu=g, how=pct, duration=_minutes(secs), why=why
+        )
+        + temp_txt
+        + hint
+    )
 
 
 def thermal_sentence(
@@ -117,8 +161,19 @@ def thermal_sentence(
     if hot:
         margin, g, peak, sd = min(hot)
         parts.append(
-            f"GPU {g} peaked at {peak:.0f} °C, {abs(margin):.0f} °C "
-            f"{'above' if margin < 0 else 'below'} its slowdown point of {sd:.0f} °C."
+            (
+                translate(
+                    "Sentences",
+                    "GPU {gpu} peaked at {peak} °C, {margin} °C above its slowdown point "
+                    "of {sd} °C.",
+                )
+                if margin < 0
+                else translate(
+                    "Sentences",
+                    "GPU {gpu} peaked at {peak} °C, {margin} °C below its slowdown point "
+                    "of {sd} °C.",
+                )
+            ).format(gpu=g, peak=f"{peak:.0f}", margin=f"{abs(margin):.0f}", sd=f"{sd:.0f}")
         )
     capped = []
     for g in gpus:
@@ -132,22 +187,36 @@ def thermal_sentence(
     if capped:
         cur, g, dflt = min(capped)
         parts.append(
-            f"GPU {g}'s enforced power limit is {cur:.0f} W, below the card's default "
-            f"{dflt:.0f} W: expect about {100 * (1 - cur / dflt):.0f} % less throughput "
-            "under full load."
+            translate(
+                "Sentences",
+                "GPU {gpu}'s enforced power limit is {limit} W, below the card's default "
+                "{default} W: expect about {pct} % less throughput under full load.",
+            ).format(
+                gpu=g,
+                limit=f"{cur:.0f}",
+                default=f"{dflt:.0f}",
+                pct=f"{100 * (1 - cur / dflt):.0f}",
+            )
         )
     if not parts:
         vals = [t[np.isfinite(t)] for t in temps.values() if len(t)]
         allv = np.concatenate(vals) if vals else np.empty(0)
         if not len(allv):
-            return "No temperature samples in this window yet."
+            return translate("Sentences", "No temperature samples in this window yet.")
         pw = [p[np.isfinite(p)] for p in power.values() if len(p)]
         pv = np.concatenate(pw) if pw else np.empty(0)
-        ptxt = f", power {pv.min():.0f}–{pv.max():.0f} W" if len(pv) else ""
-        return (
-            f"Temperatures {allv.min():.0f}–{allv.max():.0f} °C, well below the slowdown "
-            f"points{ptxt}; power limits are at their defaults."
+        ptxt = (
+            translate("Sentences", ", power {lo}–{hi} W").format(
+                lo=f"{pv.min():.0f}", hi=f"{pv.max():.0f}"
+            )
+            if len(pv)
+            else ""
         )
+        return translate(
+            "Sentences",
+            "Temperatures {lo}–{hi} °C, well below the slowdown points{power}; power limits "
+            "are at their defaults.",
+        ).format(lo=f"{allv.min():.0f}", hi=f"{allv.max():.0f}", power=ptxt)
     return " ".join(parts)
 
 
@@ -162,18 +231,23 @@ def memory_sentence(
             continue
         rows.append((float(u[np.isfinite(u)][-1]) / tot, g, float(u[np.isfinite(u)][-1]), tot))
     if not rows:
-        return "No memory samples in this window yet."
+        return translate("Sentences", "No memory samples in this window yet.")
     frac, g, cur, tot = max(rows)
     idle = [r for r in rows if r[0] < 0.10]
-    txt = (
-        f"GPU {g} uses the most memory: {cur / 2**30:.1f} of {tot / 2**30:.0f} GiB "
-        f"({frac * 100:.0f} %)."
-    )
+    txt = translate(
+        "Sentences", "GPU {gpu} uses the most memory: {used} of {total} GiB ({pct} %)."
+    ).format(gpu=g, used=f"{cur / 2**30:.1f}", total=f"{tot / 2**30:.0f}", pct=f"{frac * 100:.0f}")
     if frac > 0.95:
-        txt += " Close to full: an allocation spike will fail with out-of-memory."
+        txt += translate(
+            "Sentences", " Close to full: an allocation spike will fail with out-of-memory."
+        )
     if idle and len(idle) < len(rows):
         n = len(idle)
-        txt += f" {n} GPU{'s' if n > 1 else ''} hold less than 10 %: idle capacity you pay for."
+        txt += (
+            translate("Sentences", " {n} GPUs hold less than 10 %: idle capacity you pay for.")
+            if n > 1
+            else translate("Sentences", " {n} GPU holds less than 10 %: idle capacity you pay for.")
+        ).format(n=n)
     return txt
 
 
@@ -189,16 +263,25 @@ def pcie_sentence(
         w, mw = width.get(g), max_width.get(g)
         ge, mg = gen.get(g), max_gen.get(g)
         if w and mw and w < mw:
-            narrow.append(f"GPU {g} runs at x{w:.0f} of x{mw:.0f}")
+            narrow.append(
+                translate("Sentences", "GPU {gpu} runs at x{w} of x{max}").format(
+                    gpu=g, w=f"{w:.0f}", max=f"{mw:.0f}"
+                )
+            )
         elif ge and mg and ge < mg:
-            narrow.append(f"GPU {g} at Gen{ge:.0f} of Gen{mg:.0f}")
+            narrow.append(
+                translate("Sentences", "GPU {gpu} at Gen{gen} of Gen{max}").format(
+                    gpu=g, gen=f"{ge:.0f}", max=f"{mg:.0f}"
+                )
+            )
     if narrow:
-        return (
-            "; ".join(narrow[:3])
-            + ". A narrower link halves host↔GPU bandwidth; a lower generation at idle is "
-            "normal power saving, under load it is a riser or slot problem."
+        return translate("Sentences", "; ").join(narrow[:3]) + translate(
+            "Sentences",
+            ". A narrower link halves host↔GPU bandwidth; a lower generation at idle is "
+            "normal power saving, under load it is a riser or slot problem.",
         )
-    return (
+    return translate(
+        "Sentences",
         "PCIe links run at their full generation and width. TX is GPU→host, RX host→GPU; "
-        "NVLink carries GPU↔GPU traffic, against each GPU's nominal bandwidth."
+        "NVLink carries GPU↔GPU traffic, against each GPU's nominal bandwidth.",
     )

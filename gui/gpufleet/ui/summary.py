@@ -20,9 +20,8 @@ from gpufleet.core.live import LiveBuffers
 from gpufleet.ui.i18n import state_name
 from gpufleet.ui.theme import CRIT, DOWN, OK, SEVERITY_RANK, WAIT, WARN
 
-
-def _tr(text: str) -> str:
-    return QCoreApplication.translate("Summary", text)
+# lupdate extracts translate("Context", "text") calls.
+translate = QCoreApplication.translate
 
 
 # A streaming host whose newest sample is older than this many intervals counts as down.
@@ -102,13 +101,13 @@ def summarize_gpus(host: str, live: LiveBuffers) -> tuple[GpuSummary, ...]:
         state, note = OK, ""
         bits = int(mask or 0)
         if v("lost"):
-            state, note = CRIT, _tr("GPU lost")
+            state, note = CRIT, translate("Summary", "GPU lost")
         elif bits & protocol.REASON_THERMAL_MASK:
-            state, note = WARN, _tr("thermal throttling")
+            state, note = WARN, translate("Summary", "thermal throttling")
         elif bits & (0x08 | 0x80):
-            state, note = WARN, _tr("HW slowdown")
+            state, note = WARN, translate("Summary", "HW slowdown")
         elif bits & 0x04 and (v("util_gpu_pct") or 0) > 50:
-            state, note = OK, _tr("at power cap")
+            state, note = OK, translate("Summary", "at power cap")
         out.append(
             GpuSummary(
                 gpu=g.index,
@@ -135,7 +134,7 @@ def model_text(gpus: Sequence[GpuSummary]) -> str:
     if not gpus:
         return "—"
     names = {short_name(g.name) for g in gpus}
-    name = names.pop() if len(names) == 1 else _tr("mixed")
+    name = names.pop() if len(names) == 1 else translate("Summary", "mixed")
     return f"{len(gpus)}× {name}"
 
 
@@ -173,23 +172,29 @@ def summarize_host(
         state, reason = DOWN, session_reason or state_name(session_state)
         if session_state == "reconnecting":
             reason = (
-                _tr("reconnecting: {reason}").format(reason=session_reason)
+                translate("Summary", "reconnecting: {reason}").format(reason=session_reason)
                 if session_reason
                 else state_name("reconnecting")
             )
     elif latest is None:
-        state, reason = WAIT, _tr("waiting for data")
+        state, reason = WAIT, translate("Summary", "waiting for data")
     elif (
         hello is not None
         and now - latest.t > STALE_INTERVALS * max(1.0, hello.interval_s)
         # Sim streams under --no-wait carry simulated times; only wall-clock streams go stale.
         and abs(now - latest.t) < 3600
     ):
-        state, reason = DOWN, _tr("no data for {n} s").format(n=f"{now - latest.t:.0f}")
+        state, reason = (
+            DOWN,
+            translate("Summary", "no data for {n} s").format(n=f"{now - latest.t:.0f}"),
+        )
     if state in (OK, WAIT):
         for g in gpus:
             if SEVERITY_RANK[g.state] > SEVERITY_RANK[state]:
-                state, reason = g.state, _tr("{note} GPU {n}").format(note=g.note, n=g.gpu)
+                state, reason = (
+                    g.state,
+                    translate("Summary", "{note} GPU {n}").format(note=g.note, n=g.gpu),
+                )
     worst_alert = None
     for a in alerts:
         sev = CRIT if a.severity == "critical" else WARN if a.severity == "warning" else OK
@@ -207,7 +212,9 @@ def summarize_host(
         state = _worse(state, sev)
         title = (titles or {}).get(a.id) or a.rule_id.replace("_", " ")
         reason = title + (
-            _tr(" GPU {n}").format(n=a.gpu) if a.gpu is not None and "GPU" not in title else ""
+            translate("Summary", " GPU {n}").format(n=a.gpu)
+            if a.gpu is not None and "GPU" not in title
+            else ""
         )
     # Alerts about one GPU mark that GPU (the overview shows them on its row only).
     per_gpu: dict[int, tuple[str, str]] = {}

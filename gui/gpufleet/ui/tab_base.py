@@ -22,6 +22,9 @@ from gpufleet.ui.plots import Crosshair, ReasonBands, TimePlot, clock_text
 from gpufleet.ui.theme import Theme, gpu_pen, gpu_pen_secondary
 from gpufleet.ui.view import View
 
+# lupdate extracts translate("Context", "text") calls.
+translate = QCoreApplication.translate
+
 NOT_REPORTED = QT_TRANSLATE_NOOP("Tab", "not reported by this GPU")
 SENTENCE_EVERY_S = 2.0
 
@@ -163,17 +166,13 @@ class PlotTab(Tab):
         gpus = view.gpus()
         plot.fit_y()
         if not gpus:
-            plot.set_note(_tr("waiting for data…"))
+            plot.set_note(translate("Tab", "waiting for data…"))
         elif not reported:
             reasons = {view.unsupported(g, metric) for g in gpus} - {None}
             why = f" ({', '.join(sorted(r for r in reasons if r))})" if reasons else ""
-            plot.set_note(f"{what}: {_tr(NOT_REPORTED)}{why}")
+            plot.set_note(f"{what}: {translate('Tab', NOT_REPORTED)}{why}")
         else:
             plot.set_note("")
-
-
-def _tr(text: str) -> str:
-    return QCoreApplication.translate("Tab", text)
 
 
 def gpu_label(g: int) -> str:
