@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtCore import QCoreApplication, QPointF, QRectF, Qt
 
 from gpufleet.ui.theme import REASON_BANDS, Theme, gpu_colour, gpu_pen
 
@@ -224,7 +224,9 @@ class ReasonBands:
         )
         self.plot.setMenuEnabled(False)
         self.plot.hideButtons()
-        style_axis(self.plot.getAxis("left"), "throttle reasons")
+        style_axis(
+            self.plot.getAxis("left"), QCoreApplication.translate("Plots", "throttle reasons")
+        )
         self.plot.getAxis("left").setWidth(62)
         self.vb: pg.ViewBox = self.plot.getViewBox()
         self.vb.setMouseEnabled(x=True, y=False)
@@ -269,7 +271,8 @@ class ReasonBands:
         if rows != self.n_rows:
             self.n_rows = rows
             ax = self.plot.getAxis("left")
-            ax.setTicks([[(i + 0.375, f"GPU {g}") for i, g in enumerate(gpus)]])
+            gpu = QCoreApplication.translate("Plots", "GPU {n}")
+            ax.setTicks([[(i + 0.375, gpu.format(n=g)) for i, g in enumerate(gpus)]])
             self.vb.setYRange(-0.5, rows - 0.5, padding=0.02)
             self.plot.setMaximumHeight(40 + 18 * rows)
             self.plot.setMinimumHeight(40 + 14 * rows)
