@@ -9,9 +9,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from PySide6.QtCore import QObject, QThreadPool, Signal
+from PySide6.QtCore import QCoreApplication, QObject, QThreadPool, Signal
 from PySide6.QtGui import QAction
 
+from gpufleet.core.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.core.messages import Proc
 from gpufleet.ui.kill_dialog import KillDialog
 from gpufleet.ui.worker import run_in_pool
@@ -20,11 +21,15 @@ log = logging.getLogger(__name__)
 GRACE_S = 5.0
 
 _OUTCOME = {
-    "exited": "exited",
-    "still_running": "is still running after {grace:.0f} s",
-    "refused": "was not signalled: the PID now belongs to another process",
-    "not_found": "had already exited",
-    "permission_denied": "was not signalled: permission denied (another user's process)",
+    "exited": QT_TRANSLATE_NOOP("Actions", "exited"),
+    "still_running": QT_TRANSLATE_NOOP("Actions", "is still running after {grace} s"),
+    "refused": QT_TRANSLATE_NOOP(
+        "Actions", "was not signalled: the PID now belongs to another process"
+    ),
+    "not_found": QT_TRANSLATE_NOOP("Actions", "had already exited"),
+    "permission_denied": QT_TRANSLATE_NOOP(
+        "Actions", "was not signalled: permission denied (another user's process)"
+    ),
 }
 
 
@@ -41,17 +46,19 @@ class Actions(QObject):
         self.kill_dialog: KillDialog | None = None
         window.memory.kill_requested.connect(self.request_kill)
         menu = window.menu_hosts
-        for text, slot in (
-            ("&Add host…", self.add_host),
-            ("&Edit selected host…", self.edit_host),
-            ("&Import from ~/.ssh/config…", self.import_hosts),
+        for i, (text, slot) in enumerate(
+            (
+                (self.tr("&Add host…"), self.add_host),
+                (self.tr("&Edit selected host…"), self.edit_host),
+                (self.tr("&Import from ~/.ssh/config…"), self.import_hosts),
+            )
         ):
             act = QAction(text, menu)
             act.triggered.connect(slot)
-            act.setEnabled(not demo or text.startswith("&Add"))
+            act.setEnabled(not demo or i == 0)  # the demo fleet can only point to "add"
             menu.addAction(act)
         menu.addSeparator()
-        quit_act = QAction("&Quit", menu)
+        quit_act = QAction(self.tr("&Quit"), menu)
         quit_act.setShortcut("Ctrl+Q")
         quit_act.triggered.connect(window.quit_requested)
         menu.addAction(quit_act)
@@ -69,7 +76,11 @@ class Actions(QObject):
         return dlg
 
     def _send(self, host: str, proc: Proc, signal: str) -> None:
-        self.window.show_outcome(f"sending {signal} to PID {proc.pid} on {host}…")
+        self.window.show_outcome(
+            self.tr("sending {signal} to PID {pid} on {host}…").format(
+                signal=signal, pid=proc.pid, host=host
+            )
+        )
         fleet = self.fleet
 
         def call() -> Any:
@@ -83,8 +94,15 @@ class Actions(QObject):
         )
 
     def _done(self, host: str, proc: Proc, signal: str, res: Any) -> None:
-        what = _OUTCOME.get(res.result, res.result).format(grace=GRACE_S)
-        text = f"{signal} → PID {proc.pid} ({proc.name or '?'}) on {host}: {what}"
+        known = _OUTCOME.get(res.result)
+        what = (
+            QCoreApplication.translate("Actions", known).format(grace=f"{GRACE_S:.0f}")
+            if known
+            else str(res.result)
+        )
+        text = self.tr("{signal} → PID {pid} ({name}) on {host}: {what}").format(
+            signal=signal, pid=proc.pid, name=proc.name or "?", host=host, what=what
+        )
         if res.result not in _OUTCOME and res.message:
             text += f" — {res.message}"
         self.window.show_outcome(text, ok=res.result in ("exited", "not_found"))
@@ -94,11 +112,20 @@ class Actions(QObject):
                 host,
                 proc,
                 "KILL",
-                note=f"<p><b>PID {proc.pid} did not exit within {GRACE_S:.0f} s of TERM.</b></p>",
+                note="<p><b>"
+                + self.tr("PID {pid} did not exit within {grace} s of TERM.").format(
+                    pid=proc.pid, grace=f"{GRACE_S:.0f}"
+                )
+                + "</b></p>",
             )
 
     def _failed(self, host: str, proc: Proc, signal: str, e: BaseException) -> None:
-        self.window.show_outcome(f"{signal} → PID {proc.pid} on {host} failed: {e}", ok=False)
+        self.window.show_outcome(
+            self.tr("{signal} → PID {pid} on {host} failed: {error}").format(
+                signal=signal, pid=proc.pid, host=host, error=e
+            ),
+            ok=False,
+        )
         self.kill_finished.emit(e)
 
     # -- hosts -----------------------------------------------------------------------------
@@ -135,7 +162,9 @@ class Actions(QObject):
     def _host_saved(self, cfg: Any, old_name: str | None) -> None:
         if self.demo:
             self.window.show_outcome(
-                f"{cfg.name} saved; restart gpufleet without --demo to watch your hosts"
+                self.tr("{name} saved; restart gpufleet without --demo to watch your hosts").format(
+                    name=cfg.name
+                )
             )
             return
         try:
@@ -146,4 +175,4 @@ class Actions(QObject):
             self.window.show_outcome(f"{cfg.name}: {e}", ok=False)
             return
         self.window.set_hosts(self.fleet.hosts())
-        self.window.show_outcome(f"{cfg.name} saved; connecting…")
+        self.window.show_outcome(self.tr("{name} saved; connecting…").format(name=cfg.name))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 WAIT_S = 300.0
@@ -18,17 +18,28 @@ WAIT_S = 300.0
 def confirm_host_key(parent: QWidget | None, label: str, key_type: str, fingerprint: str) -> bool:
     box = QMessageBox(parent)
     box.setIcon(QMessageBox.Icon.Warning)
-    box.setWindowTitle("Unknown host key")
-    box.setText(f"gpufleet has never connected to {label} before.")
+    box.setWindowTitle(QCoreApplication.translate("HostKeyPrompt", "Unknown host key"))
+    box.setText(
+        QCoreApplication.translate(
+            "HostKeyPrompt", "gpufleet has never connected to {label} before."
+        ).format(label=label)
+    )
     box.setInformativeText(
-        f"Its {key_type} key fingerprint is:\n\n{fingerprint}\n\n"
-        "Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) "
-        "before trusting it. Trusted keys are saved to known_hosts; a key that later changes "
-        "is refused."
+        QCoreApplication.translate(
+            "HostKeyPrompt",
+            "Its {key_type} key fingerprint is:\n\n{fingerprint}\n\n"
+            "Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) "
+            "before trusting it. Trusted keys are saved to known_hosts; a key that later "
+            "changes is refused.",
+        ).format(key_type=key_type, fingerprint=fingerprint)
     )
     box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
-    box.button(QMessageBox.StandardButton.Yes).setText("Trust and connect")
-    box.button(QMessageBox.StandardButton.No).setText("Do not connect")
+    box.button(QMessageBox.StandardButton.Yes).setText(
+        QCoreApplication.translate("HostKeyPrompt", "Trust and connect")
+    )
+    box.button(QMessageBox.StandardButton.No).setText(
+        QCoreApplication.translate("HostKeyPrompt", "Do not connect")
+    )
     box.setDefaultButton(QMessageBox.StandardButton.No)
     return box.exec() == QMessageBox.StandardButton.Yes
 

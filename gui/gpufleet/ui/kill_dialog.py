@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QVBoxLayout, QWidget
 
 from gpufleet.core.messages import Proc
 
 
 def _gib(b: int | None) -> str:
-    return "not reported" if b is None else f"{b / 2**30:.2f} GiB"
+    if b is None:
+        return QCoreApplication.translate("KillDialog", "not reported")
+    return f"{b / 2**30:.2f} GiB"
 
 
 class KillDialog(QDialog):
@@ -27,24 +29,35 @@ class KillDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         self.host, self.proc, self.signal = host, proc, signal
-        self.setWindowTitle(f"Send {signal} to PID {proc.pid} on {host}?")
+        self.setWindowTitle(
+            self.tr("Send {signal} to PID {pid} on {host}?").format(
+                signal=signal, pid=proc.pid, host=host
+            )
+        )
         self.setModal(True)
         lay = QVBoxLayout(self)
         cmd = html.escape(proc.cmd or proc.name or "?")
         rows = [
-            ("Host", html.escape(host)),
-            ("GPU", str(proc.gpu)),
-            ("PID", f"{proc.pid} (started at tick {proc.start_ticks}; a reused PID is refused)"),
-            ("User", html.escape(proc.user or "?")),
-            ("Name", html.escape(proc.name or "?")),
-            ("Command", f"<code>{cmd}</code>"),
-            ("GPU memory", _gib(proc.mem_bytes)),
+            (self.tr("Host"), html.escape(host)),
+            (self.tr("GPU"), str(proc.gpu)),
+            (
+                self.tr("PID"),
+                self.tr("{pid} (started at tick {ticks}; a reused PID is refused)").format(
+                    pid=proc.pid, ticks=proc.start_ticks
+                ),
+            ),
+            (self.tr("User"), html.escape(proc.user or "?")),
+            (self.tr("Name"), html.escape(proc.name or "?")),
+            (self.tr("Command"), f"<code>{cmd}</code>"),
+            (self.tr("GPU memory"), _gib(proc.mem_bytes)),
         ]
         table = "".join(f"<tr><td><b>{k}</b>&nbsp;&nbsp;</td><td>{v}</td></tr>" for k, v in rows)
         what = (
-            f"gpufleet sends <b>{signal}</b> and waits up to {grace_s:.0f} s for it to exit."
+            self.tr(
+                "gpufleet sends <b>{signal}</b> and waits up to {grace} s for it to exit."
+            ).format(signal=signal, grace=f"{grace_s:.0f}")
             if signal == "TERM"
-            else "<b>KILL</b> ends it at once: it gets no chance to save anything."
+            else self.tr("<b>KILL</b> ends it at once: it gets no chance to save anything.")
         )
         label = QLabel(f"{note}<table>{table}</table><p>{what}</p>")
         label.setTextFormat(Qt.TextFormat.RichText)
@@ -56,7 +69,7 @@ class KillDialog(QDialog):
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         )
         ok = buttons.button(QDialogButtonBox.StandardButton.Ok)
-        ok.setText(f"Send {signal}")
+        ok.setText(self.tr("Send {signal}").format(signal=signal))
         buttons.button(QDialogButtonBox.StandardButton.Cancel).setDefault(True)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
