@@ -12,7 +12,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QThreadPool, Signal
+from PySide6.QtCore import QCoreApplication, Qt, QThreadPool, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -77,8 +77,12 @@ def test_connection(cfg: HostConfig, prompt: HostKeyPrompt) -> str:
     py = lines[0] if lines else "?"
     gpus = lines[1] if len(lines) > 1 else "?"
     if rc != 0 and not lines:
-        return "connected, but the test command failed: is python3 installed there?"
-    return f"connected: python3 {py}, {gpus} GPU(s) listed by nvidia-smi"
+        return QCoreApplication.translate(
+            "HostDialog", "connected, but the test command failed: is python3 installed there?"
+        )
+    return QCoreApplication.translate(
+        "HostDialog", "connected: python3 {py}, {gpus} GPU(s) listed by nvidia-smi"
+    ).format(py=py, gpus=gpus)
 
 
 class HostDialog(QDialog):
@@ -90,13 +94,17 @@ class HostDialog(QDialog):
         self.old = host
         self.prompt = HostKeyPrompt()
         self.prompt.parent_widget = self
-        self.setWindowTitle(f"Edit {host.name}" if host else "Add a host")
+        self.setWindowTitle(
+            self.tr("Edit {name}").format(name=host.name) if host else self.tr("Add a host")
+        )
         lay = QVBoxLayout(self)
         paste = QHBoxLayout()
         self.paste = QLineEdit()
-        self.paste.setPlaceholderText("Paste the SSH command, e.g. ssh -p 40022 root@203.0.113.7")
+        self.paste.setPlaceholderText(
+            self.tr("Paste the SSH command, e.g. ssh -p 40022 root@203.0.113.7")
+        )
         self.paste.returnPressed.connect(self.fill_from_command)
-        fill = QPushButton("Fill in")
+        fill = QPushButton(self.tr("Fill in"))
         fill.clicked.connect(self.fill_from_command)
         paste.addWidget(self.paste, 1)
         paste.addWidget(fill)
@@ -117,27 +125,29 @@ class HostDialog(QDialog):
         key_row.addWidget(self.key, 1)
         key_row.addWidget(browse)
         self.jump = QLineEdit()
-        self.jump.setPlaceholderText("optional: user@bastion:port")
+        self.jump.setPlaceholderText(self.tr("optional: user@bastion:port"))
         self.secret = QLineEdit()
         self.secret.setEchoMode(QLineEdit.EchoMode.Password)
-        self.secret.setPlaceholderText("password or key passphrase: kept in the OS keyring only")
+        self.secret.setPlaceholderText(
+            self.tr("password or key passphrase: kept in the OS keyring only")
+        )
         self.price = QDoubleSpinBox()
         self.price.setRange(0, 10_000)
         self.price.setDecimals(3)
-        self.price.setSpecialValueText("not set")
+        self.price.setSpecialValueText(self.tr("not set"))
         self.currency = QLineEdit("USD")
         self.currency.setMaxLength(3)
         for label, w in (
-            ("Name", self.name),
-            ("Host", self.host),
-            ("Port", self.port),
-            ("User", self.user),
-            ("Authentication", self.auth),
-            ("Key file", key_row),
-            ("Jump host", self.jump),
-            ("Secret", self.secret),
-            ("Price per hour", self.price),
-            ("Currency", self.currency),
+            (self.tr("Name"), self.name),
+            (self.tr("Host"), self.host),
+            (self.tr("Port"), self.port),
+            (self.tr("User"), self.user),
+            (self.tr("Authentication"), self.auth),
+            (self.tr("Key file"), key_row),
+            (self.tr("Jump host"), self.jump),
+            (self.tr("Secret"), self.secret),
+            (self.tr("Price per hour"), self.price),
+            (self.tr("Currency"), self.currency),
         ):
             form.addRow(label, w)
         lay.addLayout(form)
@@ -148,7 +158,7 @@ class HostDialog(QDialog):
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
         )
         self.test_button = buttons.addButton(
-            "Test connection", QDialogButtonBox.ButtonRole.ActionRole
+            self.tr("Test connection"), QDialogButtonBox.ButtonRole.ActionRole
         )
         self.test_button.clicked.connect(self.test)
         buttons.accepted.connect(self.save)
@@ -170,7 +180,7 @@ class HostDialog(QDialog):
         self.currency.setText(h.currency)
 
     def _browse(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "SSH key", str(Path.home() / ".ssh"))
+        path, _ = QFileDialog.getOpenFileName(self, self.tr("SSH key"), str(Path.home() / ".ssh"))
         if path:
             self.key.setText(path)
 
@@ -191,14 +201,14 @@ class HostDialog(QDialog):
         self.jump.setText(str(d.get("jump") or ""))
         if not self.name.text():
             self.name.setText(str(d.get("host") or "").split(".")[0])
-        self._say("filled in from the command: check, then save", ok=True)
+        self._say(self.tr("filled in from the command: check, then save"), ok=True)
 
     def config(self) -> HostConfig:
         name = self.name.text().strip()
         if not name:
-            raise ValueError("give the host a name")
+            raise ValueError(self.tr("give the host a name"))
         if not self.host.text().strip():
-            raise ValueError("the host's address is missing")
+            raise ValueError(self.tr("the host's address is missing"))
         base = self.old or HostConfig(name=name)
         return dataclasses.replace(
             base,
@@ -225,7 +235,7 @@ class HostDialog(QDialog):
             self._say(str(e), ok=False)
             return
         self.test_button.setEnabled(False)
-        self._say(f"connecting to {cfg.label}…", ok=True)
+        self._say(self.tr("connecting to {host}…").format(host=cfg.label), ok=True)
         prompt = self.prompt
 
         def done(text: Any) -> None:
@@ -275,18 +285,18 @@ class ImportDialog(QDialog):
         self.existing = existing
         self.path = ssh_config
         self.pool = pool or QThreadPool.globalInstance()
-        self.setWindowTitle("Import hosts from ~/.ssh/config")
+        self.setWindowTitle(self.tr("Import hosts from ~/.ssh/config"))
         lay = QVBoxLayout(self)
         self.list = QListWidget()
         lay.addWidget(self.list, 1)
-        self.status = QLabel("reading ~/.ssh/config…")
+        self.status = QLabel(self.tr("reading ~/.ssh/config…"))
         self.status.setWordWrap(True)
         lay.addWidget(self.status)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         )
         self.ok = buttons.button(QDialogButtonBox.StandardButton.Ok)
-        self.ok.setText("Import")
+        self.ok.setText(self.tr("Import"))
         self.ok.setEnabled(False)
         buttons.accepted.connect(self._import)
         buttons.rejected.connect(self.reject)
@@ -320,11 +330,13 @@ class ImportDialog(QDialog):
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Unchecked if known else Qt.CheckState.Checked)
             if known:
-                item.setText(f"{h.label} — already added")
+                item.setText(self.tr("{host} — already added").format(host=h.label))
                 item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEnabled)
             self.list.addItem(item)
         self.status.setText(
-            f"{len(self.hosts)} host aliases found" if self.hosts else "no Host entries found"
+            self.tr("{n} host aliases found").format(n=len(self.hosts))
+            if self.hosts
+            else self.tr("no Host entries found")
         )
         self.ok.setEnabled(bool(self.hosts))
 
