@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QTimer, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 )
 
 from gpufleet.core import autostart
+from gpufleet.core.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.core.config import ConfigError, load_config
 from gpufleet.core.secrets import SecretStoreUnavailable
 from gpufleet.core.settings import (
@@ -59,8 +60,35 @@ from gpufleet.core.settings import (
 )
 
 # Shown in the language box: each language in its own words.
-LANGUAGE_NAMES = (("system", "System language"), ("en", "English"), ("zh_CN", "简体中文"))
-THEME_NAMES = (("system", "Follow the system"), ("light", "Light"), ("dark", "Dark"))
+# The labels are translated when the boxes are filled (context "SettingsDialog"); the
+# language names stay in their own words.
+LANGUAGE_NAMES = (
+    ("system", QT_TRANSLATE_NOOP("SettingsDialog", "System language")),
+    ("en", "English"),
+    ("zh_CN", "简体中文"),
+)
+THEME_NAMES = (
+    ("system", QT_TRANSLATE_NOOP("SettingsDialog", "Follow the system")),
+    ("light", QT_TRANSLATE_NOOP("SettingsDialog", "Light")),
+    ("dark", QT_TRANSLATE_NOOP("SettingsDialog", "Dark")),
+)
+FORMAT_NAMES = (
+    ("json", "JSON"),
+    ("slack", "Slack"),
+    ("dingtalk", QT_TRANSLATE_NOOP("SettingsDialog", "DingTalk")),
+    ("wecom", QT_TRANSLATE_NOOP("SettingsDialog", "WeCom")),
+)
+SEVERITY_NAMES = (
+    ("info", QT_TRANSLATE_NOOP("SettingsDialog", "info")),
+    ("warning", QT_TRANSLATE_NOOP("SettingsDialog", "warning")),
+    ("critical", QT_TRANSLATE_NOOP("SettingsDialog", "critical")),
+)
+UNIT_NAMES = {
+    "Hz": "Hz",
+    "minutes": QT_TRANSLATE_NOOP("SettingsDialog", "minutes"),
+    "per minute": QT_TRANSLATE_NOOP("SettingsDialog", "per minute"),
+    "days": QT_TRANSLATE_NOOP("SettingsDialog", "days"),
+}
 URL_COL, NAME_COL, FORMAT_COL, SEVERITY_COL = 3, 0, 1, 2
 
 
@@ -68,7 +96,7 @@ def _combo(items: tuple[tuple[str, str], ...] | tuple[str, ...]) -> QComboBox:
     box = QComboBox()
     for item in items:
         value, label = item if isinstance(item, tuple) else (item, item)
-        box.addItem(label, value)
+        box.addItem(QCoreApplication.translate("SettingsDialog", label), value)
     return box
 
 
@@ -82,7 +110,7 @@ def _dspin(key: str, decimals: int = 1) -> QDoubleSpinBox:
     box = QDoubleSpinBox()
     box.setDecimals(decimals)
     box.setRange(lo, hi)
-    box.setSuffix(f" {unit}")
+    box.setSuffix(" " + QCoreApplication.translate("SettingsDialog", UNIT_NAMES.get(unit, unit)))
     return box
 
 
@@ -90,7 +118,7 @@ def _ispin(key: str) -> QSpinBox:
     lo, hi, unit = RANGES[key]
     box = QSpinBox()
     box.setRange(int(lo), int(hi))
-    box.setSuffix(f" {unit}")
+    box.setSuffix(" " + QCoreApplication.translate("SettingsDialog", UNIT_NAMES.get(unit, unit)))
     return box
 
 
@@ -247,9 +275,9 @@ class SettingsDialog(QDialog):
         r = self.webhooks.rowCount()
         self.webhooks.insertRow(r)
         name = QLineEdit(w.name)
-        fmt = _combo(WEBHOOK_FORMATS)
+        fmt = _combo(tuple((f, dict(FORMAT_NAMES).get(f, f)) for f in WEBHOOK_FORMATS))
         _set_combo(fmt, w.format)
-        sev = _combo(SEVERITIES)
+        sev = _combo(tuple((s, dict(SEVERITY_NAMES).get(s, s)) for s in SEVERITIES))
         _set_combo(sev, w.min_severity)
         url = QLineEdit()
         url.setEchoMode(QLineEdit.EchoMode.Password)
