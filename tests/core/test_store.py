@@ -280,3 +280,38 @@ def test_values_that_are_not_numbers_are_stored_as_null(tmp_path: Path) -> None:
         assert t.size == 5 and np.isnan(v[1]) and v[0] == base[0].rows[0][power]
         t, v = st.query("h", 1, "power_w", now, now + 60)
         assert np.isnan(v[2]) and v[4] == base[4].rows[1][power]
+
+
+def test_new_column_set_after_a_query_is_read(tmp_path: Path) -> None:
+    """Column sets are cached by readers; one written after a query must still be found."""
+    now = synth.floor_minute(time.time() - 600)
+    first = synth.make_samples(now, 60, gpus=2)
+    cols = first[0].columns
+    keep = [i for i, name in enumerate(cols) if name != "fan_pct"]
+    later = [
+        Sample(
+            s.seq + 100,
+            s.t + 60,
+            s.mono + 60,
+            tuple(cols[i] for i in keep),
+            tuple((r[0], *(r[i + 1] for i in keep)) for r in s.rows),
+        )
+        for s in first
+    ]
+    with Store(tmp_path / "h.sqlite") as st:
+        for s in first:
+            st.write("h", s)
+        st.flush()
+        assert st.query("h", 1, "power_w", now, now + 120)[0].size == 60
+        for s in later:
+            st.write("h", s)
+        st.flush()
+        t, v = st.query("h", 1, "power_w", now, now + 120)
+        assert t.size == 120 and not np.isnan(v).any()
+        _t, fan = st.query("h", 1, "fan_pct", now, now + 120)
+        assert fan.size == 60  # only the first minute has the column
+        t, _v = st.query("h", 1, "power_w", now, now + 120, max_points=10)
+        assert 0 < t.size <= 10
+        assert [s.columns for s in st.samples("h", now + 60, now + 120)] == [
+            s.columns for s in later
+        ]

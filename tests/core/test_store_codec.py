@@ -147,3 +147,20 @@ def test_row_packer_declines_what_is_not_uniform() -> None:
     got = packer.pack(samples, width)  # and it recovers
     assert got is not None
     np.testing.assert_array_equal(got, _ref(samples))
+
+
+def test_decode_column_matches_decode_chunk() -> None:
+    rng = np.random.default_rng(7)
+    blobs = [V2_CHUNK]
+    for n in (1, 2, 17, 60):
+        t, v = synth.sample_values(1.7e9, n, gpus=2)
+        v[:, :, 3] = np.round(rng.normal(0, 1, n), 2)[:, None] / 3  # a float column
+        v[n // 2 :, 1, 5] = np.nan  # nulls in part of a column
+        t, seq, mono = _times(n, rng, 3)
+        blobs += codec.encode_block(t, seq, mono, v)[0]
+    for blob in blobs:
+        ch = codec.decode_chunk(blob)
+        for j in range(ch.values.shape[1]):
+            t, col = codec.decode_column(blob, j)
+            np.testing.assert_array_equal(t, ch.t)
+            np.testing.assert_array_equal(col, ch.values[:, j])

@@ -20,7 +20,7 @@ import sqlite3
 import threading
 import time
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -219,6 +219,7 @@ class Store:
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
         self._closed = False
+        self._colset_cache: dict[int, tuple[str, ...]] | None = None
         # A deque, not queue.Queue: append/popleft need no lock (the GIL makes them atomic),
         # which took 15 % of the writer's time at 100,000 GPU-samples/s. The writer sleeps
         # on ``_wake`` only when the deque is empty; ``_idle`` tells writers to ring it.
@@ -348,9 +349,22 @@ class Store:
         row = self._reader().execute("SELECT id FROM hosts WHERE name=?", (host,)).fetchone()
         return int(row[0]) if row else None
 
-    def _colsets(self) -> dict[int, tuple[str, ...]]:
-        rows = self._reader().execute("SELECT id, names FROM colsets").fetchall()
-        return {int(i): tuple(orjson.loads(n)) for i, n in rows}
+    def _colsets(self, need: Iterable[Any] = ()) -> dict[int, tuple[str, ...]]:
+        """Column sets by id; cached (a set never changes once written) and re-read when
+        ``need`` names one the cache does not know yet."""
+        cache = self._colset_cache
+        if cache is None or any(int(i) not in cache for i in need):
+            rows = self._reader().execute("SELECT id, names FROM colsets").fetchall()
+            cache = self._colset_cache = {int(i): tuple(orjson.loads(n)) for i, n in rows}
+        return cache
+
+    def _positions(self, metric: str, need: Iterable[Any]) -> dict[int, tuple[int, int]]:
+        """``{colset id: (index of metric, number of columns)}`` for the sets that have it."""
+        return {
+            cid: (cols.index(metric), len(cols))
+            for cid, cols in self._colsets(need).items()
+            if metric in cols
+        }
 
     def hosts(self) -> list[str]:
         rows = self._reader().execute("SELECT name FROM hosts ORDER BY name").fetchall()
@@ -602,15 +616,14 @@ class Store:
         hid = self._host_id(host)
         if hid is None or t1 < t0:
             return Window(empty, empty, empty, empty, True)
-        colsets = self._colsets()
-        pos = {cid: cols.index(metric) for cid, cols in colsets.items() if metric in cols}
         rolls = self._chunk_rows(hid, gpu, t0, t1, table="rollups")
+        pos = self._positions(metric, {r[4] for r in rolls})
         total = sum(int(r[3]) for r in rolls)
         # Raw data bucketed to the plot width is finer than one rollup per minute, but costs
         # a chunk decode per minute: worth it up to a couple of hours, not beyond.
         use_raw = max_points is None or total <= max_points or len(rolls) <= RAW_BUCKET_CHUNKS
         if use_raw:
-            w = self._raw_window(hid, gpu, pos, rolls, t0, t1)
+            w = self._raw_window(hid, gpu, metric, pos, rolls, t0, t1)
         else:
             w = self._rollup_window(pos, rolls)
         if max_points is not None and w.t.size > max_points:
@@ -618,44 +631,49 @@ class Store:
             return Window(bt, bm, bmin, bmax, False)
         return Window(w.t, w.mean, w.vmin, w.vmax, w.raw)
 
-    def _rollup_window(self, pos: Mapping[int, int], rolls: list[Any]) -> _Pts:
+    def _rollup_window(self, pos: Mapping[int, tuple[int, int]], rolls: list[Any]) -> _Pts:
         ts: list[float] = []
-        mean: list[float] = []
-        vmin: list[float] = []
-        vmax: list[float] = []
-        weight: list[float] = []
+        vals: list[tuple[int, int, float, float, float]] = []
         for _gpu, c0, c1, _n, cs, data in rolls:
-            j = pos.get(int(cs))
-            if j is None:
+            jc = pos.get(int(cs))
+            if jc is None:
                 continue
-            r = codec.decode_rollup(data)
+            v = codec.rollup_column(data, *jc)
+            if v[0] != codec.ROLLUP_VERSION:
+                raise ValueError(f"rollup format {v[0]} is not supported")
             ts.append((c0 + c1) / 2.0)
-            mean.append(float(r.mean[j]))
-            vmin.append(float(r.vmin[j]))
-            vmax.append(float(r.vmax[j]))
-            weight.append(float(r.count[j]))
-        return _Pts.of(ts, mean, vmin, vmax, weight, raw=False)
+            vals.append(v)
+        f = np.float64
+        if not vals:
+            e = np.empty(0, f)
+            return _Pts(e, e, e, e, e, raw=False)
+        a = np.array(vals, dtype=f)
+        return _Pts(np.array(ts, f), a[:, 3], a[:, 2], a[:, 4], a[:, 1], raw=False)
 
     def _raw_window(
         self,
         hid: int,
         gpu: int,
-        pos: Mapping[int, int],
+        metric: str,
+        pos: Mapping[int, tuple[int, int]],
         rolls: list[Any],
         t0: float,
         t1: float,
     ) -> _Pts:
         chunks = self._chunk_rows(hid, gpu, t0, t1)
+        known = self._colset_cache or {}
+        if any(int(r[4]) not in known for r in chunks):  # a column set newer than the rollups
+            pos = self._positions(metric, {r[4] for r in chunks})
         have = {float(r[1]) for r in chunks}
         parts_t: list[Array] = []
         parts_v: list[Array] = []
         for _gpu, _c0, _c1, _n, cs, data in chunks:
-            j = pos.get(int(cs))
-            if j is None:
+            jc = pos.get(int(cs))
+            if jc is None:
                 continue
-            ch = codec.decode_chunk(data)
-            parts_t.append(ch.t)
-            parts_v.append(ch.values[:, j])
+            ct, cv = codec.decode_column(data, jc[0])
+            parts_t.append(ct)
+            parts_v.append(cv)
         t = np.concatenate(parts_t) if parts_t else np.empty(0)
         v = np.concatenate(parts_v) if parts_v else np.empty(0)
         m = (t >= t0) & (t <= t1)
@@ -692,8 +710,8 @@ class Store:
         hid = self._host_id(host)
         if hid is None:
             return
-        colsets = self._colsets()
         rows = self._chunk_rows(hid, None, t0, t1)
+        colsets = self._colsets({r[4] for r in rows})
         i = 0
         while i < len(rows):
             minute = math.floor(float(rows[i][1]) / CHUNK_S)
@@ -742,25 +760,6 @@ class _Pts:
     vmax: Array
     weight: Array
     raw: bool
-
-    @staticmethod
-    def of(
-        ts: list[float],
-        mean: list[float],
-        vmin: list[float],
-        vmax: list[float],
-        weight: list[float],
-        raw: bool,
-    ) -> _Pts:
-        f = np.float64
-        return _Pts(
-            np.asarray(ts, f),
-            np.asarray(mean, f),
-            np.asarray(vmin, f),
-            np.asarray(vmax, f),
-            np.asarray(weight, f),
-            raw,
-        )
 
 
 class _Writer:

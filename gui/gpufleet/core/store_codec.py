@@ -59,6 +59,8 @@ _INT_LIMIT = 2.0**52
 _HEADER = struct.Struct("<BHH")  # version, n, c
 _ZLEVEL = 1  # level 1 is ~3x faster than 6 and within a few % of its size on this data
 _WIDTHS: tuple[type[np.signedinteger[Any]], ...] = (np.int8, np.int16, np.int32, np.int64)
+_CODES = np.arange(len(_WIDTHS))
+_ITEMSIZES = np.array([np.dtype(w).itemsize for w in _WIDTHS])
 _TIME_BITS = 0
 _TIME_SCALES = {1: 1e3, 2: 1e6}  # time mode -> scale
 
@@ -95,29 +97,29 @@ def _width_codes(mx: I64) -> U8:
 
 def _time_ints(a: F64) -> tuple[int, I64]:
     """(time mode, int64 values): whole ms or µs where exact, else the float64 bits."""
-    if a.size and bool(np.isfinite(a).all()):
-        mag = float(np.abs(a).max())
-        for mode, scale in _TIME_SCALES.items():
-            if mag < _INT_LIMIT / scale:
-                k = np.round(a * scale)
-                if bool((k / scale == a).all()):
-                    return mode, k.astype(np.int64)
+    mag = float(np.abs(a).max(initial=0.0))  # NaN or inf: no scale fits
+    for mode, scale in _TIME_SCALES.items():
+        if mag < _INT_LIMIT / scale:
+            k = np.round(a * scale)
+            if bool((k / scale == a).all()):
+                return mode, k.astype(np.int64)
     return _TIME_BITS, _bits(a)
 
 
 def _encode_times(t: F64, seq: I64, mono: F64) -> bytes:
-    t_mode, t_int = _time_ints(t)
-    m_mode, m_int = _time_ints(mono)
-    series = (t_int, np.asarray(seq, dtype=np.int64), m_int)
-    firsts = [int(a[0]) for a in series]
-    deltas = [a[1:] - a[:-1] for a in series]
-    codes = []
+    n = t.shape[0]
+    series = np.empty((3, n), dtype=np.int64)
+    t_mode, series[0] = _time_ints(t)
+    series[1] = seq
+    m_mode, series[2] = _time_ints(mono)
+    deltas = series[:, 1:] - series[:, :-1]
+    codes = _width_codes(np.abs(deltas).max(axis=1, initial=0)).tolist()
     # Float bits can differ by more than int64 holds (a sign change): the wrapped int64
     # deltas still add back exactly, but only at full width.
-    bits = (t_mode == _TIME_BITS, False, m_mode == _TIME_BITS)
-    for full, d in zip(bits, deltas, strict=True):
-        codes.append(3 if full and d.size else int(_width_codes(np.abs(d).max(initial=0))))
-    parts = [bytes((t_mode, m_mode, *codes)), struct.pack("<3q", *firsts)]
+    if n > 1:
+        codes[0] = 3 if t_mode == _TIME_BITS else codes[0]
+        codes[2] = 3 if m_mode == _TIME_BITS else codes[2]
+    parts = [bytes((t_mode, m_mode, *codes)), series[:, 0].tobytes()]
     for code, d in zip(codes, deltas, strict=True):
         if code != WIDTH_ZERO:
             parts.append(d.astype(_WIDTHS[code]).tobytes())
@@ -134,34 +136,36 @@ def encode_block(t: F64, seq: I64, mono: F64, values: F64) -> tuple[list[bytes],
     finite = np.isfinite(filled)
     all_finite = finite.all(axis=0)
     safe = filled if bool(all_finite.all()) else np.where(finite, filled, 0.0)
-    with np.errstate(invalid="ignore", over="ignore"):
-        whole = np.round(safe)
-        milli = np.round(safe * 1000.0)
+    whole = np.round(safe)
     mag = np.abs(safe).max(axis=0, initial=0.0)
     is_int = all_finite & (mag < _INT_LIMIT) & (whole == safe).all(axis=0)
-    is_milli = all_finite & (mag < _INT_LIMIT / 1000.0) & ((milli / 1000.0) == safe).all(axis=0)
+    with np.errstate(invalid="ignore"):
+        ints = whole.astype(np.int64)  # float columns' int view is garbage, never written
+    # Milli-units only where it can matter: finite columns that are not whole numbers.
+    maybe = all_finite & ~is_int & (mag < _INT_LIMIT / 1000.0)
+    is_milli = np.zeros_like(is_int)
+    if maybe.any():
+        cand = safe[:, maybe]  # n × k
+        milli = np.round(cand * 1000.0)
+        ok = (milli / 1000.0 == cand).all(axis=0)
+        is_milli[maybe] = ok
+        ints[:, is_milli] = milli[:, ok].astype(np.int64)
     modes = np.full((g, c), MODE_FLOAT, dtype=np.uint8)
     modes[is_milli] = MODE_MILLI
     modes[is_int] = MODE_INT
     int_cols = modes != MODE_FLOAT
-    with np.errstate(invalid="ignore", over="ignore"):
-        # Float columns' int view is garbage and never written.
-        ints = np.where(modes == MODE_MILLI, milli, whole).astype(np.int64)
     rest = ints[1:] - ints[:-1]  # (n - 1) × g × c deltas, |d| < 2**53 in int columns
     wcode = _width_codes(np.abs(rest).max(axis=0, initial=0))
     wcode[~int_cols] = 0  # not read for float columns
     # Deltas, column-major, grouped by width (column order within a width): one cast and
     # one selection per width for all GPUs, then each GPU's share is a slice of the bytes.
+    by_width = (wcode[:, :, None] == _CODES) & int_cols[:, :, None]  # g × c × 4
+    ends_w = np.cumsum(by_width.sum(axis=1) * ((n - 1) * _ITEMSIZES), axis=0).T.tolist()
     rest_t = rest.transpose(1, 2, 0)  # g × c × (n - 1), a view
-    deltas: list[bytes] = []
-    ends_w: list[list[int]] = []
-    for code, dtype in enumerate(_WIDTHS):
-        sel = int_cols & (wcode == code)
-        k = sel.sum(axis=1)
-        if not k.any():
-            continue
-        deltas.append(rest_t[sel].astype(dtype).tobytes())
-        ends_w.append(np.cumsum(k * ((n - 1) * np.dtype(dtype).itemsize)).tolist())
+    deltas = [
+        rest_t[by_width[:, :, code]].astype(dtype).tobytes() if ends_w[code][-1] else b""
+        for code, dtype in enumerate(_WIDTHS)
+    ]
     first = ints[0][int_cols].tobytes()
     floats = np.ascontiguousarray(filled.transpose(1, 2, 0))[~int_cols].tobytes()
     nan_bits = np.packbits(nan.transpose(1, 2, 0).reshape(g, c * n), axis=1).tobytes()
@@ -197,7 +201,8 @@ def encode_block(t: F64, seq: I64, mono: F64, values: F64) -> tuple[list[bytes],
             first[i0:i1],
         ]
         for buf, ends in zip(deltas, ends_w, strict=True):
-            parts.append(buf[ends[gi - 1] if gi else 0 : ends[gi]])
+            if buf:
+                parts.append(buf[ends[gi - 1] if gi else 0 : ends[gi]])
         parts.append(floats[f0:f1])
         chunks.append(zlib.compress(b"".join(parts), _ZLEVEL))
         rollups.append(zlib.compress(rhead + rb[gi * 32 * c : (gi + 1) * 32 * c], _ZLEVEL))
@@ -210,15 +215,46 @@ def encode_chunk(t: F64, seq: I64, mono: F64, values: F64) -> bytes:
     return encode_block(t, seq, mono, values[:, None, :])[0][0]
 
 
-def decode_chunk(blob: bytes) -> Chunk:
+def _open(blob: bytes) -> tuple[bytes, int, int, int, bytes, bytes]:
+    """(raw, version, n, c, modes, widths) of a chunk; offset of what follows: 5 + 2c."""
     raw = zlib.decompress(blob)
     version, n, c = _HEADER.unpack_from(raw, 0)
     if version not in (2, 3):
         raise ValueError(f"chunk format {version} is not supported")
     off = _HEADER.size
-    modes = np.frombuffer(raw, np.uint8, c, off).copy()
-    widths = np.frombuffer(raw, np.uint8, c, off + c)
-    off += 2 * c
+    return raw, version, n, c, raw[off : off + c], raw[off + c : off + 2 * c]
+
+
+def _times(raw: bytes, version: int, n: int, off: int, all3: bool) -> tuple[list[Any], int]:
+    """Decode t (and seq, mono when ``all3``) at ``off``; returns them and the offset after."""
+    out: list[Any]
+    if version == 2:
+        out = [np.cumsum(np.frombuffer(raw, np.int64, n, off)).view(np.float64)]
+        if all3:
+            out.append(np.cumsum(np.frombuffer(raw, np.int64, n, off + 8 * n)))
+            out.append(np.cumsum(np.frombuffer(raw, np.int64, n, off + 16 * n)).view(np.float64))
+        return out, off + 24 * n
+    t_mode, m_mode, *codes = raw[off : off + 5]
+    firsts = struct.unpack_from("<3q", raw, off + 5)
+    off += 29
+    out = []
+    for i, (first, code) in enumerate(zip(firsts, codes, strict=True)):
+        size = 0 if code == WIDTH_ZERO else (n - 1) * _ITEMSIZES[code]
+        if i == 0 or all3:
+            a = np.empty(n, dtype=np.int64)
+            a[:1] = first
+            a[1:] = 0 if code == WIDTH_ZERO else np.frombuffer(raw, _WIDTHS[code], n - 1, off)
+            np.cumsum(a, out=a)
+            out.append(a if i == 1 else _from_time(m_mode if i else t_mode, a))
+        off += size
+    return out, off
+
+
+def decode_chunk(blob: bytes) -> Chunk:
+    raw, version, n, c, modes_b, widths_b = _open(blob)
+    modes = np.frombuffer(modes_b, np.uint8).copy()
+    widths = np.frombuffer(widths_b, np.uint8)
+    (t, seq, mono), off = _times(raw, version, n, _HEADER.size + 2 * c, all3=True)
 
     def take(dtype: type[np.signedinteger[Any]], count: int) -> npt.NDArray[Any]:
         nonlocal off
@@ -226,23 +262,6 @@ def decode_chunk(blob: bytes) -> Chunk:
         off += count * a.itemsize
         return a
 
-    if version == 2:
-        t = np.cumsum(take(np.int64, n)).view(np.float64)
-        seq = np.cumsum(take(np.int64, n))
-        mono = np.cumsum(take(np.int64, n)).view(np.float64)
-    else:
-        t_mode, m_mode, *codes = raw[off : off + 5]
-        off += 5
-        firsts = take(np.int64, 3)
-        series = []
-        for first, code in zip(firsts, codes, strict=True):
-            a = np.empty(n, dtype=np.int64)
-            a[:1] = first
-            a[1:] = 0 if code == WIDTH_ZERO else take(_WIDTHS[code], n - 1)
-            series.append(np.cumsum(a))
-        t = _from_time(t_mode, series[0])
-        seq = series[1]
-        mono = _from_time(m_mode, series[2])
     nbits = (n * c + 7) // 8
     nan = np.unpackbits(np.frombuffer(raw, np.uint8, nbits, off), count=n * c).reshape(c, n).T
     off += nbits
@@ -266,6 +285,47 @@ def decode_chunk(blob: bytes) -> Chunk:
         values[:, ~int_cols] = np.frombuffer(raw, np.float64, n * f, off).reshape(f, n).T
     values[nan.astype(bool)] = np.nan
     return Chunk(t=t, seq=seq, mono=mono, values=values, modes=modes)
+
+
+def decode_column(blob: bytes, j: int) -> tuple[F64, F64]:
+    """``(t, values of column j)`` of a chunk, reading only that column's bytes: what a
+    plot of one metric needs, several times cheaper than ``decode_chunk``."""
+    raw, version, n, c, modes, widths = _open(blob)
+    (t,), off = _times(raw, version, n, _HEADER.size + 2 * c, all3=False)
+    bit0 = j * n
+    nulls = np.unpackbits(
+        np.frombuffer(raw, np.uint8, (bit0 + n + 7) // 8 - bit0 // 8, off + bit0 // 8),
+        count=bit0 % 8 + n,
+    )[bit0 % 8 :].astype(bool)
+    off += (n * c + 7) // 8
+    mode = modes[j]
+    int_idx = [i for i in range(c) if modes[i] != MODE_FLOAT]
+    k = len(int_idx)
+    rows = (n - 1) * _ITEMSIZES
+    # Deltas are grouped by width code (0-3; 4 stores nothing), then by column.
+    counts = [0, 0, 0, 0, 0]
+    for i in int_idx:
+        counts[widths[i]] += 1
+    if mode == MODE_FLOAT:
+        f_before = j - sum(1 for i in int_idx if i < j)
+        end = off + 8 * k + sum(int(counts[w] * rows[w]) for w in range(4))
+        values = np.frombuffer(raw, np.float64, n, end + 8 * n * f_before).copy()
+    else:
+        pos = int_idx.index(j)
+        w = widths[j]
+        a = np.empty(n, dtype=np.int64)
+        a[0] = struct.unpack_from("<q", raw, off + 8 * pos)[0]
+        if w == WIDTH_ZERO:
+            a[1:] = a[0]
+        else:
+            same = sum(1 for i in int_idx if i < j and widths[i] == w)
+            start = off + 8 * k + sum(int(counts[x] * rows[x]) for x in range(w))
+            start += int(same * rows[w])
+            a[1:] = np.frombuffer(raw, _WIDTHS[w], n - 1, start)
+            np.cumsum(a, out=a)
+        values = a / 1000.0 if mode == MODE_MILLI else a.astype(np.float64)
+    values[nulls] = np.nan
+    return t, values
 
 
 def _from_time(mode: int, a: I64) -> F64:
@@ -333,3 +393,18 @@ def decode_rollup(blob: bytes) -> Rollup:
     vmean = np.frombuffer(raw, np.float64, c, off + 8 * c)
     vmax = np.frombuffer(raw, np.float64, c, off + 16 * c)
     return Rollup(count=count, vmin=vmin, mean=vmean, vmax=vmax)
+
+
+_ROLLUP_COLUMNS: dict[tuple[int, int], struct.Struct] = {}
+
+
+def rollup_column(blob: bytes, j: int, c: int) -> tuple[int, int, float, float, float]:
+    """``(version, count, min, mean, max)`` of column ``j`` of a rollup of ``c`` columns,
+    unpacked in one call without building arrays (a day of 8 GPUs is 11,520 rollups)."""
+    st = _ROLLUP_COLUMNS.get((c, j))
+    if st is None:
+        gap = f"{8 * c - 8}x" if c > 1 else ""
+        st = struct.Struct(f"<B{4 + 8 * j}xq{gap}d{gap}d{gap}d")
+        _ROLLUP_COLUMNS[(c, j)] = st
+    version, count, vmin, mean, vmax = st.unpack_from(zlib.decompress(blob))
+    return version, count, vmin, mean, vmax
