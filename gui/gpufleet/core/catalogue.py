@@ -53,6 +53,17 @@ def translated(context: str, text: str) -> str:
 tr = translated  # the former name, kept for callers
 
 
+def join_sentences(parts: list[str]) -> str:
+    """Sentences one after the other: a space after Latin punctuation, none after a CJK
+    full stop (a translation into Chinese reads "。它" not "。 它")."""
+    out = ""
+    for p in (p.strip() for p in parts):
+        if not p:
+            continue
+        out += p if not out or out[-1] in "。！？；：）」" else " " + p
+    return out
+
+
 class _Values(dict[str, Any]):
     """format_map source: a missing placeholder shows as "?" rather than raising."""
 
@@ -737,7 +748,7 @@ def alert_sentence(alert: Alert) -> str:
         parts.append(
             _fill("Alerts", ENDED, {"duration": duration(alert.evidence.get("duration_s"))})
         )
-    return " ".join(p.strip() for p in parts if p.strip())
+    return join_sentences(parts)
 
 
 # --- findings (health check and diagnosis) -------------------------------------------------
@@ -1143,7 +1154,7 @@ def cost_sentence(summary: Any) -> str:
         parts.append(_fill("Cost", COST_BUDGET, values))
     for a in s.advice:
         parts.append(finding_sentence(Finding(a.id, "info", None, a.values)))
-    return " ".join(parts)
+    return join_sentences(parts)
 
 
 # The clock event reasons by their dcgm-style label (protocol.REASON_BITS). The source text is

@@ -374,7 +374,7 @@ class MainWindow(QMainWindow):
         m = self.theme.muted
         self.panel.set_hosts(
             self.summaries,
-            f"<b>{self.tr('Fleet')}</b> "
+            "<b>" + self.tr("Fleet") + "</b> "
             f'<span style="color:{m}">'
             + self.tr("{hosts} hosts · {gpus} GPUs · {rate}/h").format(
                 hosts=len(self.hosts), gpus=n_gpu, rate=money(rate, cur)
@@ -425,7 +425,7 @@ class MainWindow(QMainWindow):
         if h is not None:
             names = {g.name for g in h.gpus}
             bits.append(
-                f"{len(h.gpus)}× {names.pop() if len(names) == 1 else self.tr('mixed GPUs')}"
+                f"{len(h.gpus)}× " + (names.pop() if len(names) == 1 else self.tr("mixed GPUs"))
             )
             drv = h.host.get("driver_version") or h.host.get("driver")
             if drv:
