@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit bench screenshots package package-test clean
+.PHONY: demo test lint typecheck unit bench screenshots package package-test translations clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,7 +14,17 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $(STAMP)
 
-demo: $(STAMP)
+# The compiled translations (.qm, also committed) are rebuilt whenever a .ts changes; after
+# changing user-visible strings run `tools/build_translations.py --update` (lupdate + lrelease).
+TS := $(wildcard resources/translations/*.ts)
+QM := $(TS:.ts=.qm)
+
+$(QM): %.qm: %.ts $(STAMP)
+	$(BIN)/python tools/build_translations.py
+
+translations: $(QM)
+
+demo: $(STAMP) $(QM)
 	$(BIN)/gpufleet --demo
 
 lint: $(STAMP)
@@ -25,7 +35,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP)
+unit: $(STAMP) $(QM)
 	tools/run-tests $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 test: lint typecheck unit
@@ -33,11 +43,11 @@ test: lint typecheck unit
 bench: $(STAMP)
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
 
-screenshots: $(STAMP)
+screenshots: $(STAMP) $(QM)
 	QT_QPA_PLATFORM=offscreen $(BIN)/gpufleet screenshot --demo --out docs/img
 
 # The one-folder desktop bundle (PyInstaller) in dist/gpufleet/; see packaging/README.md.
-package: $(STAMP)
+package: $(STAMP) $(QM)
 	$(BIN)/python -c 'import PyInstaller' 2>/dev/null || $(BIN)/python -m pip install -q -e '.[package]'
 	packaging/build.sh $(BIN)/python
 

@@ -1,0 +1,2301 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="zh_CN" sourcelanguage="en">
+<context>
+    <name>Actions</name>
+    <message>
+        <source>exited</source>
+        <translation>已退出</translation>
+    </message>
+    <message>
+        <source>is still running after {grace} s</source>
+        <translation>{grace} 秒后仍在运行</translation>
+    </message>
+    <message>
+        <source>was not signalled: the PID now belongs to another process</source>
+        <translation>未发送信号：该 PID 现在属于另一个进程</translation>
+    </message>
+    <message>
+        <source>had already exited</source>
+        <translation>早已退出</translation>
+    </message>
+    <message>
+        <source>was not signalled: permission denied (another user&apos;s process)</source>
+        <translation>未发送信号：权限不足（其他用户的进程）</translation>
+    </message>
+    <message>
+        <source>&amp;Add host…</source>
+        <translation>添加主机(&amp;A)…</translation>
+    </message>
+    <message>
+        <source>&amp;Edit selected host…</source>
+        <translation>编辑所选主机(&amp;E)…</translation>
+    </message>
+    <message>
+        <source>&amp;Import from ~/.ssh/config…</source>
+        <translation>从 ~/.ssh/config 导入(&amp;I)…</translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation>退出(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>sending {signal} to PID {pid} on {host}…</source>
+        <translation>正在向 {host} 上的 PID {pid} 发送 {signal}…</translation>
+    </message>
+    <message>
+        <source>{signal} → PID {pid} ({name}) on {host}: {what}</source>
+        <translation>{signal} → {host} 上的 PID {pid}（{name}）：{what}</translation>
+    </message>
+    <message>
+        <source>PID {pid} did not exit within {grace} s of TERM.</source>
+        <translation>PID {pid} 在收到 TERM 后 {grace} 秒内没有退出。</translation>
+    </message>
+    <message>
+        <source>{signal} → PID {pid} on {host} failed: {error}</source>
+        <translation>{signal} → {host} 上的 PID {pid} 失败：{error}</translation>
+    </message>
+    <message>
+        <source>{name} saved; restart gpufleet without --demo to watch your hosts</source>
+        <translation>已保存 {name}；请不带 --demo 重新启动 gpufleet 来监控你的主机</translation>
+    </message>
+    <message>
+        <source>{name} saved; connecting…</source>
+        <translation>已保存 {name}；正在连接…</translation>
+    </message>
+</context>
+<context>
+    <name>AlertWiring</name>
+    <message>
+        <source>Webhook not used: %1</source>
+        <translation>未使用 Webhook：%1</translation>
+    </message>
+    <message>
+        <source>In %1 s: %2. Right-click the alert to cancel.</source>
+        <translation>%1 秒后：%2。右键单击告警可取消。</translation>
+    </message>
+    <message>
+        <source>(dry run: it will only be logged)</source>
+        <translation>（演练：只记录日志，不执行）</translation>
+    </message>
+    <message>
+        <source>Dry run, not executed: %1</source>
+        <translation>演练，未执行：%1</translation>
+    </message>
+    <message>
+        <source>Cancelled: %1</source>
+        <translation>已取消：%1</translation>
+    </message>
+    <message>
+        <source>Ran: %1</source>
+        <translation>已执行：%1</translation>
+    </message>
+    <message>
+        <source>Failed: %1: %2</source>
+        <translation>失败：%1：%2</translation>
+    </message>
+    <message>
+        <source>Webhook %1 not delivered after %2 attempts: %3</source>
+        <translation>Webhook %1 尝试 %2 次后仍未送达：%3</translation>
+    </message>
+    <message>
+        <source>acknowledged</source>
+        <translation>已确认</translation>
+    </message>
+    <message>
+        <source>snoozed until %1</source>
+        <translation>已暂停提醒至 %1</translation>
+    </message>
+    <message>
+        <source>%1 command pending: “%2”</source>
+        <translation>%1 命令待执行：“%2”</translation>
+    </message>
+    <message>
+        <source>Too late to cancel: the action has started.</source>
+        <translation>来不及取消：动作已开始执行。</translation>
+    </message>
+    <message>
+        <source>Open at the moment it started</source>
+        <translation>打开到告警开始的时刻</translation>
+    </message>
+    <message>
+        <source>Acknowledge</source>
+        <translation>确认</translation>
+    </message>
+    <message>
+        <source>Snooze</source>
+        <translation>暂停提醒</translation>
+    </message>
+    <message numerus="yes">
+        <source>for %n hour(s)</source>
+        <translation>
+            <numerusform>%n 小时</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Cancel the %1 command “%2”</source>
+        <translation>取消 %1 命令“%2”</translation>
+    </message>
+</context>
+<context>
+    <name>Alerts</name>
+    <message>
+        <source>the host</source>
+        <translation>该主机</translation>
+    </message>
+    <message>
+        <source>GPU {gpu}</source>
+        <translation>GPU {gpu}</translation>
+    </message>
+    <message>
+        <source>Thermal throttling on {where}</source>
+        <translation>{where} 温度过高降频</translation>
+    </message>
+    <message>
+        <source>{Where} has been slowed by its temperature ({reasons}) for {window}: its SM clock is {clock} MHz, {clock_pct} of its {clock_max} MHz maximum, at {temp} °C (slowdown at {slowdown} °C). Utilization can still read 99 %: the GPU is busy, just slower.</source>
+        <translation>{Where} 因温度过高已降频 {window}（{reasons}）：SM 频率为 {clock} MHz，只有最高 {clock_max} MHz 的 {clock_pct}，温度 {temp} °C（降频阈值 {slowdown} °C）。利用率仍可能显示 99 %：GPU 一直在忙，只是变慢了。</translation>
+    </message>
+    <message>
+        <source>About {lost_pct} of the compute you pay {price}/h for is lost: roughly {waste} an hour.</source>
+        <translation>你按 {price}/小时 付费的算力约有 {lost_pct} 被浪费：每小时约 {waste}。</translation>
+    </message>
+    <message>
+        <source>Compare with the other GPUs: if only this one is hot, its cooling is at fault. Save this evidence and ask the provider to fix the cooling or move you to another machine.</source>
+        <translation>和其他 GPU 对比：如果只有这张卡温度高，就是它的散热有问题。保存这份证据，要求服务商修好散热或给你换一台机器。</translation>
+    </message>
+    <message>
+        <source>Power capped below default on {where}</source>
+        <translation>{where} 功耗墙低于默认值</translation>
+    </message>
+    <message>
+        <source>{Where} is limited to {limit} W against its default of {default} W ({limit_pct} of it), drawing {power} W now. The job runs slower than the same card elsewhere.</source>
+        <translation>{Where} 的功耗上限被限制为 {limit} W，默认应为 {default} W（只有 {limit_pct}），当前功耗 {power} W。任务会比同型号的卡在别处跑得慢。</translation>
+    </message>
+    <message>
+        <source>Up to {lost_pct} slower at {price}/h: up to {waste} an hour paid for nothing.</source>
+        <translation>在 {price}/小时 的价格下最多慢 {lost_pct}：每小时最多白花 {waste}。</translation>
+    </message>
+    <message>
+        <source>Save the evidence (nvidia-smi -q -d POWER shows the same limit) and ask the provider for the full power limit or another instance.</source>
+        <translation>保存证据（nvidia-smi -q -d POWER 会显示同样的上限），要求服务商恢复完整功耗上限或更换实例。</translation>
+    </message>
+    <message>
+        <source>Power limit reached on {where} (note)</source>
+        <translation>{where} 达到功耗上限（提示）</translation>
+    </message>
+    <message>
+        <source>{Where} is pulling its full {limit} W limit (default {default} W) and holds its SM clock at {clock} MHz, {clock_pct} of the {clock_max} MHz maximum, to stay within it.</source>
+        <translation>{Where} 正以满额 {limit} W 的功耗运行（默认 {default} W），为了不超过上限，SM 频率保持在 {clock} MHz，为最高 {clock_max} MHz 的 {clock_pct}。</translation>
+    </message>
+    <message>
+        <source>This is the card working as designed at its default limit: nothing to do.</source>
+        <translation>这是显卡在默认功耗上限下的正常工作状态：无需处理。</translation>
+    </message>
+    <message>
+        <source>Clocks below nominal on {where} with no reason</source>
+        <translation>{where} 频率低于标称值且无原因</translation>
+    </message>
+    <message>
+        <source>{Where} is busy ({util} % utilization) but its SM clock is {clock} MHz, {clock_pct} of its {clock_max} MHz maximum, for {window}, and the driver reports no reason.</source>
+        <translation>{Where} 正在工作（利用率 {util} %），但 SM 频率只有 {clock} MHz，为最高 {clock_max} MHz 的 {clock_pct}，已持续 {window}，驱动没有报告任何原因。</translation>
+    </message>
+    <message>
+        <source>A limit set outside this machine (the virtualization host or the provider) is the usual cause. Compare with another instance and ask the provider, with this evidence.</source>
+        <translation>通常是本机之外设置的限制（虚拟化宿主机或服务商）。和另一个实例对比，并带着这份证据询问服务商。</translation>
+    </message>
+    <message>
+        <source>{Where} close to its slowdown temperature</source>
+        <translation>{Where} 接近降频温度</translation>
+    </message>
+    <message>
+        <source>{Where} is at {temp} °C, within {margin} °C of its slowdown temperature ({limit} °C), for {window}.</source>
+        <translation>{Where} 温度 {temp} °C，距降频温度（{limit} °C）不到 {margin} °C，已持续 {window}。</translation>
+    </message>
+    <message>
+        <source>It will start slowing down soon. If the room or its airflow is the cause, ask the provider; a cooler instance is worth more than a cheaper one.</source>
+        <translation>它很快就会开始降频。如果是机房或风道的问题，请联系服务商；散热好的实例比便宜的实例更值。</translation>
+    </message>
+    <message>
+        <source>Memory of {where} close to its maximum temperature</source>
+        <translation>{where} 显存接近最高温度</translation>
+    </message>
+    <message>
+        <source>The memory of {where} is at {temp} °C, within {margin} °C of its limit ({limit} °C), for {window}.</source>
+        <translation>{where} 的显存温度 {temp} °C，距上限（{limit} °C）不到 {margin} °C，已持续 {window}。</translation>
+    </message>
+    <message>
+        <source>Hot memory throttles and then fails. Watch for ECC errors and ask the provider to check the cooling.</source>
+        <translation>显存过热会先降频、再出错。留意 ECC 错误，并请服务商检查散热。</translation>
+    </message>
+    <message>
+        <source>Memory of {where} over {above} °C</source>
+        <translation>{where} 显存温度超过 {above} °C</translation>
+    </message>
+    <message>
+        <source>The memory of {where} has been at {temp} °C (over {above} °C) for {window}.</source>
+        <translation>{where} 的显存温度为 {temp} °C（超过 {above} °C），已持续 {window}。</translation>
+    </message>
+    <message>
+        <source>Memory this hot risks errors and damage: save a checkpoint, stop training, and move to another instance.</source>
+        <translation>显存这么热有出错和损坏的风险：保存检查点，停止训练，换到另一个实例。</translation>
+    </message>
+    <message>
+        <source>{host} idle while billed</source>
+        <translation>{host} 空闲但仍在计费</translation>
+    </message>
+    <message>
+        <source>All {gpus} GPUs of {host} have been idle for {window} (utilization under {util_max} %, memory under {mem_max} of capacity). The job has probably crashed or finished.</source>
+        <translation>{host} 的全部 {gpus} 张 GPU 已空闲 {window}（利用率低于 {util_max} %，显存占用低于 {mem_max}）。任务可能已崩溃或已结束。</translation>
+    </message>
+    <message>
+        <source>That has cost {spent} so far, and costs {price} every hour it stays so.</source>
+        <translation>到目前为止已花费 {spent}，保持这样每小时还要花 {price}。</translation>
+    </message>
+    <message>
+        <source>Check the job. If it is done or dead, stop the instance (or let an action of this rule do it).</source>
+        <translation>检查任务。如果已经完成或已挂掉，就停掉实例（或让这条规则的动作自动停止）。</translation>
+    </message>
+    <message>
+        <source>Unexpected process on {where}</source>
+        <translation>{where} 上有未知进程</translation>
+    </message>
+    <message>
+        <source>{procs} on {where} is not in this host&apos;s allow-list.</source>
+        <translation>{where} 上的 {procs} 不在该主机的允许列表中。</translation>
+    </message>
+    <message>
+        <source>If you do not recognise it, kill it and change the instance&apos;s password and keys; if it is yours, add it to the host&apos;s allowed processes.</source>
+        <translation>如果你不认识它，请结束它并更换实例的密码和密钥；如果是你自己的，把它加入该主机的允许进程列表。</translation>
+    </message>
+    <message>
+        <source>Mining program on {where}</source>
+        <translation>{where} 上有挖矿程序</translation>
+    </message>
+    <message>
+        <source>{procs} on {where} looks like a cryptocurrency miner.</source>
+        <translation>{where} 上的 {procs} 看起来是加密货币挖矿程序。</translation>
+    </message>
+    <message>
+        <source>It takes compute you pay {price}/h for.</source>
+        <translation>它占用了你按 {price}/小时 付费的算力。</translation>
+    </message>
+    <message>
+        <source>Kill it now, change the instance&apos;s password and SSH keys, and tell the provider.</source>
+        <translation>立即结束它，更换实例的密码和 SSH 密钥，并通知服务商。</translation>
+    </message>
+    <message>
+        <source>{Where} in P{pstate} while a process runs</source>
+        <translation>{Where} 有进程运行却处于 P{pstate}</translation>
+    </message>
+    <message>
+        <source>{Where} has sat in its low-power state P{pstate} for {window} while {procs} runs on it.</source>
+        <translation>{Where} 上运行着 {procs}，却已在低功耗状态 P{pstate} 停留 {window}。</translation>
+    </message>
+    <message>
+        <source>Every hour like this costs {price} for almost no work.</source>
+        <translation>这样每小时花费 {price}，几乎没干活。</translation>
+    </message>
+    <message>
+        <source>The job is probably stuck, or the driver is. Check the job; if it persists, reset the GPU or change instance.</source>
+        <translation>任务或驱动可能卡住了。检查任务；如果一直这样，重置 GPU 或更换实例。</translation>
+    </message>
+    <message>
+        <source>Uncorrectable memory error on {where}</source>
+        <translation>{where} 出现不可纠正的显存错误</translation>
+    </message>
+    <message>
+        <source>The uncorrectable (double-bit) ECC error count of {where} rose from {before} to {after}.</source>
+        <translation>{where} 的不可纠正（双比特）ECC 错误计数从 {before} 增加到 {after}。</translation>
+    </message>
+    <message>
+        <source>If the job died, every hour until it restarts costs {price}.</source>
+        <translation>如果任务已经挂掉，在重新启动之前每小时都要花 {price}。</translation>
+    </message>
+    <message>
+        <source>The job on this GPU may have crashed or computed garbage: restart it from the last checkpoint, save this evidence and ask the provider to check the GPU.</source>
+        <translation>这张 GPU 上的任务可能已崩溃或算出了错误结果：从最近的检查点重新启动，保存这份证据，并请服务商检查这张 GPU。</translation>
+    </message>
+    <message>
+        <source>Row remapping pending on {where}</source>
+        <translation>{where} 有待生效的行重映射</translation>
+    </message>
+    <message>
+        <source>{Where} has a memory row remapping pending: it takes effect only after a GPU reset.</source>
+        <translation>{Where} 有一个待生效的显存行重映射：只有重置 GPU 后才会生效。</translation>
+    </message>
+    <message>
+        <source>Until the reset the bad row may fail again. Reset the GPU or reboot when your job allows, or ask the provider to.</source>
+        <translation>重置之前坏行可能再次出错。在任务允许时重置 GPU 或重启，或请服务商处理。</translation>
+    </message>
+    <message>
+        <source>Row remapping failed on {where}</source>
+        <translation>{where} 行重映射失败</translation>
+    </message>
+    <message>
+        <source>{Where} could not remap a failing memory row.</source>
+        <translation>{Where} 无法重映射一个出错的显存行。</translation>
+    </message>
+    <message>
+        <source>This GPU should be replaced: move to another instance and report it to the provider.</source>
+        <translation>这张 GPU 应当更换：换到另一个实例，并报告给服务商。</translation>
+    </message>
+    <message>
+        <source>Page retirement pending on {where}</source>
+        <translation>{where} 有待退役的显存页</translation>
+    </message>
+    <message>
+        <source>{Where} has memory pages waiting to be retired at the next reset.</source>
+        <translation>{Where} 有显存页等待在下次重置时退役。</translation>
+    </message>
+    <message>
+        <source>Reset the GPU or reboot when convenient, or ask the provider to.</source>
+        <translation>方便时重置 GPU 或重启，或请服务商处理。</translation>
+    </message>
+    <message>
+        <source>Xid {xid} on {where}: {xid_name}</source>
+        <translation>{where} 出现 Xid {xid}：{xid_name}</translation>
+    </message>
+    <message>
+        <source>The driver reported Xid {xid} ({xid_name}) on {where} (seen {count}×).</source>
+        <translation>驱动在 {where} 上报告了 Xid {xid}（{xid_name}，共 {count} 次）。</translation>
+    </message>
+    <message>
+        <source>{Where} lost</source>
+        <translation>{Where} 掉卡</translation>
+    </message>
+    <message>
+        <source>{Where} no longer answers the driver (it has fallen off the bus).</source>
+        <translation>{Where} 不再响应驱动（已从总线上掉线，即掉卡）。</translation>
+    </message>
+    <message>
+        <source>The instance still costs {price}/h with this GPU dead.</source>
+        <translation>这张 GPU 已经挂了，实例却仍按 {price}/小时 计费。</translation>
+    </message>
+    <message>
+        <source>It needs at least a reboot. Save this evidence, report it to the provider and move your job to another instance.</source>
+        <translation>至少需要重启。保存这份证据，报告给服务商，并把任务迁移到另一个实例。</translation>
+    </message>
+    <message>
+        <source>PCIe link of {where} below its maximum</source>
+        <translation>{where} 的 PCIe 链路低于最高规格</translation>
+    </message>
+    <message>
+        <source>While busy, {where}&apos;s PCIe link runs at Gen{gen} x{width} instead of Gen{max_gen} x{max_width}, for {window}: transfers to and from the GPU are slower.</source>
+        <translation>工作时 {where} 的 PCIe 链路以 Gen{gen} x{width} 运行，而不是 Gen{max_gen} x{max_width}，已持续 {window}：与 GPU 之间的数据传输变慢。</translation>
+    </message>
+    <message>
+        <source>Jobs that load a lot of data suffer most. Ask the provider to reseat the card or move you; save this evidence.</source>
+        <translation>数据加载量大的任务受影响最大。请服务商重新插拔显卡或给你换机器；保存这份证据。</translation>
+    </message>
+    <message>
+        <source>NVLink link down on {where}</source>
+        <translation>{where} 有 NVLink 链路断开</translation>
+    </message>
+    <message>
+        <source>Only {up} of {links} NVLink links of {where} are up, for {window}.</source>
+        <translation>{where} 的 {links} 条 NVLink 链路中只有 {up} 条正常，已持续 {window}。</translation>
+    </message>
+    <message>
+        <source>Multi-GPU communication falls back to slower paths. Save this evidence and report it to the provider.</source>
+        <translation>多卡通信会退回到更慢的路径。保存这份证据并报告给服务商。</translation>
+    </message>
+    <message>
+        <source>NVLink bandwidth low on {where}</source>
+        <translation>{where} 的 NVLink 带宽偏低</translation>
+    </message>
+    <message>
+        <source>During traffic, NVLink of {where} carried at most {bw} against {nominal} nominal ({bw_pct}), for {window}.</source>
+        <translation>有流量时，{where} 的 NVLink 最高只跑到 {bw}，标称为 {nominal}（{bw_pct}），已持续 {window}。</translation>
+    </message>
+    <message>
+        <source>Sustained bandwidth far below nominal points to a link configuration or physical problem: save the data and report it to the provider.</source>
+        <translation>持续远低于标称的带宽说明链路配置或硬件有问题：保存数据并报告给服务商。</translation>
+    </message>
+    <message>
+        <source>{host} unreachable</source>
+        <translation>{host} 无法连接</translation>
+    </message>
+    <message>
+        <source>{host} has been unreachable for {window} ({status}: {reason}).</source>
+        <translation>{host} 已无法连接 {window}（{status}：{reason}）。</translation>
+    </message>
+    <message>
+        <source>Billing goes on meanwhile: {price}/h.</source>
+        <translation>在此期间计费照常进行：{price}/小时。</translation>
+    </message>
+    <message>
+        <source>The sampler keeps recording on the host, and the data is filled in when the link returns. Check your network, the instance&apos;s state and its SSH access.</source>
+        <translation>采样器会在主机上继续记录，连接恢复后会补齐数据。请检查你的网络、实例状态和 SSH 访问。</translation>
+    </message>
+    <message>
+        <source>Sampler stalled on {host}</source>
+        <translation>{host} 上的采样器停滞</translation>
+    </message>
+    <message>
+        <source>{host} sent no sample for {gap} although the connection was up.</source>
+        <translation>连接正常，但 {host} 已 {gap} 没有发送采样数据。</translation>
+    </message>
+    <message>
+        <source>The host may be overloaded or the driver hung (nvidia-smi hanging is a sign). Log in and check; a reboot may be needed.</source>
+        <translation>主机可能负载过高或驱动挂起（nvidia-smi 卡住就是征兆）。登录检查；可能需要重启。</translation>
+    </message>
+    <message>
+        <source>{host} has used {budget_pct} of its budget</source>
+        <translation>{host} 已用掉预算的 {budget_pct}</translation>
+    </message>
+    <message>
+        <source>{host} has cost {used} of its {budget} budget ({budget_pct}).</source>
+        <translation>{host} 已花费 {used}，预算为 {budget}（{budget_pct}）。</translation>
+    </message>
+    <message>
+        <source>It costs {price} every further hour.</source>
+        <translation>之后每小时还要花 {price}。</translation>
+    </message>
+    <message>
+        <source>Stop the instance if the work is done, or raise the budget.</source>
+        <translation>如果工作已完成就停掉实例，否则提高预算。</translation>
+    </message>
+    <message>
+        <source>{metric} high on {where}</source>
+        <translation>{where} 的 {metric} 偏高</translation>
+    </message>
+    <message>
+        <source>{metric} of {where} is {value}, above {threshold}, for {window}.</source>
+        <translation>{where} 的 {metric} 为 {value}，高于 {threshold}，已持续 {window}。</translation>
+    </message>
+    <message>
+        <source>{metric} low on {where}</source>
+        <translation>{where} 的 {metric} 偏低</translation>
+    </message>
+    <message>
+        <source>{metric} of {where} is {value}, below {threshold}, for {window}.</source>
+        <translation>{where} 的 {metric} 为 {value}，低于 {threshold}，已持续 {window}。</translation>
+    </message>
+    <message>
+        <source>A hardware or driver fault: save this evidence, restart your job from its checkpoint on another GPU or instance, and report it to the provider.</source>
+        <translation>硬件或驱动故障：保存这份证据，在另一张 GPU 或另一个实例上从检查点重启任务，并报告给服务商。</translation>
+    </message>
+    <message>
+        <source>Usually a fault of the application (a bad memory access, a killed job): check the job&apos;s log first. If it repeats with code that ran fine elsewhere, report it.</source>
+        <translation>通常是应用程序的问题（非法内存访问、任务被结束）：先看任务日志。如果在别处正常运行的代码在这里反复出现此错误，请报告给服务商。</translation>
+    </message>
+    <message>
+        <source>Set this host&apos;s price per hour to see what it costs.</source>
+        <translation>设置该主机的每小时价格即可看到花费。</translation>
+    </message>
+    <message>
+        <source>Resolved after {duration}.</source>
+        <translation>{duration} 后已恢复。</translation>
+    </message>
+    <message>
+        <source>info</source>
+        <translation>提示</translation>
+    </message>
+    <message>
+        <source>warning</source>
+        <translation>警告</translation>
+    </message>
+    <message>
+        <source>critical</source>
+        <translation>严重</translation>
+    </message>
+</context>
+<context>
+    <name>ClocksTab</name>
+    <message>
+        <source>SM clock (MHz)</source>
+        <translation>SM 频率 (MHz)</translation>
+    </message>
+    <message>
+        <source>memory clock (MHz)</source>
+        <translation>显存频率 (MHz)</translation>
+    </message>
+    <message>
+        <source>max {value}</source>
+        <translation>最高 {value}</translation>
+    </message>
+    <message>
+        <source>SM clock</source>
+        <translation>SM 频率</translation>
+    </message>
+    <message>
+        <source>memory clock</source>
+        <translation>显存频率</translation>
+    </message>
+</context>
+<context>
+    <name>Cost</name>
+    <message>
+        <source>{host}: {total} over {billed} at {price}/h: busy {busy} ({busy_time}), idle {idle} ({idle_time}), not observed {unknown} ({unknown_time}); effective compute {effective}.</source>
+        <translation>{host}：按 {price}/小时 计费 {billed}，共 {total}：工作 {busy}（{busy_time}），空闲 {idle}（{idle_time}），未观测 {unknown}（{unknown_time}）；有效算力占比 {effective}。</translation>
+    </message>
+    <message>
+        <source>{host}: {billed} observed: busy {busy_time}, idle {idle_time}, not observed {unknown_time}; effective compute {effective}. Set a price per hour to see the cost.</source>
+        <translation>{host}：已观测 {billed}：工作 {busy_time}，空闲 {idle_time}，未观测 {unknown_time}；有效算力占比 {effective}。设置每小时价格即可看到花费。</translation>
+    </message>
+    <message>
+        <source>Budget {budget}: {budget_pct} used; at this rate it runs out at {exhausted}.</source>
+        <translation>预算 {budget}：已用 {budget_pct}；按当前速度将在 {exhausted} 用完。</translation>
+    </message>
+    <message>
+        <source>In 24 h at this rate: {projection}.</source>
+        <translation>按当前速度 24 小时花费：{projection}。</translation>
+    </message>
+</context>
+<context>
+    <name>CostTab</name>
+    <message>
+        <source>Host</source>
+        <translation>主机</translation>
+    </message>
+    <message>
+        <source>Price</source>
+        <translation>价格</translation>
+    </message>
+    <message>
+        <source>In range</source>
+        <translation>时间范围内</translation>
+    </message>
+    <message>
+        <source>of which idle</source>
+        <translation>其中空闲</translation>
+    </message>
+    <message>
+        <source>Since billing start</source>
+        <translation>开始计费以来</translation>
+    </message>
+    <message>
+        <source>Busy share</source>
+        <translation>工作占比</translation>
+    </message>
+    <message>
+        <source>Next 24 h</source>
+        <translation>未来 24 小时</translation>
+    </message>
+    <message>
+        <source>Budget</source>
+        <translation>预算</translation>
+    </message>
+    <message>
+        <source>cost in this range (currency)</source>
+        <translation>此范围内花费（货币）</translation>
+    </message>
+    <message>
+        <source>No host has a price per hour: set one in Hosts → Edit.</source>
+        <translation>没有主机设置每小时价格：请在“主机 → 编辑”中设置。</translation>
+    </message>
+    <message>
+        <source>mixed</source>
+        <translation>多种货币</translation>
+    </message>
+    <message>
+        <source>cost in this range ({currency})</source>
+        <translation>此范围内花费（{currency}）</translation>
+    </message>
+    <message>
+        <source> Only the {n} priciest hosts are drawn.</source>
+        <translation> 只绘制最贵的 {n} 台主机。</translation>
+    </message>
+    <message>
+        <source>In this range the fleet cost {money}, {pct} % of it while idle (the selected host&apos;s idle part is shaded). </source>
+        <translation>在此时间范围内整个机群花费 {money}，其中 {pct} % 花在空闲时（所选主机的空闲部分以阴影表示）。</translation>
+    </message>
+    <message>
+        <source>At the current rates the next 24 h cost {money}.</source>
+        <translation>按当前价格，未来 24 小时将花费 {money}。</translation>
+    </message>
+    <message>
+        <source>share of the paid time the GPUs were doing work</source>
+        <translation>付费时间中 GPU 在工作的比例</translation>
+    </message>
+    <message>
+        <source>(idle {money})</source>
+        <translation>（空闲 {money}）</translation>
+    </message>
+</context>
+<context>
+    <name>Findings</name>
+    <message>
+        <source>Driver {driver_version}, CUDA {cuda_version}{gpu_names}.</source>
+        <translation>驱动 {driver_version}，CUDA {cuda_version}{gpu_names}。</translation>
+    </message>
+    <message>
+        <source>{Where}: persistence mode is on.</source>
+        <translation>{Where}：持久模式已开启。</translation>
+    </message>
+    <message>
+        <source>{Where}: persistence mode is off, so every CUDA start and nvidia-smi call re-initializes the GPU (slow). Ask the provider, or run &apos;sudo nvidia-smi -pm 1&apos; if you may.</source>
+        <translation>{Where}：持久模式未开启，每次启动 CUDA 或调用 nvidia-smi 都要重新初始化 GPU（很慢）。请联系服务商，或在有权限时运行 &apos;sudo nvidia-smi -pm 1&apos;。</translation>
+    </message>
+    <message>
+        <source>{Where}: P-state P{pstate}, as expected.</source>
+        <translation>{Where}：性能状态 P{pstate}，正常。</translation>
+    </message>
+    <message>
+        <source>{Where}: in P{pstate} (its idle power state) although a process is running on it: the driver or the job has a problem.</source>
+        <translation>{Where}：有进程在运行，却处于 P{pstate}（空闲功耗状态）：驱动或任务有问题。</translation>
+    </message>
+    <message>
+        <source>{Where}: power limit {limit} W, the card&apos;s default ({default} W).</source>
+        <translation>{Where}：功耗上限 {limit} W，与显卡默认值（{default} W）一致。</translation>
+    </message>
+    <message>
+        <source>{Where}: power limited to {limit} W against its default of {default} W ({limit_pct}): this instance will be slower than the same card elsewhere. Save this and ask the provider for the full limit or another instance.</source>
+        <translation>{Where}：功耗上限被限制为 {limit} W，默认应为 {default} W（{limit_pct}）：这个实例会比同型号的卡在别处慢。保存此结果，要求服务商恢复完整功耗上限或更换实例。</translation>
+    </message>
+    <message>
+        <source>{Where}: {temp} °C, well under its slowdown temperature ({slowdown} °C).</source>
+        <translation>{Where}：{temp} °C，远低于降频温度（{slowdown} °C）。</translation>
+    </message>
+    <message>
+        <source>{Where}: already {temp} °C {load} (slowdown at {slowdown} °C): poor cooling, expect throttling under load.</source>
+        <translation>{Where}：{load}已达 {temp} °C（降频阈值 {slowdown} °C）：散热差，满载时预计会降频。</translation>
+    </message>
+    <message>
+        <source>{Where}: {temp} °C, at or near its slowdown temperature ({slowdown} °C): it will throttle. Ask for another instance.</source>
+        <translation>{Where}：{temp} °C，已达到或接近降频温度（{slowdown} °C）：会降频。请要求更换实例。</translation>
+    </message>
+    <message>
+        <source>{Where}: memory at {temp} °C (limit {limit} °C).</source>
+        <translation>{Where}：显存温度 {temp} °C（上限 {limit} °C）。</translation>
+    </message>
+    <message>
+        <source>{Where}: memory already at {temp} °C (limit {limit} °C): watch it under load.</source>
+        <translation>{Where}：显存温度已达 {temp} °C（上限 {limit} °C）：满载时要留意。</translation>
+    </message>
+    <message>
+        <source>{Where}: memory at {temp} °C, over 100 °C: risk of errors and damage. Change instance.</source>
+        <translation>{Where}：显存温度 {temp} °C，超过 100 °C：有出错和损坏的风险。请更换实例。</translation>
+    </message>
+    <message>
+        <source>{Where}: no other process uses it.</source>
+        <translation>{Where}：没有其他进程占用。</translation>
+    </message>
+    <message>
+        <source>{Where}: only your own processes use it: {procs}.</source>
+        <translation>{Where}：只有你自己的进程在用：{procs}。</translation>
+    </message>
+    <message>
+        <source>{Where}: {procs} already use it ({mem} of memory). Leftover jobs or someone else&apos;s: check before you start.</source>
+        <translation>{Where}：{procs} 已在使用（占用显存 {mem}）。可能是残留任务或别人的进程：开始前请检查。</translation>
+    </message>
+    <message>
+        <source>{Where}: {procs} looks like a mining program. Kill it, change the password and keys, and tell the provider.</source>
+        <translation>{Where}：{procs} 看起来是挖矿程序。结束它，更换密码和密钥，并通知服务商。</translation>
+    </message>
+    <message>
+        <source>{Where}: PCIe Gen{gen} x{width} (max Gen{max_gen} x{max_width}){idle_note}.</source>
+        <translation>{Where}：PCIe Gen{gen} x{width}（最高 Gen{max_gen} x{max_width}）{idle_note}。</translation>
+    </message>
+    <message>
+        <source>{Where}: PCIe link at Gen{gen} x{width} against a maximum of Gen{max_gen} x{max_width}: transfers will be slower. Ask the provider to check the slot.</source>
+        <translation>{Where}：PCIe 链路为 Gen{gen} x{width}，最高应为 Gen{max_gen} x{max_width}：数据传输会变慢。请服务商检查插槽。</translation>
+    </message>
+    <message>
+        <source>{Where}: all {links} NVLink links up.</source>
+        <translation>{Where}：全部 {links} 条 NVLink 链路正常。</translation>
+    </message>
+    <message>
+        <source>{Where}: only {up} of {links} NVLink links are up. Report it to the provider.</source>
+        <translation>{Where}：{links} 条 NVLink 链路中只有 {up} 条正常。请报告给服务商。</translation>
+    </message>
+    <message>
+        <source>{Where}: no ECC errors.</source>
+        <translation>{Where}：没有 ECC 错误。</translation>
+    </message>
+    <message>
+        <source>{Where}: a history of memory errors ({sbe} corrected, {dbe_agg} uncorrected over its life): usable, but watch it.</source>
+        <translation>{Where}：有显存错误历史（累计已纠正 {sbe} 个，未纠正 {dbe_agg} 个）：可以使用，但要留意。</translation>
+    </message>
+    <message>
+        <source>{Where}: {dbe} uncorrectable ECC error(s) since the driver loaded: results on this GPU may be wrong. Ask for another instance.</source>
+        <translation>{Where}：驱动加载以来有 {dbe} 个不可纠正的 ECC 错误：这张 GPU 的计算结果可能出错。请要求更换实例。</translation>
+    </message>
+    <message>
+        <source>{Where}: ECC is not reported (off, or not supported on this board).</source>
+        <translation>{Where}：未报告 ECC（已关闭，或此卡不支持）。</translation>
+    </message>
+    <message>
+        <source>{Where}: no memory rows remapped.</source>
+        <translation>{Where}：没有重映射的显存行。</translation>
+    </message>
+    <message>
+        <source>{Where}: {corr} memory row(s) remapped after correctable errors, {unc} after uncorrectable ones: the board has a history; usable.</source>
+        <translation>{Where}：因可纠正错误重映射了 {corr} 个显存行，因不可纠正错误重映射了 {unc} 个：这张卡有错误历史；可以使用。</translation>
+    </message>
+    <message>
+        <source>{Where}: a row remapping is {state}: the GPU needs {fix}. Ask the provider before you start.</source>
+        <translation>{Where}：行重映射{state}：这张 GPU 需要{fix}。开始前请联系服务商。</translation>
+    </message>
+    <message>
+        <source>{Where}: no retired pages pending.</source>
+        <translation>{Where}：没有待退役的显存页。</translation>
+    </message>
+    <message>
+        <source>{Where}: memory pages wait to be retired: the GPU needs a reset first.</source>
+        <translation>{Where}：有显存页等待退役：需要先重置 GPU。</translation>
+    </message>
+    <message>
+        <source>{Where}: no Xid error seen since {since}.</source>
+        <translation>{Where}：自 {since} 以来未见 Xid 错误。</translation>
+    </message>
+    <message>
+        <source>Xid errors: unknown (no sampler daemon has been watching this host yet; they are recorded from now on).</source>
+        <translation>Xid 错误：未知（还没有采样守护进程监视过这台主机；从现在起开始记录）。</translation>
+    </message>
+    <message>
+        <source>{Where}: Xid {xids} seen ({xid_names}): usually application faults.</source>
+        <translation>{Where}：出现过 Xid {xids}（{xid_names}）：通常是应用程序的问题。</translation>
+    </message>
+    <message>
+        <source>{Where}: Xid {xids} seen ({xid_names}): a hardware or driver fault. Ask for another instance.</source>
+        <translation>{Where}：出现过 Xid {xids}（{xid_names}）：硬件或驱动故障。请要求更换实例。</translation>
+    </message>
+    <message>
+        <source>{Where}: lost (it does not answer the driver). The instance needs a reboot.</source>
+        <translation>{Where}：掉卡（不响应驱动）。实例需要重启。</translation>
+    </message>
+    <message>
+        <source>{Where}: {usable} of {total} memory usable ({reserved} reserved).</source>
+        <translation>{Where}：显存 {total} 中可用 {usable}（预留 {reserved}）。</translation>
+    </message>
+    <message>
+        <source>{Where}: {reserved} of its {total} memory ({reserved_pct}) is reserved by the driver or the virtualization layer: a model sized for the full card will run out of memory.</source>
+        <translation>{Where}：{total} 显存中有 {reserved}（{reserved_pct}）被驱动或虚拟化层预留：按整卡显存规划的模型会显存不足（OOM）。</translation>
+    </message>
+    <message>
+        <source>{Where}: virtualization {mode}: the sensors are the card&apos;s own.</source>
+        <translation>{Where}：虚拟化模式 {mode}：传感器读数来自显卡本身。</translation>
+    </message>
+    <message>
+        <source>{Where}: a vGPU guest: some sensors (temperature, power, clocks reasons) may be hidden or shared with other tenants.</source>
+        <translation>{Where}：vGPU 虚拟机：部分传感器（温度、功耗、降频原因）可能被隐藏或与其他租户共享。</translation>
+    </message>
+    <message>
+        <source>{Where}: MIG is enabled: you see a slice of the GPU, not all of it.</source>
+        <translation>{Where}：已启用 MIG：你看到的是 GPU 的一个切片，不是整张卡。</translation>
+    </message>
+    <message>
+        <source>{Where} was slowed by temperature for {share} of the window: its SM clock averaged {clock} MHz ({clock_pct} of {clock_max} MHz) at up to {temp} °C (slowdown {slowdown} °C). That alone makes it about {lost_pct} slower: check the cooling or change instance.</source>
+        <translation>{Where} 在该时段的 {share} 时间里因温度降频：SM 平均频率 {clock} MHz（{clock_max} MHz 的 {clock_pct}），最高温度 {temp} °C（降频阈值 {slowdown} °C）。仅此一项就慢了约 {lost_pct}：检查散热或更换实例。</translation>
+    </message>
+    <message>
+        <source>{Where} is power limited to {limit} W against its default {default} W ({limit_pct}); its clocks averaged {clock_pct} of maximum while busy. Ask the provider for the full limit.</source>
+        <translation>{Where} 的功耗上限被限制为 {limit} W，默认为 {default} W（{limit_pct}）；工作时频率平均为最高值的 {clock_pct}。请要求服务商恢复完整功耗上限。</translation>
+    </message>
+    <message>
+        <source>{Where} held its clocks down to stay within its default power limit for {share} of the busy time (clocks averaged {clock_pct} of maximum): normal for a heavy load.</source>
+        <translation>{Where} 在 {share} 的工作时间里为了不超过默认功耗上限而压低频率（平均为最高值的 {clock_pct}）：重负载下属于正常。</translation>
+    </message>
+    <message>
+        <source>{Where} ran at {clock_pct} of its maximum clock while busy for {share} of the window with no reason reported: a limit outside the machine (virtualization host, provider) is likely. Compare with another instance.</source>
+        <translation>{Where} 在该时段的 {share} 时间里工作时只跑到最高频率的 {clock_pct}，且没有报告原因：很可能是本机之外的限制（虚拟化宿主机、服务商）。请与另一个实例对比。</translation>
+    </message>
+    <message>
+        <source>{Where} reached {temp} °C against a slowdown temperature of {slowdown} °C.</source>
+        <translation>{Where} 温度达到 {temp} °C，降频温度为 {slowdown} °C。</translation>
+    </message>
+    <message>
+        <source>{Where} was shared: {procs} ran on it besides the main job, taking up to {mem} of memory. Two jobs on one GPU both run slower.</source>
+        <translation>{Where} 被共享：除主任务外还运行了 {procs}，最多占用显存 {mem}。一张卡上跑两个任务，两个都会变慢。</translation>
+    </message>
+    <message>
+        <source>{Where}&apos;s PCIe link ran at Gen{gen} x{width} instead of Gen{max_gen} x{max_width} while busy: transfers were slower.</source>
+        <translation>{Where} 工作时 PCIe 链路以 Gen{gen} x{width} 运行，而不是 Gen{max_gen} x{max_width}：数据传输变慢。</translation>
+    </message>
+    <message>
+        <source>{Where}&apos;s utilization went up and down {cycles} times (busy {busy_share} of the time) while PCIe carried only {pcie}: the GPU waits for data. Look at the data loader (workers, storage, preprocessing) before the hardware.</source>
+        <translation>{Where} 的利用率起伏了 {cycles} 次（{busy_share} 的时间在工作），而 PCIe 只传输了 {pcie}：GPU 在等数据。先检查数据加载（workers、存储、预处理），再怀疑硬件。</translation>
+    </message>
+    <message>
+        <source>Before the crash, the memory of {where} reached {temp} °C (rising {rise} °C over the window).</source>
+        <translation>崩溃前 {where} 的显存温度达到 {temp} °C（该时段内上升 {rise} °C）。</translation>
+    </message>
+    <message>
+        <source>{Where} logged {kind} memory errors at {at} ({count}): a hardware cause. Report it to the provider with this evidence.</source>
+        <translation>{Where} 在 {at} 记录了 {kind} 显存错误（{count}）：硬件原因。请带着这份证据报告给服务商。</translation>
+    </message>
+    <message>
+        <source>At {at}, {where} reported Xid {xid} ({xid_name}).</source>
+        <translation>{at}，{where} 报告了 Xid {xid}（{xid_name}）。</translation>
+    </message>
+    <message>
+        <source>At {at}, {where} fell off the bus (GPU lost): the job could not survive it.</source>
+        <translation>{at}，{where} 从总线上掉线（掉卡）：任务无法继续。</translation>
+    </message>
+    <message>
+        <source>At {at} the work stopped: utilization fell from {util_before} % to {util_after} % and memory from {mem_before} to {mem_after}{procs_note}.</source>
+        <translation>{at} 工作停止：利用率从 {util_before} % 降到 {util_after} %，显存从 {mem_before} 降到 {mem_after}{procs_note}。</translation>
+    </message>
+    <message>
+        <source>{Where}: only {up} of {links} NVLink links were up.</source>
+        <translation>{Where}：{links} 条 NVLink 链路中只有 {up} 条正常。</translation>
+    </message>
+    <message>
+        <source>Nothing in the hardware data explains it: clocks, power, temperatures, PCIe, memory errors and processes look normal over the window. Look at the code, the data pipeline and the checkpointing.</source>
+        <translation>硬件数据中找不到原因：该时段内频率、功耗、温度、PCIe、显存错误和进程都正常。请检查代码、数据管道和检查点保存。</translation>
+    </message>
+    <message>
+        <source>No samples in the window: nothing to diagnose.</source>
+        <translation>该时段内没有采样数据：无法诊断。</translation>
+    </message>
+    <message>
+        <source>Memory use peaked at {mem_peak} of the card: a smaller GPU or a shared instance would do for this job.</source>
+        <translation>显存占用峰值只有整卡的 {mem_peak}：这个任务用更小的 GPU 或共享实例就够了。</translation>
+    </message>
+    <message>
+        <source>Memory use peaked at {mem_peak} of the card and the GPU works in bursts (busy about {busy_share} of the time, {cycles} cycles): a fractional (vGPU) instance would cost less.</source>
+        <translation>显存占用峰值只有整卡的 {mem_peak}，且 GPU 间歇工作（约 {busy_share} 的时间在忙，{cycles} 个周期）：租用算力切分（vGPU）实例会更便宜。</translation>
+    </message>
+    <message>
+        <source>at idle</source>
+        <translation>空闲时</translation>
+    </message>
+    <message>
+        <source>under load</source>
+        <translation>负载下</translation>
+    </message>
+    <message>
+        <source>; the generation drops at idle on purpose</source>
+        <translation>；空闲时降低代数是有意为之（节能）</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>pending</source>
+        <translation>待生效</translation>
+    </message>
+    <message>
+        <source>replacing</source>
+        <translation>更换</translation>
+    </message>
+    <message>
+        <source>a reset</source>
+        <translation>重置</translation>
+    </message>
+    <message>
+        <source>, and its process disappeared</source>
+        <translation>，其进程也消失了</translation>
+    </message>
+    <message>
+        <source>PASS</source>
+        <translation>通过</translation>
+    </message>
+    <message>
+        <source>WARN</source>
+        <translation>警告</translation>
+    </message>
+    <message>
+        <source>FAIL</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>INFO</source>
+        <translation>信息</translation>
+    </message>
+    <message>
+        <source>?</source>
+        <translation>?</translation>
+    </message>
+    <message>
+        <source>N/A</source>
+        <translation>不适用</translation>
+    </message>
+</context>
+<context>
+    <name>FleetPanel</name>
+    <message>
+        <source>Host</source>
+        <translation>主机</translation>
+    </message>
+    <message>
+        <source>GPUs</source>
+        <translation>GPU</translation>
+    </message>
+    <message>
+        <source>Util</source>
+        <translation>利用率</translation>
+    </message>
+    <message>
+        <source>Hot</source>
+        <translation>最高温</translation>
+    </message>
+    <message>
+        <source>/h</source>
+        <translation>/小时</translation>
+    </message>
+    <message>
+        <source>Reason</source>
+        <translation>原因</translation>
+    </message>
+    <message>
+        <source>Fleet</source>
+        <translation>机群</translation>
+    </message>
+    <message>
+        <source>now</source>
+        <translation>当前</translation>
+    </message>
+    <message>
+        <source>Click to open this host at the moment it started</source>
+        <translation>点击打开该主机，定位到告警开始的时刻</translation>
+    </message>
+    <message>
+        <source>Alerts</source>
+        <translation>告警</translation>
+    </message>
+    <message>
+        <source>— none active</source>
+        <translation>— 无活动告警</translation>
+    </message>
+</context>
+<context>
+    <name>GpuCard</name>
+    <message>
+        <source>GPU {n}</source>
+        <translation>GPU {n}</translation>
+    </message>
+    <message>
+        <source>util</source>
+        <translation>利用率</translation>
+    </message>
+    <message>
+        <source>mem</source>
+        <translation>显存</translation>
+    </message>
+</context>
+<context>
+    <name>HostDialog</name>
+    <message>
+        <source>connected, but the test command failed: is python3 installed there?</source>
+        <translation>已连接，但测试命令失败：那台机器上装了 python3 吗？</translation>
+    </message>
+    <message>
+        <source>connected: python3 {py}, {gpus} GPU(s) listed by nvidia-smi</source>
+        <translation>已连接：python3 {py}，nvidia-smi 列出 {gpus} 张 GPU</translation>
+    </message>
+    <message>
+        <source>Edit {name}</source>
+        <translation>编辑 {name}</translation>
+    </message>
+    <message>
+        <source>Add a host</source>
+        <translation>添加主机</translation>
+    </message>
+    <message>
+        <source>Paste the SSH command, e.g. ssh -p 40022 root@203.0.113.7</source>
+        <translation>粘贴租用平台给的 SSH 命令，例如 ssh -p 40022 root@203.0.113.7</translation>
+    </message>
+    <message>
+        <source>Fill in</source>
+        <translation>填入</translation>
+    </message>
+    <message>
+        <source>optional: user@bastion:port</source>
+        <translation>可选：user@跳板机:端口</translation>
+    </message>
+    <message>
+        <source>password or key passphrase: kept in the OS keyring only</source>
+        <translation>密码或密钥口令：只保存在系统密钥环中</translation>
+    </message>
+    <message>
+        <source>not set</source>
+        <translation>未设置</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <source>Host</source>
+        <translation>主机</translation>
+    </message>
+    <message>
+        <source>Port</source>
+        <translation>端口</translation>
+    </message>
+    <message>
+        <source>User</source>
+        <translation>用户</translation>
+    </message>
+    <message>
+        <source>Authentication</source>
+        <translation>认证方式</translation>
+    </message>
+    <message>
+        <source>Key file</source>
+        <translation>密钥文件</translation>
+    </message>
+    <message>
+        <source>Jump host</source>
+        <translation>跳板机</translation>
+    </message>
+    <message>
+        <source>Secret</source>
+        <translation>密码/口令</translation>
+    </message>
+    <message>
+        <source>Price per hour</source>
+        <translation>每小时价格</translation>
+    </message>
+    <message>
+        <source>Currency</source>
+        <translation>货币</translation>
+    </message>
+    <message>
+        <source>Test connection</source>
+        <translation>测试连接</translation>
+    </message>
+    <message>
+        <source>SSH key</source>
+        <translation>SSH 密钥</translation>
+    </message>
+    <message>
+        <source>filled in from the command: check, then save</source>
+        <translation>已根据命令填好：检查后保存</translation>
+    </message>
+    <message>
+        <source>give the host a name</source>
+        <translation>请给主机起个名字</translation>
+    </message>
+    <message>
+        <source>the host&apos;s address is missing</source>
+        <translation>缺少主机地址</translation>
+    </message>
+    <message>
+        <source>connecting to {host}…</source>
+        <translation>正在连接 {host}…</translation>
+    </message>
+</context>
+<context>
+    <name>HostKeyPrompt</name>
+    <message>
+        <source>Unknown host key</source>
+        <translation>未知的主机密钥</translation>
+    </message>
+    <message>
+        <source>gpufleet has never connected to {label} before.</source>
+        <translation>gpufleet 之前从未连接过 {label}。</translation>
+    </message>
+    <message>
+        <source>Its {key_type} key fingerprint is:
+
+{fingerprint}
+
+Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) before trusting it. Trusted keys are saved to known_hosts; a key that later changes is refused.</source>
+        <translation>它的 {key_type} 密钥指纹是：
+
+{fingerprint}
+
+信任之前，请与服务商显示的指纹（或在主机上运行 `ssh-keygen -lf` 的结果）核对。信任的密钥会保存到 known_hosts；以后密钥若有变化将被拒绝。</translation>
+    </message>
+    <message>
+        <source>Trust and connect</source>
+        <translation>信任并连接</translation>
+    </message>
+    <message>
+        <source>Do not connect</source>
+        <translation>不连接</translation>
+    </message>
+</context>
+<context>
+    <name>ImportDialog</name>
+    <message>
+        <source>Import hosts from ~/.ssh/config</source>
+        <translation>从 ~/.ssh/config 导入主机</translation>
+    </message>
+    <message>
+        <source>reading ~/.ssh/config…</source>
+        <translation>正在读取 ~/.ssh/config…</translation>
+    </message>
+    <message>
+        <source>Import</source>
+        <translation>导入</translation>
+    </message>
+    <message>
+        <source>{host} — already added</source>
+        <translation>{host} — 已添加</translation>
+    </message>
+    <message>
+        <source>{n} host aliases found</source>
+        <translation>找到 {n} 个主机别名</translation>
+    </message>
+    <message>
+        <source>no Host entries found</source>
+        <translation>没有找到 Host 条目</translation>
+    </message>
+</context>
+<context>
+    <name>InterconnectTab</name>
+    <message>
+        <source>PCIe TX bright, RX dark (GB/s)</source>
+        <translation>PCIe 发送亮色、接收暗色 (GB/s)</translation>
+    </message>
+    <message>
+        <source>NVLink TX bright, RX dark (GB/s)</source>
+        <translation>NVLink 发送亮色、接收暗色 (GB/s)</translation>
+    </message>
+    <message>
+        <source>PCIe throughput</source>
+        <translation>PCIe 吞吐量</translation>
+    </message>
+    <message>
+        <source>nominal {value} per GPU per direction</source>
+        <translation>标称每张 GPU 每个方向 {value}</translation>
+    </message>
+    <message>
+        <source>NVLink: not present on this machine (PCIe only)</source>
+        <translation>NVLink：本机没有（仅 PCIe）</translation>
+    </message>
+    <message>
+        <source>{now} of {max}</source>
+        <translation>{now}（最高 {max}）</translation>
+    </message>
+    <message>
+        <source>PCIe link of all {n} GPUs: {now} (max {max})</source>
+        <translation>全部 {n} 张 GPU 的 PCIe 链路：{now}（最高 {max}）</translation>
+    </message>
+    <message>
+        <source>PCIe link (now of max): </source>
+        <translation>PCIe 链路（当前/最高）：</translation>
+    </message>
+</context>
+<context>
+    <name>KillDialog</name>
+    <message>
+        <source>not reported</source>
+        <translation>未报告</translation>
+    </message>
+    <message>
+        <source>Send {signal} to PID {pid} on {host}?</source>
+        <translation>向 {host} 上的 PID {pid} 发送 {signal}？</translation>
+    </message>
+    <message>
+        <source>Host</source>
+        <translation>主机</translation>
+    </message>
+    <message>
+        <source>GPU</source>
+        <translation>GPU</translation>
+    </message>
+    <message>
+        <source>PID</source>
+        <translation>PID</translation>
+    </message>
+    <message>
+        <source>{pid} (started at tick {ticks}; a reused PID is refused)</source>
+        <translation>{pid}（启动于 tick {ticks}；PID 被复用时会拒绝发送）</translation>
+    </message>
+    <message>
+        <source>User</source>
+        <translation>用户</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>进程名</translation>
+    </message>
+    <message>
+        <source>Command</source>
+        <translation>命令</translation>
+    </message>
+    <message>
+        <source>GPU memory</source>
+        <translation>显存</translation>
+    </message>
+    <message>
+        <source>gpufleet sends &lt;b&gt;{signal}&lt;/b&gt; and waits up to {grace} s for it to exit.</source>
+        <translation>gpufleet 会发送 &lt;b&gt;{signal}&lt;/b&gt;，并最多等待 {grace} 秒让它退出。</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;KILL&lt;/b&gt; ends it at once: it gets no chance to save anything.</source>
+        <translation>&lt;b&gt;KILL&lt;/b&gt; 会立即结束它：它没有机会保存任何东西。</translation>
+    </message>
+    <message>
+        <source>Send {signal}</source>
+        <translation>发送 {signal}</translation>
+    </message>
+</context>
+<context>
+    <name>MainWindow</name>
+    <message>
+        <source>5 min</source>
+        <translation>5 分钟</translation>
+    </message>
+    <message>
+        <source>1 h</source>
+        <translation>1 小时</translation>
+    </message>
+    <message>
+        <source>6 h</source>
+        <translation>6 小时</translation>
+    </message>
+    <message>
+        <source>24 h</source>
+        <translation>24 小时</translation>
+    </message>
+    <message>
+        <source>gpufleet — demo fleet</source>
+        <translation>gpufleet — 演示机群</translation>
+    </message>
+    <message>
+        <source>follow live</source>
+        <translation>跟随实时</translation>
+    </message>
+    <message>
+        <source>starting…</source>
+        <translation>正在启动…</translation>
+    </message>
+    <message>
+        <source>&amp;Hosts</source>
+        <translation>主机(&amp;H)</translation>
+    </message>
+    <message>
+        <source>&amp;View</source>
+        <translation>视图(&amp;V)</translation>
+    </message>
+    <message>
+        <source>&amp;Settings</source>
+        <translation>设置(&amp;S)</translation>
+    </message>
+    <message>
+        <source>&amp;Preferences…</source>
+        <translation>首选项(&amp;P)…</translation>
+    </message>
+    <message>
+        <source>{n} hosts</source>
+        <translation>{n} 台主机</translation>
+    </message>
+    <message>
+        <source>{n} streaming</source>
+        <translation>{n} 台在线</translation>
+    </message>
+    <message>
+        <source>{n} down</source>
+        <translation>{n} 台掉线</translation>
+    </message>
+    <message>
+        <source>{n} samples/s</source>
+        <translation>{n} 个采样/秒</translation>
+    </message>
+    <message>
+        <source>history {size} MiB</source>
+        <translation>历史数据 {size} MiB</translation>
+    </message>
+    <message>
+        <source>{n} events dropped (the app fell behind)</source>
+        <translation>丢弃了 {n} 个事件（程序处理不过来）</translation>
+    </message>
+    <message>
+        <source>Fleet</source>
+        <translation>机群</translation>
+    </message>
+    <message>
+        <source>{hosts} hosts · {gpus} GPUs · {rate}/h</source>
+        <translation>{hosts} 台主机 · {gpus} 张 GPU · {rate}/小时</translation>
+    </message>
+    <message>
+        <source> · spent {money}</source>
+        <translation> · 已花费 {money}</translation>
+    </message>
+    <message>
+        <source>mixed GPUs</source>
+        <translation>混合型号 GPU</translation>
+    </message>
+    <message>
+        <source>driver {version}</source>
+        <translation>驱动 {version}</translation>
+    </message>
+    <message>
+        <source>{backend} sampler {version}</source>
+        <translation>{backend} 采样器 {version}</translation>
+    </message>
+</context>
+<context>
+    <name>MemoryTab</name>
+    <message>
+        <source>Host</source>
+        <translation>主机</translation>
+    </message>
+    <message>
+        <source>GPU</source>
+        <translation>GPU</translation>
+    </message>
+    <message>
+        <source>PID</source>
+        <translation>PID</translation>
+    </message>
+    <message>
+        <source>User</source>
+        <translation>用户</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>进程名</translation>
+    </message>
+    <message>
+        <source>Command</source>
+        <translation>命令</translation>
+    </message>
+    <message>
+        <source>GPU memory</source>
+        <translation>显存</translation>
+    </message>
+    <message>
+        <source>SM %</source>
+        <translation>SM %</translation>
+    </message>
+    <message>
+        <source>memory used (GiB)</source>
+        <translation>显存占用 (GiB)</translation>
+    </message>
+    <message>
+        <source>Processes</source>
+        <translation>进程</translation>
+    </message>
+    <message>
+        <source>Kill…</source>
+        <translation>结束进程…</translation>
+    </message>
+    <message>
+        <source>Send TERM to the selected process (after a confirmation)</source>
+        <translation>向所选进程发送 TERM（需确认）</translation>
+    </message>
+    <message>
+        <source>total {value}</source>
+        <translation>总量 {value}</translation>
+    </message>
+    <message>
+        <source>usable (total − reserved) {value}</source>
+        <translation>可用（总量 − 预留）{value}</translation>
+    </message>
+    <message>
+        <source>memory used</source>
+        <translation>显存占用</translation>
+    </message>
+    <message>
+        <source> · snapshot {time}</source>
+        <translation> · 快照时间 {time}</translation>
+    </message>
+    <message>
+        <source>Processes on {host}: {n}</source>
+        <translation>{host} 上的进程：{n} 个</translation>
+    </message>
+</context>
+<context>
+    <name>OverviewTab</name>
+    <message>
+        <source>State</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>Host</source>
+        <translation>主机</translation>
+    </message>
+    <message>
+        <source>GPU</source>
+        <translation>GPU</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>型号</translation>
+    </message>
+    <message>
+        <source>Util</source>
+        <translation>利用率</translation>
+    </message>
+    <message>
+        <source>SM clock</source>
+        <translation>SM 频率</translation>
+    </message>
+    <message>
+        <source>Temp</source>
+        <translation>温度</translation>
+    </message>
+    <message>
+        <source>Power</source>
+        <translation>功耗</translation>
+    </message>
+    <message>
+        <source>Memory</source>
+        <translation>显存</translation>
+    </message>
+    <message>
+        <source>P</source>
+        <translation>P 状态</translation>
+    </message>
+    <message>
+        <source>Reasons</source>
+        <translation>降频原因</translation>
+    </message>
+    <message>
+        <source>Price</source>
+        <translation>价格</translation>
+    </message>
+    <message>
+        <source>{hosts} host, {gpus} GPUs; </source>
+        <translation>{hosts} 台主机，{gpus} 张 GPU；</translation>
+    </message>
+    <message>
+        <source>{hosts} hosts, {gpus} GPUs; </source>
+        <translation>{hosts} 台主机，{gpus} 张 GPU；</translation>
+    </message>
+    <message>
+        <source>{n} row needs attention, listed first. </source>
+        <translation>{n} 行需要注意，已排在最前。</translation>
+    </message>
+    <message>
+        <source>{n} rows need attention, listed first. </source>
+        <translation>{n} 行需要注意，已排在最前。</translation>
+    </message>
+    <message>
+        <source>all healthy. </source>
+        <translation>全部正常。</translation>
+    </message>
+    <message>
+        <source>Double-click a row to open that host; click a header to sort.</source>
+        <translation>双击一行打开该主机；点击表头排序。</translation>
+    </message>
+</context>
+<context>
+    <name>Plots</name>
+    <message>
+        <source>throttle reasons</source>
+        <translation>降频原因</translation>
+    </message>
+    <message>
+        <source>GPU {n}</source>
+        <translation>GPU {n}</translation>
+    </message>
+</context>
+<context>
+    <name>Reasons</name>
+    <message>
+        <source>gpu_idle</source>
+        <translation>空闲</translation>
+    </message>
+    <message>
+        <source>clocks_setting</source>
+        <translation>应用频率设置</translation>
+    </message>
+    <message>
+        <source>power_cap</source>
+        <translation>功耗墙</translation>
+    </message>
+    <message>
+        <source>hw_slowdown</source>
+        <translation>硬件降频</translation>
+    </message>
+    <message>
+        <source>sync_boost</source>
+        <translation>同步加速</translation>
+    </message>
+    <message>
+        <source>sw_thermal</source>
+        <translation>软件温控降频</translation>
+    </message>
+    <message>
+        <source>hw_thermal</source>
+        <translation>硬件温控降频</translation>
+    </message>
+    <message>
+        <source>hw_power_brake</source>
+        <translation>硬件功率制动</translation>
+    </message>
+    <message>
+        <source>display_clocks</source>
+        <translation>显示频率设置</translation>
+    </message>
+    <message>
+        <source>thermal</source>
+        <translation>温度</translation>
+    </message>
+    <message>
+        <source>HW slowdown / power brake</source>
+        <translation>硬件降频 / 功率制动</translation>
+    </message>
+    <message>
+        <source>power cap</source>
+        <translation>功耗墙</translation>
+    </message>
+    <message>
+        <source>clock setting / sync boost</source>
+        <translation>频率设置 / 同步加速</translation>
+    </message>
+</context>
+<context>
+    <name>Rules</name>
+    <message>
+        <source>SW or HW thermal slowdown reason bits set: the GPU slows itself down because it is hot</source>
+        <translation>软件或硬件温控降频标志被置位：GPU 因为过热自行降频</translation>
+    </message>
+    <message>
+        <source>enforced power limit below the card&apos;s default (e.g. 300 W against 450 W)</source>
+        <translation>实际功耗上限低于显卡默认值（例如 300 W，默认 450 W）</translation>
+    </message>
+    <message>
+        <source>power-cap reason while busy at the default limit: working as designed (a note)</source>
+        <translation>在默认功耗上限下工作时触发功耗墙：正常设计行为（提示）</translation>
+    </message>
+    <message>
+        <source>busy, SM clock well under its maximum, and no reason reported</source>
+        <translation>正在工作，SM 频率远低于最高值，且没有报告原因</translation>
+    </message>
+    <message>
+        <source>GPU temperature within a few degrees of its slowdown threshold</source>
+        <translation>GPU 温度距降频阈值只差几度</translation>
+    </message>
+    <message>
+        <source>memory temperature within a few degrees of its maximum</source>
+        <translation>显存温度距最高值只差几度</translation>
+    </message>
+    <message>
+        <source>memory temperature over 100 °C, where the GPU reports it</source>
+        <translation>显存温度超过 100 °C（GPU 报告该值时）</translation>
+    </message>
+    <message>
+        <source>every GPU under 5 % utilization and 10 % memory: paying for an idle host</source>
+        <translation>每张 GPU 利用率低于 5 %、显存低于 10 %：在为空闲主机付费</translation>
+    </message>
+    <message>
+        <source>a process not in the host&apos;s allow-list uses a GPU</source>
+        <translation>不在主机允许列表中的进程在使用 GPU</translation>
+    </message>
+    <message>
+        <source>a well-known mining program uses a GPU</source>
+        <translation>常见的挖矿程序在使用 GPU</translation>
+    </message>
+    <message>
+        <source>GPU in its idle P-state (P8) while a process works on it</source>
+        <translation>有进程在运行时 GPU 却处于空闲性能状态（P8）</translation>
+    </message>
+    <message>
+        <source>the uncorrectable (double-bit) ECC error count increased</source>
+        <translation>不可纠正（双比特）ECC 错误计数增加</translation>
+    </message>
+    <message>
+        <source>a memory row remapping waits for a GPU reset</source>
+        <translation>显存行重映射等待 GPU 重置</translation>
+    </message>
+    <message>
+        <source>a memory row remapping failed</source>
+        <translation>显存行重映射失败</translation>
+    </message>
+    <message>
+        <source>memory pages wait to be retired at the next reset</source>
+        <translation>显存页等待在下次重置时退役</translation>
+    </message>
+    <message>
+        <source>the driver reported an Xid error (critical codes named: 48, 63, 64, 74, 79, 92, 94, 95, 119, 120, ...)</source>
+        <translation>驱动报告了 Xid 错误（严重错误码：48、63、64、74、79、92、94、95、119、120 等）</translation>
+    </message>
+    <message>
+        <source>a GPU stopped answering (fell off the bus)</source>
+        <translation>GPU 不再响应（掉卡）</translation>
+    </message>
+    <message>
+        <source>PCIe link below its max generation or width while busy (not at idle P-states)</source>
+        <translation>工作时 PCIe 链路低于最高代数或宽度（空闲性能状态除外）</translation>
+    </message>
+    <message>
+        <source>fewer NVLink links up than the GPU has</source>
+        <translation>正常的 NVLink 链路少于 GPU 拥有的数量</translation>
+    </message>
+    <message>
+        <source>NVLink traffic that stays far below the nominal bandwidth</source>
+        <translation>NVLink 流量持续远低于标称带宽</translation>
+    </message>
+    <message>
+        <source>the host cannot be reached over SSH</source>
+        <translation>无法通过 SSH 连接主机</translation>
+    </message>
+    <message>
+        <source>no sample from the host&apos;s sampler although the link is up</source>
+        <translation>连接正常但主机的采样器没有发送数据</translation>
+    </message>
+    <message>
+        <source>the host&apos;s cost reached a share of its budget</source>
+        <translation>主机花费达到预算的一定比例</translation>
+    </message>
+    <message>
+        <source>a metric above a threshold (user rule)</source>
+        <translation>指标高于阈值（用户规则）</translation>
+    </message>
+    <message>
+        <source>a metric below a threshold (user rule)</source>
+        <translation>指标低于阈值（用户规则）</translation>
+    </message>
+</context>
+<context>
+    <name>Sentences</name>
+    <message>
+        <source>GPU idle</source>
+        <translation>GPU 空闲</translation>
+    </message>
+    <message>
+        <source>applications clocks setting</source>
+        <translation>应用频率设置</translation>
+    </message>
+    <message>
+        <source>SW power cap</source>
+        <translation>软件功耗墙</translation>
+    </message>
+    <message>
+        <source>HW slowdown</source>
+        <translation>硬件降频</translation>
+    </message>
+    <message>
+        <source>sync boost</source>
+        <translation>同步加速</translation>
+    </message>
+    <message>
+        <source>SW thermal slowdown</source>
+        <translation>软件温控降频</translation>
+    </message>
+    <message>
+        <source>HW thermal slowdown</source>
+        <translation>硬件温控降频</translation>
+    </message>
+    <message>
+        <source>HW power brake</source>
+        <translation>硬件功率制动</translation>
+    </message>
+    <message>
+        <source>display clock setting</source>
+        <translation>显示频率设置</translation>
+    </message>
+    <message>
+        <source>{n} s</source>
+        <translation>{n} 秒</translation>
+    </message>
+    <message>
+        <source>{n} min</source>
+        <translation>{n} 分钟</translation>
+    </message>
+    <message>
+        <source>{n} h</source>
+        <translation>{n} 小时</translation>
+    </message>
+    <message>
+        <source>No clock samples in this window yet.</source>
+        <translation>此时间范围内还没有频率数据。</translation>
+    </message>
+    <message>
+        <source>No GPU was throttled in this window: SM clocks {lo}–{hi} MHz. Clocks below the max with no reason shown are the GPU idling or boosting normally.</source>
+        <translation>此时间范围内没有 GPU 降频：SM 频率 {lo}–{hi} MHz。低于最高频率但没有显示原因，是 GPU 在正常空闲或睿频。</translation>
+    </message>
+    <message>
+        <source>a clock event</source>
+        <translation>频率事件</translation>
+    </message>
+    <message>
+        <source> It is at {t} °C, the others {lo}–{hi} °C.</source>
+        <translation> 它的温度为 {t} °C，其他 GPU 为 {lo}–{hi} °C。</translation>
+    </message>
+    <message>
+        <source> It is at {t} °C.</source>
+        <translation> 它的温度为 {t} °C。</translation>
+    </message>
+    <message>
+        <source> A cooling problem on this machine, not your code: ask the provider to move you.</source>
+        <translation> 这是这台机器的散热问题，不是你的代码：请服务商给你换机器。</translation>
+    </message>
+    <message>
+        <source> The power cap holds the clock: check the enforced limit on Thermal &amp;amp; power.</source>
+        <translation> 功耗墙压住了频率：请在“温度与功耗”页查看实际功耗上限。</translation>
+    </message>
+    <message>
+        <source> HW slowdown or power brake usually means a power supply or temperature fault.</source>
+        <translation> 硬件降频或功率制动通常意味着电源或温度故障。</translation>
+    </message>
+    <message>
+        <source>{pct} % below its max clock</source>
+        <translation>频率比最高值低 {pct} %</translation>
+    </message>
+    <message>
+        <source>at reduced clocks</source>
+        <translation>频率有所降低</translation>
+    </message>
+    <message>
+        <source>GPU {gpu} has run {how} for {duration} because of {why}.</source>
+        <translation>GPU {gpu} 受{why}影响已持续 {duration}，{how}。</translation>
+    </message>
+    <message>
+        <source>GPU {gpu} peaked at {peak} °C, {margin} °C above its slowdown point of {sd} °C.</source>
+        <translation>GPU {gpu} 最高 {peak} °C，超过降频点 {sd} °C 达 {margin} °C。</translation>
+    </message>
+    <message>
+        <source>GPU {gpu} peaked at {peak} °C, {margin} °C below its slowdown point of {sd} °C.</source>
+        <translation>GPU {gpu} 最高 {peak} °C，距降频点 {sd} °C 只差 {margin} °C。</translation>
+    </message>
+    <message>
+        <source>GPU {gpu}&apos;s enforced power limit is {limit} W, below the card&apos;s default {default} W: expect about {pct} % less throughput under full load.</source>
+        <translation>GPU {gpu} 的实际功耗上限为 {limit} W，低于显卡默认的 {default} W：满载时吞吐量预计降低约 {pct} %。</translation>
+    </message>
+    <message>
+        <source>No temperature samples in this window yet.</source>
+        <translation>此时间范围内还没有温度数据。</translation>
+    </message>
+    <message>
+        <source>, power {lo}–{hi} W</source>
+        <translation>，功耗 {lo}–{hi} W</translation>
+    </message>
+    <message>
+        <source>Temperatures {lo}–{hi} °C, well below the slowdown points{power}; power limits are at their defaults.</source>
+        <translation>温度 {lo}–{hi} °C，远低于降频点{power}；功耗上限均为默认值。</translation>
+    </message>
+    <message>
+        <source>No memory samples in this window yet.</source>
+        <translation>此时间范围内还没有显存数据。</translation>
+    </message>
+    <message>
+        <source>GPU {gpu} uses the most memory: {used} of {total} GiB ({pct} %).</source>
+        <translation>GPU {gpu} 显存占用最多：{used} / {total} GiB（{pct} %）。</translation>
+    </message>
+    <message>
+        <source> Close to full: an allocation spike will fail with out-of-memory.</source>
+        <translation> 接近占满：一次分配高峰就会显存不足（OOM）。</translation>
+    </message>
+    <message>
+        <source> {n} GPUs hold less than 10 %: idle capacity you pay for.</source>
+        <translation> {n} 张 GPU 显存占用不到 10 %：你在为闲置的算力付费。</translation>
+    </message>
+    <message>
+        <source> {n} GPU holds less than 10 %: idle capacity you pay for.</source>
+        <translation> {n} 张 GPU 显存占用不到 10 %：你在为闲置的算力付费。</translation>
+    </message>
+    <message>
+        <source>GPU {gpu} runs at x{w} of x{max}</source>
+        <translation>GPU {gpu} 以 x{w} 运行（最高 x{max}）</translation>
+    </message>
+    <message>
+        <source>GPU {gpu} at Gen{gen} of Gen{max}</source>
+        <translation>GPU {gpu} 为 Gen{gen}（最高 Gen{max}）</translation>
+    </message>
+    <message>
+        <source>; </source>
+        <translation>；</translation>
+    </message>
+    <message>
+        <source>. A narrower link halves host↔GPU bandwidth; a lower generation at idle is normal power saving, under load it is a riser or slot problem.</source>
+        <translation>。链路宽度减半会让主机↔GPU 带宽减半；空闲时代数降低是正常节能，负载下降低则是转接卡或插槽有问题。</translation>
+    </message>
+    <message>
+        <source>PCIe links run at their full generation and width. TX is GPU→host, RX host→GPU; NVLink carries GPU↔GPU traffic, against each GPU&apos;s nominal bandwidth.</source>
+        <translation>PCIe 链路以完整的代数和宽度运行。发送（TX）为 GPU→主机，接收（RX）为主机→GPU；NVLink 承载 GPU↔GPU 流量，并与每张 GPU 的标称带宽对比。</translation>
+    </message>
+</context>
+<context>
+    <name>SettingsDialog</name>
+    <message>
+        <source>System language</source>
+        <translation>跟随系统语言</translation>
+    </message>
+    <message>
+        <source>Follow the system</source>
+        <translation>跟随系统</translation>
+    </message>
+    <message>
+        <source>Light</source>
+        <translation>浅色</translation>
+    </message>
+    <message>
+        <source>Dark</source>
+        <translation>深色</translation>
+    </message>
+    <message>
+        <source>DingTalk</source>
+        <translation>钉钉</translation>
+    </message>
+    <message>
+        <source>WeCom</source>
+        <translation>企业微信</translation>
+    </message>
+    <message>
+        <source>info</source>
+        <translation>提示</translation>
+    </message>
+    <message>
+        <source>warning</source>
+        <translation>警告</translation>
+    </message>
+    <message>
+        <source>critical</source>
+        <translation>严重</translation>
+    </message>
+    <message>
+        <source>minutes</source>
+        <translation>分钟</translation>
+    </message>
+    <message>
+        <source>per minute</source>
+        <translation>条/分钟</translation>
+    </message>
+    <message>
+        <source>days</source>
+        <translation>天</translation>
+    </message>
+    <message>
+        <source>gpufleet settings</source>
+        <translation>gpufleet 设置</translation>
+    </message>
+    <message>
+        <source>General</source>
+        <translation>常规</translation>
+    </message>
+    <message>
+        <source>Notifications</source>
+        <translation>通知</translation>
+    </message>
+    <message>
+        <source>History</source>
+        <translation>历史数据</translation>
+    </message>
+    <message>
+        <source>Exporters</source>
+        <translation>导出器</translation>
+    </message>
+    <message>
+        <source>Webhooks</source>
+        <translation>Webhook</translation>
+    </message>
+    <message>
+        <source>The refresh rate, notifications and autostart apply at once; the other settings when gpufleet starts next.</source>
+        <translation>刷新率、通知和开机启动立即生效；其他设置在下次启动 gpufleet 时生效。</translation>
+    </message>
+    <message>
+        <source> — fix the file; nothing will be saved.</source>
+        <translation> — 请先修正该文件；现在不会保存任何内容。</translation>
+    </message>
+    <message>
+        <source>Start gpufleet when I log in</source>
+        <translation>登录时启动 gpufleet</translation>
+    </message>
+    <message>
+        <source>Only on Linux desktops (XDG autostart) in this version</source>
+        <translation>此版本仅支持 Linux 桌面（XDG 自动启动）</translation>
+    </message>
+    <message>
+        <source>Language</source>
+        <translation>语言</translation>
+    </message>
+    <message>
+        <source>Theme</source>
+        <translation>主题</translation>
+    </message>
+    <message>
+        <source>Plot refresh rate</source>
+        <translation>图表刷新率</translation>
+    </message>
+    <message>
+        <source>Show desktop notifications for alerts</source>
+        <translation>为告警显示桌面通知</translation>
+    </message>
+    <message>
+        <source>Repeat the same alert at most every</source>
+        <translation>同一告警重复提醒的最短间隔</translation>
+    </message>
+    <message>
+        <source>At most</source>
+        <translation>最多</translation>
+    </message>
+    <message>
+        <source>Keep full-resolution samples for</source>
+        <translation>完整精度采样保留</translation>
+    </message>
+    <message>
+        <source>Keep downsampled history for</source>
+        <translation>降采样历史保留</translation>
+    </message>
+    <message>
+        <source>Serve the fleet&apos;s metrics to Prometheus</source>
+        <translation>向 Prometheus 提供机群指标</translation>
+    </message>
+    <message>
+        <source>Receive alerts from an Alertmanager</source>
+        <translation>接收 Alertmanager 的告警</translation>
+    </message>
+    <message>
+        <source>type to store a new token in the keyring</source>
+        <translation>输入新令牌以保存到密钥环</translation>
+    </message>
+    <message>
+        <source>Exporter address</source>
+        <translation>导出器地址</translation>
+    </message>
+    <message>
+        <source>Receiver address</source>
+        <translation>接收器地址</translation>
+    </message>
+    <message>
+        <source>Receiver token</source>
+        <translation>接收器令牌</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <source>Format</source>
+        <translation>格式</translation>
+    </message>
+    <message>
+        <source>Minimum severity</source>
+        <translation>最低级别</translation>
+    </message>
+    <message>
+        <source>URL</source>
+        <translation>URL</translation>
+    </message>
+    <message>
+        <source>Add</source>
+        <translation>添加</translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation>删除</translation>
+    </message>
+    <message>
+        <source>Rules send to webhooks by name (notify = [&quot;NAME&quot;] in rules.toml). The URL carries its token, so it is kept in the system keyring, not in the config file.</source>
+        <translation>规则按名称发送到 Webhook（rules.toml 中的 notify = [&quot;NAME&quot;]）。URL 中带有令牌，因此保存在系统密钥环中，而不是配置文件里。</translation>
+    </message>
+    <message>
+        <source>https://… (required)</source>
+        <translation>https://…（必填）</translation>
+    </message>
+    <message>
+        <source>stored; type to replace</source>
+        <translation>已保存；输入新值可替换</translation>
+    </message>
+    <message>
+        <source>Repeat interval</source>
+        <translation>重复间隔</translation>
+    </message>
+    <message>
+        <source>Notifications per minute</source>
+        <translation>每分钟通知数</translation>
+    </message>
+    <message>
+        <source>Full-resolution history</source>
+        <translation>完整精度历史</translation>
+    </message>
+    <message>
+        <source>Downsampled history</source>
+        <translation>降采样历史</translation>
+    </message>
+    <message>
+        <source>webhook %1: type its URL</source>
+        <translation>Webhook %1：请输入它的 URL</translation>
+    </message>
+    <message>
+        <source>cannot change the autostart entry: %1</source>
+        <translation>无法修改自动启动项：%1</translation>
+    </message>
+</context>
+<context>
+    <name>State</name>
+    <message>
+        <source>ok</source>
+        <translation>正常</translation>
+    </message>
+    <message>
+        <source>warning</source>
+        <translation>警告</translation>
+    </message>
+    <message>
+        <source>critical</source>
+        <translation>严重</translation>
+    </message>
+    <message>
+        <source>down</source>
+        <translation>掉线</translation>
+    </message>
+    <message>
+        <source>waiting</source>
+        <translation>等待中</translation>
+    </message>
+    <message>
+        <source>connecting</source>
+        <translation>连接中</translation>
+    </message>
+    <message>
+        <source>deploying</source>
+        <translation>部署中</translation>
+    </message>
+    <message>
+        <source>streaming</source>
+        <translation>在线</translation>
+    </message>
+    <message>
+        <source>reconnecting</source>
+        <translation>重连中</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>stopped</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <source>idle</source>
+        <translation>空闲</translation>
+    </message>
+</context>
+<context>
+    <name>Summary</name>
+    <message>
+        <source>GPU lost</source>
+        <translation>GPU 掉卡</translation>
+    </message>
+    <message>
+        <source>thermal throttling</source>
+        <translation>温度过高降频</translation>
+    </message>
+    <message>
+        <source>HW slowdown</source>
+        <translation>硬件降频</translation>
+    </message>
+    <message>
+        <source>at power cap</source>
+        <translation>触及功耗墙</translation>
+    </message>
+    <message>
+        <source>mixed</source>
+        <translation>混合型号</translation>
+    </message>
+    <message>
+        <source>reconnecting: {reason}</source>
+        <translation>重连中：{reason}</translation>
+    </message>
+    <message>
+        <source>waiting for data</source>
+        <translation>等待数据</translation>
+    </message>
+    <message>
+        <source>no data for {n} s</source>
+        <translation>{n} 秒无数据</translation>
+    </message>
+    <message>
+        <source>{note} GPU {n}</source>
+        <translation>{note} GPU {n}</translation>
+    </message>
+    <message>
+        <source> GPU {n}</source>
+        <translation> GPU {n}</translation>
+    </message>
+</context>
+<context>
+    <name>Tab</name>
+    <message>
+        <source>not reported by this GPU</source>
+        <translation>此 GPU 未报告</translation>
+    </message>
+    <message>
+        <source>waiting for data…</source>
+        <translation>等待数据…</translation>
+    </message>
+    <message>
+        <source>GPU {n}</source>
+        <translation>GPU {n}</translation>
+    </message>
+</context>
+<context>
+    <name>Tabs</name>
+    <message>
+        <source>Clocks &amp;&amp; throttling</source>
+        <translation>频率与降频</translation>
+    </message>
+    <message>
+        <source>Cost</source>
+        <translation>费用</translation>
+    </message>
+    <message>
+        <source>Interconnect</source>
+        <translation>互连</translation>
+    </message>
+    <message>
+        <source>Memory &amp;&amp; processes</source>
+        <translation>显存与进程</translation>
+    </message>
+    <message>
+        <source>Overview</source>
+        <translation>总览</translation>
+    </message>
+    <message>
+        <source>Thermal &amp;&amp; power</source>
+        <translation>温度与功耗</translation>
+    </message>
+</context>
+<context>
+    <name>ThermalTab</name>
+    <message>
+        <source>GPU bright, memory dark (°C)</source>
+        <translation>GPU 亮色、显存暗色 (°C)</translation>
+    </message>
+    <message>
+        <source>power (W)</source>
+        <translation>功耗 (W)</translation>
+    </message>
+    <message>
+        <source>GPU {n} mem</source>
+        <translation>GPU {n} 显存</translation>
+    </message>
+    <message>
+        <source>these GPUs</source>
+        <translation>这些 GPU</translation>
+    </message>
+    <message>
+        <source>GPU {list}</source>
+        <translation>GPU {list}</translation>
+    </message>
+    <message>
+        <source>memory temperature: not reported by {which}</source>
+        <translation>显存温度：{which} 未报告</translation>
+    </message>
+    <message>
+        <source>slowdown {value}</source>
+        <translation>降频 {value}</translation>
+    </message>
+    <message>
+        <source>shutdown {value}</source>
+        <translation>关机 {value}</translation>
+    </message>
+    <message>
+        <source>GPU temperature</source>
+        <translation>GPU 温度</translation>
+    </message>
+    <message>
+        <source> cap</source>
+        <translation> 上限</translation>
+    </message>
+    <message>
+        <source>default limit {value}</source>
+        <translation>默认上限 {value}</translation>
+    </message>
+    <message>
+        <source>power draw</source>
+        <translation>功耗</translation>
+    </message>
+    <message>
+        <source>(mem {temp}) · {power} of {cap}</source>
+        <translation>（显存 {temp}）· {power} / {cap}</translation>
+    </message>
+</context>
+<context>
+    <name>Units</name>
+    <message>
+        <source>{n} s</source>
+        <translation>{n} 秒</translation>
+    </message>
+    <message>
+        <source>{n} min</source>
+        <translation>{n} 分钟</translation>
+    </message>
+    <message>
+        <source>{h} h {m} min</source>
+        <translation>{h} 小时 {m} 分钟</translation>
+    </message>
+    <message>
+        <source>{d} days {h} h</source>
+        <translation>{d} 天 {h} 小时</translation>
+    </message>
+</context>
+<context>
+    <name>Xid</name>
+    <message>
+        <source>graphics engine exception (usually the application)</source>
+        <translation>图形引擎异常（通常是应用程序问题）</translation>
+    </message>
+    <message>
+        <source>GPU memory page fault (usually the application)</source>
+        <translation>GPU 显存页错误（通常是应用程序问题）</translation>
+    </message>
+    <message>
+        <source>GPU stopped processing (usually the application)</source>
+        <translation>GPU 停止处理（通常是应用程序问题）</translation>
+    </message>
+    <message>
+        <source>preemptive cleanup: a process was killed</source>
+        <translation>抢占式清理：有进程被结束</translation>
+    </message>
+    <message>
+        <source>double-bit (uncorrectable) ECC error</source>
+        <translation>双比特（不可纠正）ECC 错误</translation>
+    </message>
+    <message>
+        <source>internal micro-controller breakpoint</source>
+        <translation>内部微控制器断点</translation>
+    </message>
+    <message>
+        <source>internal micro-controller halt</source>
+        <translation>内部微控制器停机</translation>
+    </message>
+    <message>
+        <source>ECC page retirement or row remapping recorded</source>
+        <translation>已记录 ECC 页退役或行重映射</translation>
+    </message>
+    <message>
+        <source>ECC page retirement or row remapping failed</source>
+        <translation>ECC 页退役或行重映射失败</translation>
+    </message>
+    <message>
+        <source>video decoder exception</source>
+        <translation>视频解码器异常</translation>
+    </message>
+    <message>
+        <source>NVLink error</source>
+        <translation>NVLink 错误</translation>
+    </message>
+    <message>
+        <source>GPU has fallen off the bus</source>
+        <translation>GPU 从总线掉线（掉卡）</translation>
+    </message>
+    <message>
+        <source>high single-bit ECC error rate</source>
+        <translation>单比特 ECC 错误率过高</translation>
+    </message>
+    <message>
+        <source>contained ECC error</source>
+        <translation>已隔离的 ECC 错误</translation>
+    </message>
+    <message>
+        <source>uncontained ECC error</source>
+        <translation>未隔离的 ECC 错误</translation>
+    </message>
+    <message>
+        <source>context switch timeout</source>
+        <translation>上下文切换超时</translation>
+    </message>
+    <message>
+        <source>GSP RPC timeout</source>
+        <translation>GSP RPC 超时</translation>
+    </message>
+    <message>
+        <source>GSP error</source>
+        <translation>GSP 错误</translation>
+    </message>
+    <message>
+        <source>C2C link error</source>
+        <translation>C2C 链路错误</translation>
+    </message>
+    <message>
+        <source>unrecovered ECC error</source>
+        <translation>未恢复的 ECC 错误</translation>
+    </message>
+    <message>
+        <source>GPU initialization failure</source>
+        <translation>GPU 初始化失败</translation>
+    </message>
+    <message>
+        <source>GPU recovery action required</source>
+        <translation>需要执行 GPU 恢复操作</translation>
+    </message>
+    <message>
+        <source>Xid {code}</source>
+        <translation>Xid {code}</translation>
+    </message>
+</context>
+</TS>
