@@ -2043,6 +2043,26 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <source>idle</source>
         <translation>空闲</translation>
     </message>
+    <message>
+        <source>not supported</source>
+        <translation>不支持</translation>
+    </message>
+    <message>
+        <source>no permission</source>
+        <translation>无权限</translation>
+    </message>
+    <message>
+        <source>not in this driver</source>
+        <translation>此驱动不提供</translation>
+    </message>
+    <message>
+        <source>GPU lost</source>
+        <translation>GPU 掉卡</translation>
+    </message>
+    <message>
+        <source>unknown error</source>
+        <translation>未知错误</translation>
+    </message>
 </context>
 <context>
     <name>Summary</name>

@@ -129,3 +129,25 @@ def state_name(state: str) -> str:
 
 
 session_state_name = state_name
+
+
+# Why NVML does not report a metric: the sampler sends "Code: detail" (the NVML error name,
+# then English detail such as the call or the board's limitation).
+NVML_CODES = {
+    "NotSupported": QT_TRANSLATE_NOOP("State", "not supported"),
+    "NoPermission": QT_TRANSLATE_NOOP("State", "no permission"),
+    "FunctionNotFound": QT_TRANSLATE_NOOP("State", "not in this driver"),
+    "GpuIsLost": QT_TRANSLATE_NOOP("State", "GPU lost"),
+    "Unknown": QT_TRANSLATE_NOOP("State", "unknown error"),
+}
+
+
+def unsupported_text(reason: str) -> str:
+    """A "not reported" reason for display: in English as the sampler wrote it; in another
+    language the error name translated, without the English detail."""
+    code = reason.split(":", 1)[0].strip()
+    source = NVML_CODES.get(code)
+    if source is None:
+        return reason
+    text = QCoreApplication.translate("State", source)
+    return reason if text == source else text

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from gpufleet.core.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.core.live import Series
+from gpufleet.ui.i18n import unsupported_text
 from gpufleet.ui.plots import Crosshair, ReasonBands, TimePlot, clock_text
 from gpufleet.ui.theme import Theme, gpu_pen, gpu_pen_secondary
 from gpufleet.ui.view import View
@@ -169,7 +170,8 @@ class PlotTab(Tab):
             plot.set_note(translate("Tab", "waiting for data…"))
         elif not reported:
             reasons = {view.unsupported(g, metric) for g in gpus} - {None}
-            why = f" ({', '.join(sorted(r for r in reasons if r))})" if reasons else ""
+            shown = sorted({unsupported_text(r) for r in reasons if r})
+            why = f" ({', '.join(shown)})" if shown else ""
             plot.set_note(f"{what}: {translate('Tab', NOT_REPORTED)}{why}")
         else:
             plot.set_note("")

@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
 from gpufleet.core.catalogue import QT_TRANSLATE_NOOP
+from gpufleet.ui.i18n import unsupported_text
 from gpufleet.ui.plots import clock_text, swatch
 from gpufleet.ui.sentences import thermal_sentence
 from gpufleet.ui.tab_base import PlotTab, fmt, gpu_label
@@ -44,7 +45,9 @@ class ThermalTab(PlotTab):
         keys: list[Any] = [("", g) for g in gpus] + [("mem", g) for g in rep_m]
         missing = [g for g in gpus if g not in rep_m]
         if missing and rep:
-            why = sorted({view.unsupported(g, "temp_mem_c") or "" for g in missing} - {""})
+            why = sorted(
+                {unsupported_text(view.unsupported(g, "temp_mem_c") or "") for g in missing} - {""}
+            )
             which = (
                 self.tr("these GPUs")
                 if len(missing) == len(gpus)
