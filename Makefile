@@ -45,6 +45,7 @@ bench: $(STAMP)
 
 screenshots: $(STAMP) $(QM)
 	QT_QPA_PLATFORM=offscreen $(BIN)/gpufleet screenshot --demo --out docs/img
+	QT_QPA_PLATFORM=offscreen LC_ALL=zh_CN.UTF-8 LANG=zh_CN.UTF-8 $(BIN)/gpufleet screenshot --demo --out docs/img/zh_CN
 
 # The one-folder desktop bundle (PyInstaller) in dist/gpufleet/; see packaging/README.md.
 package: $(STAMP) $(QM)
