@@ -164,3 +164,34 @@ def test_decode_column_matches_decode_chunk() -> None:
             t, col = codec.decode_column(blob, j)
             np.testing.assert_array_equal(t, ch.t)
             np.testing.assert_array_equal(col, ch.values[:, j])
+
+
+def test_several_minutes_in_one_call_equal_one_call_each() -> None:
+    rng = np.random.default_rng(11)
+    ta, va = synth.sample_values(1.7e9, 60, gpus=3, seed=1)
+    tb, vb = synth.sample_values(1.7e9 + 60, 60, gpus=3, seed=2)
+    tb = tb + rng.random(60) * 1e-3  # this minute's times are not whole ms
+    seq_a, seq_b = np.arange(60), np.arange(60, 120)
+    mono_a, mono_b = ta - 1.7e9, tb - 1.7e9
+    both = codec.encode_block(
+        np.stack([ta, tb]),
+        np.stack([seq_a, seq_b]),
+        np.stack([mono_a, mono_b]),
+        np.concatenate([va, vb], axis=1),
+    )
+    one = codec.encode_block(ta, seq_a, mono_a, va)
+    two = codec.encode_block(tb, seq_b, mono_b, vb)
+    assert both[1] == one[1] + two[1]  # rollups: identical bytes
+    for blob, t, seq, mono, v in zip(
+        both[0],
+        [ta] * 3 + [tb] * 3,
+        [seq_a] * 3 + [seq_b] * 3,
+        [mono_a] * 3 + [mono_b] * 3,
+        [*va.transpose(1, 0, 2), *vb.transpose(1, 0, 2)],
+        strict=True,
+    ):
+        ch = codec.decode_chunk(blob)
+        np.testing.assert_array_equal(ch.t, t)
+        np.testing.assert_array_equal(ch.seq, seq)
+        np.testing.assert_array_equal(ch.mono, mono)
+        np.testing.assert_array_equal(ch.values, v)

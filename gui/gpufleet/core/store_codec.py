@@ -106,31 +106,43 @@ def _time_ints(a: F64) -> tuple[int, I64]:
     return _TIME_BITS, _bits(a)
 
 
-def _encode_times(t: F64, seq: I64, mono: F64) -> bytes:
-    n = t.shape[0]
-    series = np.empty((3, n), dtype=np.int64)
-    t_mode, series[0] = _time_ints(t)
-    series[1] = seq
-    m_mode, series[2] = _time_ints(mono)
-    deltas = series[:, 1:] - series[:, :-1]
-    codes = _width_codes(np.abs(deltas).max(axis=1, initial=0)).tolist()
+def _encode_times(t: F64, seq: I64, mono: F64) -> list[bytes]:
+    """The times section of each of ``m`` minutes (``t``, ``seq``, ``mono`` are m × n):
+    modes and widths are chosen for the whole group, so it is a few array operations."""
+    m, n = t.shape
+    series = np.empty((m, 3, n), dtype=np.int64)
+    t_mode, series[:, 0] = _time_ints(t)
+    series[:, 1] = seq
+    m_mode, series[:, 2] = _time_ints(mono)
+    deltas = series[:, :, 1:] - series[:, :, :-1]
+    codes = _width_codes(np.abs(deltas).max(axis=(0, 2), initial=0)).tolist()
     # Float bits can differ by more than int64 holds (a sign change): the wrapped int64
     # deltas still add back exactly, but only at full width.
     if n > 1:
         codes[0] = 3 if t_mode == _TIME_BITS else codes[0]
         codes[2] = 3 if m_mode == _TIME_BITS else codes[2]
-    parts = [bytes((t_mode, m_mode, *codes)), series[:, 0].tobytes()]
-    for code, d in zip(codes, deltas, strict=True):
-        if code != WIDTH_ZERO:
-            parts.append(d.astype(_WIDTHS[code]).tobytes())
-    return b"".join(parts)
+    head = bytes((t_mode, m_mode, *codes))
+    firsts = series[:, :, 0].tobytes()
+    cols = [
+        (deltas[:, i].astype(_WIDTHS[code]).tobytes(), (n - 1) * int(_ITEMSIZES[code]))
+        for i, code in enumerate(codes)
+        if code != WIDTH_ZERO
+    ]
+    return [
+        b"".join([head, firsts[24 * i : 24 * i + 24], *(b[i * k : (i + 1) * k] for b, k in cols)])
+        for i in range(m)
+    ]
 
 
 def encode_block(t: F64, seq: I64, mono: F64, values: F64) -> tuple[list[bytes], list[bytes]]:
-    """Chunks and rollups (encoded) of each GPU of an ``n × g × c`` block of samples that
-    share timestamps, built with a fixed number of whole-block NumPy operations (not a few
-    dozen per GPU), so that only the zlib calls remain per GPU."""
+    """Chunks and rollups (encoded) of each GPU of an ``n × g × c`` block of samples, built
+    with a fixed number of whole-block NumPy operations (not a few dozen per GPU), so that
+    only the zlib calls remain per GPU. ``t``, ``seq``, ``mono`` are ``n`` times shared by
+    all the GPUs, or ``m × n`` for ``m`` groups of ``g / m`` consecutive GPUs each (several
+    minutes of a host in one call: per-call overhead is most of the cost at 8 GPUs)."""
     n, g, c = values.shape
+    t, seq, mono = np.atleast_2d(t), np.atleast_2d(seq), np.atleast_2d(mono)
+    per_time = g // t.shape[0]
     nan = np.isnan(values)
     filled = np.where(nan, 0.0, values)
     finite = np.isfinite(filled)
@@ -196,7 +208,7 @@ def encode_block(t: F64, seq: I64, mono: F64, values: F64) -> tuple[list[bytes],
             head,
             mb[gi * c : (gi + 1) * c],
             wb[gi * c : (gi + 1) * c],
-            times,
+            times[gi // per_time],
             nan_bits[gi * nb : (gi + 1) * nb],
             first[i0:i1],
         ]
