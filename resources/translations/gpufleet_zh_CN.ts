@@ -1470,6 +1470,17 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     </message>
 </context>
 <context>
+    <name>PromWiring</name>
+    <message>
+        <source>Alertmanager receiver: {error}</source>
+        <translation>Alertmanager 接收器：{error}</translation>
+    </message>
+    <message>
+        <source>cannot serve metrics on {address}: {error}</source>
+        <translation>无法在 {address} 上提供指标：{error}</translation>
+    </message>
+</context>
+<context>
     <name>Reasons</name>
     <message>
         <source>gpu_idle</source>

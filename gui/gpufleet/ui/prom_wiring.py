@@ -127,7 +127,11 @@ class PromWiring(QObject):
             rx.start()
         except Exception as e:  # ReceiverError, or a keyring that cannot be read
             msg = str(e) if isinstance(e, ReceiverError) else f"Alertmanager receiver: {e}"
-            self.problems.append(msg)
+            self.problems.append(
+                msg
+                if isinstance(e, ReceiverError)
+                else self.tr("Alertmanager receiver: {error}").format(error=e)
+            )
             log.warning("%s", msg)
             return
         self.receiver = rx
@@ -146,8 +150,13 @@ class PromWiring(QObject):
             server = MetricsServer(fleet, FleetMetrics(hosts, make_rules(hosts)), listen)
             server.start()
         except (OSError, ValueError) as e:
-            msg = f"cannot serve metrics on {listen}: {getattr(e, 'strerror', None) or e}"
-            self.problems.append(msg)
+            why = getattr(e, "strerror", None) or e
+            msg = f"cannot serve metrics on {listen}: {why}"
+            self.problems.append(
+                self.tr("cannot serve metrics on {address}: {error}").format(
+                    address=listen, error=why
+                )
+            )
             log.warning("%s", msg)
             return
         self.metrics_server = server
