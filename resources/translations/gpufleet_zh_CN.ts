@@ -1798,6 +1798,37 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     </message>
 </context>
 <context>
+    <name>Settings</name>
+    <message>
+        <source>{address}: not a usable HOST:PORT address ({why})</source>
+        <translation>{address}：不是可用的 主机:端口 地址（{why}）</translation>
+    </message>
+    <message>
+        <source>webhook name {name!r}: use letters, digits, &apos;.&apos;, &apos;_&apos; or &apos;-&apos; (up to 64)</source>
+        <translation>Webhook 名称 {name!r}：只能使用字母、数字、&apos;.&apos;、&apos;_&apos; 或 &apos;-&apos;（最多 64 个）</translation>
+    </message>
+    <message>
+        <source>webhook name {name!r} is used twice</source>
+        <translation>Webhook 名称 {name!r} 重复使用</translation>
+    </message>
+    <message>
+        <source>the downsampled history ({rollup} days) must be kept at least as long as the full-resolution samples ({raw} days)</source>
+        <translation>降采样历史（{rollup} 天）的保留时间不能短于完整精度采样（{raw} 天）</translation>
+    </message>
+    <message>
+        <source>the exporter and the Alertmanager receiver cannot share port {port}</source>
+        <translation>导出器和 Alertmanager 接收器不能共用端口 {port}</translation>
+    </message>
+    <message>
+        <source>webhook {name!r}: the URL must be an https:// (or http://) address</source>
+        <translation>Webhook {name!r}：URL 必须是 https://（或 http://）地址</translation>
+    </message>
+    <message>
+        <source>the Alertmanager token must be 16+ characters without spaces</source>
+        <translation>Alertmanager 令牌必须至少 16 个字符且不含空格</translation>
+    </message>
+</context>
+<context>
     <name>SettingsDialog</name>
     <message>
         <source>System language</source>

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from gpufleet.core import secrets
+from gpufleet.core.catalogue import QT_TRANSLATE_NOOP, translated
 from gpufleet.core.config import load_config, save_config
 
 LANGUAGES: Final = ("system", "en", "zh_CN")
@@ -37,11 +38,25 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
 class SettingsError(ValueError):
-    """A value that cannot be used; ``str()`` is one line naming the setting."""
+    """A value that cannot be used; ``str()`` is one line naming the setting.
 
-    def __init__(self, key: str, message: str) -> None:
+    The refusals the settings dialog can meet also carry a ``template`` marked for
+    translation and its ``values``: ``localized()`` is the message in the installed language.
+    """
+
+    def __init__(self, key: str, message: str, template: str | None = None, **values: Any) -> None:
         super().__init__(message)
         self.key = key
+        self.template = template
+        self.values = values
+
+    def localized(self) -> str:
+        if self.template is None:
+            return str(self)
+        try:
+            return translated("Settings", self.template).format(**self.values)
+        except (KeyError, IndexError, ValueError):  # a bad translation: the English line
+            return str(self)
 
 
 @dataclass(frozen=True)
@@ -129,7 +144,13 @@ def _check_value(key: str, value: Any) -> Any:
         try:
             parse_listen(value)
         except ValueError as e:
-            raise SettingsError(key, f"{key}: {e}") from None
+            raise SettingsError(
+                key,
+                f"{key}: {e}",
+                QT_TRANSLATE_NOOP("Settings", "{address}: not a usable HOST:PORT address ({why})"),
+                address=value,
+                why=e,
+            ) from None
         return value.strip()
     if key == "webhooks":
         return _check_webhooks(value)
@@ -148,9 +169,19 @@ def _check_webhooks(value: Any) -> tuple[WebhookSetting, ...]:
             raise SettingsError(
                 "webhooks",
                 f"webhook name {w.name!r}: use letters, digits, '.', '_' or '-' (up to 64)",
+                QT_TRANSLATE_NOOP(
+                    "Settings",
+                    "webhook name {name!r}: use letters, digits, '.', '_' or '-' (up to 64)",
+                ),
+                name=w.name,
             )
         if w.name in seen:
-            raise SettingsError("webhooks", f"webhook name {w.name!r} is used twice")
+            raise SettingsError(
+                "webhooks",
+                f"webhook name {w.name!r} is used twice",
+                QT_TRANSLATE_NOOP("Settings", "webhook name {name!r} is used twice"),
+                name=w.name,
+            )
         seen.add(w.name)
         if w.format not in WEBHOOK_FORMATS:
             raise SettingsError(
@@ -175,6 +206,13 @@ def validate(s: Settings) -> Settings:
             "retention_rollup_days",
             f"retention_rollup_days ({s.retention_rollup_days}) must be at least "
             f"retention_raw_days ({s.retention_raw_days}): the rollups outlive the raw data",
+            QT_TRANSLATE_NOOP(
+                "Settings",
+                "the downsampled history ({rollup} days) must be kept at least as long as the "
+                "full-resolution samples ({raw} days)",
+            ),
+            rollup=s.retention_rollup_days,
+            raw=s.retention_raw_days,
         )
     if (
         s.exporter_enabled
@@ -185,6 +223,10 @@ def validate(s: Settings) -> Settings:
             "alertmanager_listen",
             "the exporter and the Alertmanager receiver cannot share port "
             f"{parse_listen(s.exporter_listen)[1]}",
+            QT_TRANSLATE_NOOP(
+                "Settings", "the exporter and the Alertmanager receiver cannot share port {port}"
+            ),
+            port=parse_listen(s.exporter_listen)[1],
         )
     return s
 
@@ -305,7 +347,12 @@ def store_webhook_url(name: str, url: str) -> None:
         or any(c.isspace() for c in url)
     ):
         raise SettingsError(
-            "webhooks", f"webhook {name!r}: the URL must be an https:// (or http://) address"
+            "webhooks",
+            f"webhook {name!r}: the URL must be an https:// (or http://) address",
+            QT_TRANSLATE_NOOP(
+                "Settings", "webhook {name!r}: the URL must be an https:// (or http://) address"
+            ),
+            name=name,
         )
     secrets.set_secret(WEBHOOK_SECRET_PREFIX + name, "webhook-url", url)
 
@@ -323,7 +370,11 @@ def store_alertmanager_token(token: str) -> None:
     token = token.strip()
     if len(token) < 16 or any(c.isspace() for c in token):
         raise SettingsError(
-            "alertmanager_token", "the Alertmanager token must be 16+ characters without spaces"
+            "alertmanager_token",
+            "the Alertmanager token must be 16+ characters without spaces",
+            QT_TRANSLATE_NOOP(
+                "Settings", "the Alertmanager token must be 16+ characters without spaces"
+            ),
         )
     secrets.set_secret(ALERTMANAGER_SECRET, "token", token)
 
