@@ -15,11 +15,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QObject, QPointF, QRectF, QRunnable, Qt, QThreadPool, Signal
+from PySide6.QtCore import (
+    QCoreApplication,
+    QObject,
+    QPointF,
+    QRectF,
+    QRunnable,
+    Qt,
+    QThreadPool,
+    Signal,
+)
 from PySide6.QtGui import QAction, QColor, QFont, QIcon, QPainter, QPen, QPixmap, QPolygonF
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
 from gpufleet.ui import dbus_notify
+from gpufleet.ui.i18n import state_name
 from gpufleet.ui.summary import HostSummary
 from gpufleet.ui.theme import CRIT, DOWN, OK, SYMBOL, WAIT, WARN, Theme
 
@@ -91,7 +101,7 @@ class Notifier(QObject):
                 Notification(
                     "",
                     "gpufleet",
-                    f"{n} more alerts; open gpufleet to see them",
+                    self.tr("{n} more alerts; open gpufleet to see them").format(n=n),
                     "warning",
                     time.time(),
                 )
@@ -101,7 +111,8 @@ class Notifier(QObject):
     def _make(a: Any) -> Notification:
         from gpufleet.ui.main_window import alert_text, alert_title
 
-        where = a.host + (f" GPU {a.gpu}" if a.gpu is not None else "")
+        gpu = QCoreApplication.translate("Notifier", " GPU {n}").format(n=a.gpu)
+        where = a.host + (gpu if a.gpu is not None else "")
         return Notification(
             host=a.host,
             title=f"{where}: {alert_title(a)}",
@@ -188,17 +199,17 @@ class Tray(QObject):
         self._menu_texts: list[tuple[str, str]] = []
         self.icon: QSystemTrayIcon | None = None
         self.menu = QMenu()
-        self.host_menu = QMenu("Hosts")
-        act_show = QAction("Show gpufleet", self.menu)
+        self.host_menu = QMenu(self.tr("Hosts"))
+        act_show = QAction(self.tr("Show gpufleet"), self.menu)
         act_show.triggered.connect(self.show_window)
         self.menu.addAction(act_show)
         self.menu.addMenu(self.host_menu)
-        self.act_pause = QAction("Pause notifications", self.menu)
+        self.act_pause = QAction(self.tr("Pause notifications"), self.menu)
         self.act_pause.setCheckable(True)
         self.act_pause.toggled.connect(self._pause)
         self.menu.addAction(self.act_pause)
         self.menu.addSeparator()
-        act_quit = QAction("Quit", self.menu)
+        act_quit = QAction(self.tr("Quit"), self.menu)
         act_quit.triggered.connect(self.quit_requested)
         self.menu.addAction(act_quit)
         window.setWindowIcon(state_icon(OK, theme))
@@ -241,13 +252,16 @@ class Tray(QObject):
                 self.icon.setIcon(icon)
         bad = [s for s in summaries if s.state != OK]
         tip = (
-            "gpufleet: all hosts healthy"
+            self.tr("gpufleet: all hosts healthy")
             if not bad
             else "gpufleet: " + "; ".join(f"{s.host} {s.reason}" for s in bad[:5])
         )
         if self.icon is not None:
             self.icon.setToolTip(tip)
-        texts = [(s.host, f"{SYMBOL[s.state]} {s.host} — {s.reason or 'ok'}") for s in summaries]
+        texts = [
+            (s.host, f"{SYMBOL[s.state]} {s.host} — {s.reason or state_name('ok')}")
+            for s in summaries
+        ]
         if texts == self._menu_texts:
             return  # rebuilding the menu every second would cost more than the rest
         self._menu_texts = texts
