@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import QItemSelectionModel, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QItemSelectionModel, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -21,11 +21,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpufleet.core.catalogue import QT_TRANSLATE_NOOP
+from gpufleet.ui.i18n import state_name
 from gpufleet.ui.summary import GpuSummary, HostSummary, money
 from gpufleet.ui.table_model import KEY_ROLE, Cell, RowsModel, sorted_proxy
 from gpufleet.ui.theme import CRIT, OK, SYMBOL, WARN, Theme, gpu_colour
 
-HOST_HEADERS = ("Host", "GPUs", "Util", "Hot", "/h", "Reason")
+HOST_HEADERS = (
+    QT_TRANSLATE_NOOP("FleetPanel", "Host"),
+    QT_TRANSLATE_NOOP("FleetPanel", "GPUs"),
+    QT_TRANSLATE_NOOP("FleetPanel", "Util"),
+    QT_TRANSLATE_NOOP("FleetPanel", "Hot"),
+    QT_TRANSLATE_NOOP("FleetPanel", "/h"),
+    QT_TRANSLATE_NOOP("FleetPanel", "Reason"),
+)
 
 
 def _pct(x: float | None) -> str:
@@ -67,10 +76,12 @@ class GpuCard(QFrame):
             else ""
         )
         m = t.muted
+        gpu = self.tr("GPU {n}").format(n=g.gpu)
+        util, mem = self.tr("util"), self.tr("mem")
         text = (
-            f'<span style="color:{gpu_colour(g.gpu)}">■</span> <b>GPU {g.gpu}</b>{ps}<br>'
-            f'<span style="color:{m}">util</span> {_pct(g.util)} '
-            f'<span style="color:{m}">mem</span> {_pct(g.mem_pct)}<br>'
+            f'<span style="color:{gpu_colour(g.gpu)}">■</span> <b>{gpu}</b>{ps}<br>'
+            f'<span style="color:{m}">{util}</span> {_pct(g.util)} '
+            f'<span style="color:{m}">{mem}</span> {_pct(g.mem_pct)}<br>'
             f'<span style="color:{m}">SM</span> {sm} {temp} '
             f'<span style="color:{m}">·</span> {pw}{note}'
         )
@@ -105,10 +116,12 @@ class FleetPanel(QWidget):
         top = QWidget()
         tl = QVBoxLayout(top)
         tl.setContentsMargins(0, 0, 0, 0)
-        self.title = QLabel("<b>Fleet</b>")
+        self.title = QLabel("<b>" + self.tr("Fleet") + "</b>")
         self.title.setTextFormat(Qt.TextFormat.RichText)
         tl.addWidget(self.title)
-        self.model = RowsModel(HOST_HEADERS)
+        self.model = RowsModel(
+            tuple(QCoreApplication.translate("FleetPanel", h) for h in HOST_HEADERS)
+        )
         self.proxy = sorted_proxy(self.model)
         self.table = QTableView()
         self.table.setModel(self.proxy)
@@ -142,7 +155,7 @@ class FleetPanel(QWidget):
         bot = QWidget()
         bl = QVBoxLayout(bot)
         bl.setContentsMargins(0, 0, 0, 0)
-        self.alerts_title = QLabel("<b>Alerts</b>")
+        self.alerts_title = QLabel("<b>" + self.tr("Alerts") + "</b>")
         bl.addWidget(self.alerts_title)
         self.alerts = QListWidget()
         self.alerts.setWordWrap(True)
@@ -170,7 +183,12 @@ class FleetPanel(QWidget):
             reason = f"{SYMBOL[s.state]} {s.reason}" if s.reason else ""
             rows.append(
                 (
-                    Cell(f"{SYMBOL[s.state]} {s.host}", (-s.rank, s.host), colour, s.state),
+                    Cell(
+                        f"{SYMBOL[s.state]} {s.host}",
+                        (-s.rank, s.host),
+                        colour,
+                        state_name(s.state),
+                    ),
                     Cell(s.model, len(s.gpus)),
                     Cell(_pct(s.util), s.util if s.util is not None else -1, align_right=True),
                     Cell(
@@ -236,7 +254,9 @@ class FleetPanel(QWidget):
                 card.show_gpu(gpus[i])
         if s is not None:
             self.cards_title.setText(
-                f'<b>{s.host}</b> <span style="color:{self.theme.muted}">{s.model} · now</span>'
+                f'<b>{s.host}</b> <span style="color:{self.theme.muted}">{s.model} · '
+                + self.tr("now")
+                + "</span>"
             )
 
     # -- alerts ----------------------------------------------------------------------------
@@ -252,10 +272,13 @@ class FleetPanel(QWidget):
             item = QListWidgetItem(f"{SYMBOL.get(state, '•')} {text}")
             item.setForeground(self.theme.state_colour(state))
             item.setData(Qt.ItemDataRole.UserRole, a)
-            item.setToolTip("Click to open this host at the moment it started")
+            item.setToolTip(self.tr("Click to open this host at the moment it started"))
             self.alerts.addItem(item)
         n = len(items)
-        self.alerts_title.setText(f"<b>Alerts</b> ({n})" if n else "<b>Alerts</b> — none active")
+        alerts = self.tr("Alerts")
+        self.alerts_title.setText(
+            f"<b>{alerts}</b> ({n})" if n else f"<b>{alerts}</b> " + self.tr("— none active")
+        )
 
     def _alert_item(self, item: QListWidgetItem) -> None:
         a = item.data(Qt.ItemDataRole.UserRole)
