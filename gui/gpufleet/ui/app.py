@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, QThreadPool, QTimer
+from PySide6.QtCore import QCoreApplication, QObject, QThreadPool, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from gpufleet.core import paths
@@ -215,17 +215,26 @@ def _install_signal_handlers(app: QApplication) -> QTimer:
 
 
 def offer_demo(reason: str | None) -> bool:
-    text = "No hosts are configured yet."
+    text = QCoreApplication.translate("App", "No hosts are configured yet.")
     if reason:
-        text = f"The host configuration could not be read:\n{reason}"
+        text = QCoreApplication.translate(
+            "App", "The host configuration could not be read:\n{reason}"
+        ).format(reason=reason)
     box = QMessageBox(QMessageBox.Icon.Question, "gpufleet", text)
     box.setInformativeText(
-        "Open the demo fleet (six simulated rentals, with their own history) to look around? "
-        "You can add your own hosts from the Hosts menu at any time."
+        QCoreApplication.translate(
+            "App",
+            "Open the demo fleet (six simulated rentals, with their own history) to look "
+            "around? You can add your own hosts from the Hosts menu at any time.",
+        )
     )
     box.setStandardButtons(QMessageBox.StandardButton.Open | QMessageBox.StandardButton.Close)
-    box.button(QMessageBox.StandardButton.Open).setText("Open the demo fleet")
-    box.button(QMessageBox.StandardButton.Close).setText("Add a host…")
+    box.button(QMessageBox.StandardButton.Open).setText(
+        QCoreApplication.translate("App", "Open the demo fleet")
+    )
+    box.button(QMessageBox.StandardButton.Close).setText(
+        QCoreApplication.translate("App", "Add a host…")
+    )
     return box.exec() == QMessageBox.StandardButton.Open
 
 
