@@ -300,6 +300,21 @@ class Fleet:
             raise FleetError(f"{h.name}: the sampler's check gave no result: {detail}", "sampler")
         return obj
 
+    def run_shell(self, host: str, command: str, timeout: float = 120.0) -> tuple[int, str]:
+        """Run a shell command line on a host (a rule's remote action, e.g. ``sudo shutdown
+        -h now``): (exit status, output). Blocking: call it off the GUI thread. The caller
+        writes the audit line (``gpufleet.core.actions``)."""
+        h = self._host(host)
+        try:
+            transport = self._open(h)
+            try:
+                rc, out, err = transport.run(["sh", "-c", command], timeout=timeout)
+            finally:
+                transport.close()
+        except TransportError as e:
+            raise FleetError(str(e), e.kind) from e
+        return rc, (out + err).decode("utf-8", "replace")
+
     def kill(
         self,
         host: str,

@@ -5,8 +5,9 @@ live buffers, store, rules, cost) → Qt signals → MainWindow / tray / notifie
 thread. Commands (kill, check, store queries) run in a QThreadPool, never on the GUI thread.
 
 The demo fleet (``--demo``, or offered on a first run with no hosts) keeps its history under
-``paths.demo_data_dir()``; its local sampler daemons are stopped when the app quits (real
-hosts' daemons outlive the app by design: they keep the ring while the laptop sleeps).
+``paths.demo_data_dir()``; the local sampler daemons it started are stopped when the app
+quits (real hosts' daemons outlive the app by design: they keep the ring while the laptop
+sleeps; demo daemons that ``gpufleet serve-metrics`` started are left to it).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from gpufleet.core.live import LiveBuffers
 from gpufleet.ui.bridge import FleetBridge
 from gpufleet.ui.history import HistoryCache
 from gpufleet.ui.main_window import MainWindow
-from gpufleet.ui.theme import Theme, apply_pyqtgraph, dark_palette, make_theme, system_is_dark
+from gpufleet.ui.theme import Theme, apply_pyqtgraph, dark_palette, make_theme
 
 log = logging.getLogger(__name__)
 
@@ -50,12 +51,19 @@ def make_qapp(argv: Sequence[str] | None = None) -> QApplication:
 
 
 def setup_theme(app: QApplication, dark: bool | None = None) -> Theme:
-    """Follow the system's light or dark scheme; Fusion + a dark palette where the platform
-    style has none (and for headless screenshots)."""
-    dark = system_is_dark() if dark is None else dark
-    if dark and app.palette().window().color().lightness() >= 128:
+    """The theme chosen in the settings, else the system's light or dark scheme; Fusion + a
+    dark palette where the platform style has none (and for headless screenshots), Fusion's
+    light palette where the user chose light on a dark system."""
+    from gpufleet.ui.alert_wiring import chosen_dark
+
+    dark = chosen_dark() if dark is None else dark
+    lightness = app.palette().window().color().lightness()
+    if dark and lightness >= 128:
         app.setStyle("Fusion")
         app.setPalette(dark_palette())
+    elif not dark and lightness < 128:
+        app.setStyle("Fusion")
+        app.setPalette(app.style().standardPalette())
     theme = make_theme(dark)
     apply_pyqtgraph(theme)
     return theme
@@ -89,13 +97,16 @@ def make_rules(hosts: Sequence[HostConfig]) -> Any | None:
             return None
 
 
-def open_store(demo: bool) -> Any | None:
+def open_store(demo: bool, settings: Any | None = None) -> Any | None:
     try:
         from gpufleet.core.store import Store
     except ImportError:
         return None
+    from gpufleet.ui.alert_wiring import retention_days
+
+    raw, rollup = retention_days(settings)  # chosen in the settings (issue 8)
     try:
-        return Store(paths.history_file(demo))
+        return Store(paths.history_file(demo), retention_raw_days=raw, retention_rollup_days=rollup)
     except Exception as e:
         log.warning("history store unavailable: %s", e)
         return None
@@ -107,13 +118,15 @@ class App(QObject):
     def __init__(self, hosts: Sequence[HostConfig], demo: bool, theme: Theme) -> None:
         super().__init__()
         from gpufleet.core.fleet import Fleet
+        from gpufleet.ui.alert_wiring import AlertWiring, load_app_settings
         from gpufleet.ui.hostkey_prompt import HostKeyPrompt
 
         self.demo = demo
         self.theme = theme
+        self.settings = load_app_settings()
         self.pool = QThreadPool.globalInstance()
         self.live = LiveBuffers(window_s=3600)
-        self.store = open_store(demo)
+        self.store = open_store(demo, self.settings)
         self.rules = make_rules(hosts)
         self.keyprompt = HostKeyPrompt()
         self.fleet = Fleet(hosts, on_unknown_key=self.keyprompt.ask, demo=demo)
@@ -146,6 +159,9 @@ class App(QObject):
         self.tray.quit_requested.connect(self.quit)
         self.window.quit_requested.connect(self.quit)
         self._stopped = False
+        # Webhooks, rule actions, the alert list's menu, settings (gpufleet.ui.alert_wiring).
+        self.alert_wiring = AlertWiring(self, self.settings)
+        self._daemons_before: set[str] | None = None
         # Issue 7 (opt-in from config): Prometheus host groups, Alertmanager's alerts and
         # the fleet exporter; see gpufleet.ui.prom_wiring.
         from gpufleet.ui.prom_wiring import PromWiring
@@ -153,6 +169,11 @@ class App(QObject):
         self.prom = PromWiring(self)
 
     def start(self) -> None:
+        if self.demo:  # the demo daemons already running belong to someone else
+            from gpufleet.core.demo import demo_state_dir
+            from gpufleet.core.localdaemons import running_local_daemons
+
+            self._daemons_before = running_local_daemons(self.fleet.hosts(), demo_state_dir())
         self.bridge.start()
         self.fleet.start()
         self.prom.start()
@@ -170,15 +191,17 @@ class App(QObject):
         self.prom.stop()
         self.fleet.stop(timeout=8.0)
         if self.demo:
-            stop_demo_daemons(self.fleet)
+            stop_demo_daemons(self.fleet, self._daemons_before)
         self.bridge.stop()
+        self.alert_wiring.stop()
         self.pool.waitForDone(10_000)
         if self.store is not None:
             self.store.close()
 
 
-def stop_demo_daemons(fleet: Any) -> None:
-    """The demo's local sampler daemons stop with the app (they would otherwise run 24 h)."""
+def stop_demo_daemons(fleet: Any, running_before: set[str] | None = None) -> None:
+    """The demo's local sampler daemons stop with the app (they would otherwise run 24 h),
+    except those that were running before it started (``gpufleet serve-metrics``'s)."""
     try:
         from gpufleet.core import samplercmd
         from gpufleet.core.demo import demo_state_dir
@@ -186,7 +209,7 @@ def stop_demo_daemons(fleet: Any) -> None:
     except ImportError:
         return
     for h in fleet.hosts():
-        if h.transport != "local":
+        if h.transport != "local" or h.name in (running_before or ()):
             continue
         try:
             t = open_transport(h)

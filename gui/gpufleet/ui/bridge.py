@@ -80,6 +80,9 @@ class FleetBridge(QObject):
         self._arrivals: deque[tuple[float, int]] = deque()
         self.bad = 0
         self.external: dict[str, Any] = {}  # alerts from Alertmanager (issue 7), by id
+        # Called on this worker with the rule engine's state changes (not ack/snooze): the
+        # webhooks and rule actions (gpufleet.ui.alert_wiring); set before start().
+        self.on_alert_changes: Callable[[list[Any]], None] | None = None
 
     # -- life --------------------------------------------------------------------------------
 
@@ -184,7 +187,15 @@ class FleetBridge(QObject):
         if n_samples:
             self._arrivals.append((time.monotonic(), n_samples))
         if changed:
+            self._dispatch(changed)
             self._emit_alerts(changed)
+
+    def _dispatch(self, changed: list[Any]) -> None:
+        if changed and self.on_alert_changes is not None:
+            try:
+                self.on_alert_changes(changed)
+            except Exception:  # a webhook or action bug must not stop the data flow
+                log.exception("bridge: alert dispatch failed")
 
     def _emit_alerts(self, changed: list[Any]) -> None:
         if changed:
@@ -196,7 +207,9 @@ class FleetBridge(QObject):
     def _tick(self) -> None:
         if self.rules is None:
             return
-        self._emit_alerts(self.rules.tick(time.time()))
+        changed = self.rules.tick(time.time())
+        self._dispatch(changed)
+        self._emit_alerts(changed)
         cost = getattr(self.rules, "cost", None)
         if cost is not None:
             self.cost_updated.emit({h: cost.summary(h) for h in cost.hosts()})

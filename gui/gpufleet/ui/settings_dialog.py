@@ -447,6 +447,9 @@ def apply_live(window: Any, s: Settings) -> None:
     notifier = getattr(getattr(window, "tray", None), "notifier", None)
     if notifier is not None:
         notifier.paused = not s.notifications
+    wiring = getattr(window, "alert_wiring", None)
+    if wiring is not None:  # rate limits and webhooks (gpufleet.ui.alert_wiring)
+        wiring.apply_settings(s)
 
 
 def apply_at_start(window: Any) -> None:

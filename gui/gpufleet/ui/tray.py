@@ -65,9 +65,18 @@ class Notifier(QObject):
         super().__init__()
         self.paused = False
         self.clock = clock
+        # The settings' rate limits (notify_repeat_min, notify_max_per_min): set_limits.
+        self.per_key_s = PER_KEY_S
+        self.burst = BURST
         self._last: dict[tuple[str, str, Any], float] = {}
         self._recent: deque[float] = deque()
         self._suppressed = 0
+
+    def set_limits(self, repeat_min: float, max_per_min: int) -> None:
+        """The same alert on the same GPU at most every ``repeat_min`` minutes; at most
+        ``max_per_min`` notifications a minute, the rest summed up in one."""
+        self.per_key_s = max(0.0, float(repeat_min)) * 60.0
+        self.burst = max(1, int(max_per_min))
 
     def on_alerts_changed(self, changed: Sequence[Any]) -> None:
         if self.paused:
@@ -86,15 +95,15 @@ class Notifier(QObject):
         for a in firing:
             key = (a.host, a.rule_id, a.gpu)
             last = self._last.get(key)
-            if last is not None and now - last < PER_KEY_S:
+            if last is not None and now - last < self.per_key_s:
                 continue
             self._last[key] = now
-            if len(self._recent) >= BURST:
+            if len(self._recent) >= self.burst:
                 self._suppressed += 1
                 continue
             self._recent.append(now)
             self.notified.emit(self._make(a))
-        if self._suppressed and len(self._recent) < BURST:
+        if self._suppressed and len(self._recent) < self.burst:
             n, self._suppressed = self._suppressed, 0
             self._recent.append(now)
             self.notified.emit(

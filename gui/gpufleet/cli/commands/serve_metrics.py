@@ -7,7 +7,9 @@ Connects to every configured host (or the simulated demo fleet with ``--demo``) 
 does, and serves ``/metrics``: each streaming host's latest GPU values under dcgm-exporter's
 names with the host's name as ``Hostname``, plus cost, active alerts (``gpufleet_alerts``, in
 the shape of Prometheus' ``ALERTS``), health-check verdicts and connection states. Runs until
-SIGINT / SIGTERM. Binds to loopback by default: there is no authentication.
+SIGINT / SIGTERM. Binds to loopback by default: there is no authentication. With ``--demo``
+it stops, when it exits, the demo's local sampler daemons that it started; those that were
+running already (the desktop app's) are left running.
 
 Exit codes: 0 stopped; 1 no hosts / bad config or rules; 2 the address cannot be used.
 """
@@ -95,6 +97,12 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(str(e), EXIT_USAGE) from None
     except OSError as e:
         raise CliError(f"cannot listen on {args.listen}: {e.strerror or e}", EXIT_USAGE) from None
+    running_before: set[str] | None = None
+    if args.demo:
+        from gpufleet.core.demo import demo_state_dir
+        from gpufleet.core.localdaemons import running_local_daemons
+
+        running_before = running_local_daemons(hosts, demo_state_dir())
     stop = threading.Event()
     old = {}
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -114,27 +122,26 @@ def run(args: argparse.Namespace) -> int:
         server.stop()
         fleet.stop()
         if args.demo:
-            _stop_demo_daemons(hosts)
+            from gpufleet.core.localdaemons import started_here
+
+            _stop_demo_daemons(fleet, started_here(hosts, running_before))
         for sig, handler in old.items():
             with contextlib.suppress(ValueError, TypeError):
                 signal.signal(sig, handler)
     return EXIT_OK
 
 
-def _stop_demo_daemons(hosts: list[HostConfig]) -> None:
-    """The demo's local sampler daemons stop with the command (they would run on 24 h)."""
-    from gpufleet.core import samplercmd
-    from gpufleet.core.demo import demo_state_dir
-    from gpufleet.core.transport import open_transport
-
-    for h in hosts:
-        try:
-            t = open_transport(h)
-            try:
-                t.run(
-                    samplercmd.stop_argv(t.ensure_sampler(), h, str(demo_state_dir())), timeout=15
-                )
-            finally:
-                t.close()
-        except Exception as e:  # best effort: an idle daemon exits by itself later
-            print(f"gpufleet: could not stop the demo sampler of {h.name}: {e}", file=sys.stderr)
+def _stop_demo_daemons(fleet: Any, names: list[str]) -> None:
+    """The demo daemons this command started stop with it (they would run on 24 h); best
+    effort: an idle daemon exits by itself later."""
+    if not names:
+        return
+    try:
+        results = fleet.stop_samplers(names)
+    except Exception as e:
+        results = dict.fromkeys(names, str(e))
+    for name, problem in results.items():
+        if problem is not None:
+            print(
+                f"gpufleet: could not stop the demo sampler of {name}: {problem}", file=sys.stderr
+            )
