@@ -501,6 +501,31 @@
     </message>
 </context>
 <context>
+    <name>App</name>
+    <message>
+        <source>No hosts are configured yet.</source>
+        <translation>还没有配置任何主机。</translation>
+    </message>
+    <message>
+        <source>The host configuration could not be read:
+{reason}</source>
+        <translation>无法读取主机配置：
+{reason}</translation>
+    </message>
+    <message>
+        <source>Open the demo fleet (six simulated rentals, with their own history) to look around? You can add your own hosts from the Hosts menu at any time.</source>
+        <translation>要打开演示机群（六台模拟的租用实例，带有各自的历史数据）先看看吗？你随时可以从“主机”菜单添加自己的主机。</translation>
+    </message>
+    <message>
+        <source>Open the demo fleet</source>
+        <translation>打开演示机群</translation>
+    </message>
+    <message>
+        <source>Add a host…</source>
+        <translation>添加主机…</translation>
+    </message>
+</context>
+<context>
     <name>ClocksTab</name>
     <message>
         <source>SM clock (MHz)</source>
@@ -1384,6 +1409,17 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     </message>
 </context>
 <context>
+    <name>Notifier</name>
+    <message>
+        <source>{n} more alerts; open gpufleet to see them</source>
+        <translation>另有 {n} 条告警；打开 gpufleet 查看</translation>
+    </message>
+    <message>
+        <source> GPU {n}</source>
+        <translation> GPU {n}</translation>
+    </message>
+</context>
+<context>
     <name>OverviewTab</name>
     <message>
         <source>State</source>
@@ -2244,6 +2280,29 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     <message>
         <source>(mem {temp}) · {power} of {cap}</source>
         <translation>（显存 {temp}）· {power} / {cap}</translation>
+    </message>
+</context>
+<context>
+    <name>Tray</name>
+    <message>
+        <source>Hosts</source>
+        <translation>主机</translation>
+    </message>
+    <message>
+        <source>Show gpufleet</source>
+        <translation>显示 gpufleet</translation>
+    </message>
+    <message>
+        <source>Pause notifications</source>
+        <translation>暂停通知</translation>
+    </message>
+    <message>
+        <source>Quit</source>
+        <translation>退出</translation>
+    </message>
+    <message>
+        <source>gpufleet: all hosts healthy</source>
+        <translation>gpufleet：所有主机正常</translation>
     </message>
 </context>
 <context>
