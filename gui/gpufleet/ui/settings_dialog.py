@@ -397,7 +397,7 @@ class SettingsDialog(QDialog):
         try:
             validate(s)
         except SettingsError as e:
-            return self._refuse(e.key, str(e))
+            return self._refuse(e.key, e.localized())
         urls = {
             self._cell(r, NAME_COL).text().strip(): self._cell(r, URL_COL).text()
             for r in range(self.webhooks.rowCount())
@@ -416,7 +416,7 @@ class SettingsDialog(QDialog):
             if self.alertmanager_token.text().strip():
                 store_alertmanager_token(self.alertmanager_token.text())
         except SettingsError as e:
-            return self._refuse(e.key, str(e))
+            return self._refuse(e.key, e.localized())
         except SecretStoreUnavailable as e:
             return self._refuse("webhooks", str(e))
         try:
