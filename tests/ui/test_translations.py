@@ -207,3 +207,12 @@ def test_core_sentences_use_the_installed_translator(chinese: None) -> None:
     assert catalogue.duration(600) == "10 分钟"
     assert catalogue.verdict_label("fail") == "失败"
     assert catalogue.reason_text(0x20 | 0x04) == "功耗墙, 软件温控降频"
+
+
+def test_settings_refusals_are_translated(chinese: None) -> None:
+    from gpufleet.core.settings import Settings, SettingsError, validate
+
+    with pytest.raises(SettingsError) as e:
+        validate(Settings(retention_raw_days=30, retention_rollup_days=10))
+    assert "降采样历史（10 天）" in e.value.localized()
+    assert "retention_raw_days" in str(e.value)  # the English line names the config keys

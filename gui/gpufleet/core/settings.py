@@ -51,10 +51,11 @@ class SettingsError(ValueError):
         self.values = values
 
     def localized(self) -> str:
-        if self.template is None:
-            return str(self)
+        text = translated("Settings", self.template) if self.template else None
+        if text is None or text == self.template:
+            return str(self)  # English: the message as raised, naming the config key
         try:
-            return translated("Settings", self.template).format(**self.values)
+            return text.format(**self.values)
         except (KeyError, IndexError, ValueError):  # a bad translation: the English line
             return str(self)
 
