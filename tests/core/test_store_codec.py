@@ -195,3 +195,16 @@ def test_several_minutes_in_one_call_equal_one_call_each() -> None:
         np.testing.assert_array_equal(ch.seq, seq)
         np.testing.assert_array_equal(ch.mono, mono)
         np.testing.assert_array_equal(ch.values, v)
+
+
+def test_rollup_column_matches_decode_rollup() -> None:
+    rng = np.random.default_rng(5)
+    for c in (1, 7, 34):
+        v = np.round(rng.normal(0, 10, (30, 3, c)), 1)
+        v[:, :, rng.random(c) < 0.2] = np.nan  # empty columns
+        v[::4, 1, :] = np.nan  # and some nulls
+        for blob in codec.encode_block(np.arange(30.0), np.arange(30), np.arange(30.0), v)[1]:
+            r = codec.decode_rollup(blob)
+            for j in range(c):
+                want = (codec.ROLLUP_VERSION, r.count[j], r.vmin[j], r.mean[j], r.vmax[j])
+                np.testing.assert_array_equal(codec.rollup_column(blob, j, c), want)
