@@ -23,6 +23,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+import numpy as np
+import numpy.typing as npt
+
+from gpufleet.core.conditions import gpu_is_idle
 from gpufleet.core.hostconfig import HostConfig
 from gpufleet.core.messages import Hello, Message, Sample, Value
 
@@ -100,6 +104,51 @@ class _HostCost:
 def gap_limit(interval_s: float) -> float:
     """Intervals longer than this between samples are unknown time, not busy or idle."""
     return max(5.0 * interval_s, 10.0)
+
+
+# -- the one definition of idle, for one sample here and for arrays in the GUI's Cost tab ----
+
+
+def gpu_idle(util: Value, mem: Value, mem_total: float | None, lost: Value = None) -> bool:
+    """DESIGN.md's idle GPU, as the ``idle_billed`` rule decides it
+    (``conditions.gpu_is_idle``), and a lost GPU counts as idle: it does no work."""
+    return bool(lost) or gpu_is_idle(util, mem, mem_total)
+
+
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+def idle_mask(
+    util: FloatArray, mem: FloatArray, mem_total: float | None, lost: FloatArray | None = None
+) -> BoolArray:
+    """``gpu_idle`` over aligned arrays of one GPU (NaN = not reported): unreported
+    utilization is not idle, unreported memory leaves the decision to utilization."""
+    with np.errstate(invalid="ignore"):
+        idle: BoolArray = np.asarray(util < 5.0)
+        if mem_total:
+            idle = idle & ~np.asarray(mem >= 0.1 * mem_total)
+    if lost is not None:
+        idle = idle | (np.nan_to_num(lost, nan=0.0) != 0)
+    return idle
+
+
+def accumulate(
+    t: FloatArray, host_idle: BoolArray, price_per_hour: float, interval_s: float
+) -> tuple[FloatArray, FloatArray]:
+    """Accumulated cost and idle cost at each sample time of ``t`` (from 0 at ``t[0]``),
+    counted as ``CostTracker`` counts them: the wall time between samples is billed; each
+    interval takes the state of its first sample, and one longer than ``gap_limit`` is
+    neither idle nor busy."""
+    if len(t) == 0:
+        return np.empty(0), np.empty(0)
+    dt = np.clip(np.diff(t), 0.0, None)
+    rate = price_per_hour / 3600.0
+    known = dt <= gap_limit(interval_s)
+    cost = np.concatenate(([0.0], np.cumsum(dt))) * rate
+    idle_dt = np.where(host_idle[:-1] & known, dt, 0.0)
+    idle_cost = np.concatenate(([0.0], np.cumsum(idle_dt))) * rate
+    return cost, idle_cost
 
 
 class CostTracker:
@@ -180,10 +229,7 @@ class CostTracker:
             if util is not None:
                 util_sum += util
                 n_util += 1
-            idle = (
-                util is not None and util < 5.0 and (mem is None or not total or mem < 0.1 * total)
-            )
-            all_idle = all_idle and idle
+            all_idle = all_idle and gpu_idle(util, mem, total)
             gs = hc.gpus.get(int(gpu))
             if gs is None:
                 gs = hc.gpus[int(gpu)] = _GpuStats(mem_total=total)
