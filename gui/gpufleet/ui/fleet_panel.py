@@ -3,7 +3,7 @@ and the active alerts written as sentences."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QItemSelectionModel, Qt, Signal
@@ -169,6 +169,9 @@ class FleetPanel(QWidget):
         split.setStretchFactor(2, 2)
         self.selected: str | None = None
         self._alert_keys: list[str] = []
+        # A note after an alert's sentence (acknowledged, snoozed, an action pending), set
+        # by gpufleet.ui.alert_wiring.
+        self.alert_marks: Callable[[Any], str] | None = None
         self.summaries: dict[str, HostSummary] = {}
 
     # -- host list -------------------------------------------------------------------------
@@ -263,13 +266,18 @@ class FleetPanel(QWidget):
 
     def set_alerts(self, items: Sequence[tuple[Any, str, str]]) -> None:
         """``items``: (alert, state for colour/symbol, sentence), worst first."""
-        keys = [f"{a.id}:{a.state}:{text}" for a, _, text in items]
+        marks = [self.alert_marks(a) if self.alert_marks else "" for a, _, _ in items]
+        keys = [
+            f"{a.id}:{a.state}:{text}:{m}" for (a, _, text), m in zip(items, marks, strict=True)
+        ]
         if keys == self._alert_keys:
             return
         self._alert_keys = keys
         self.alerts.clear()
-        for a, state, text in items:
-            item = QListWidgetItem(f"{SYMBOL.get(state, '•')} {text}")
+        for (a, state, text), mark in zip(items, marks, strict=True):
+            item = QListWidgetItem(
+                f"{SYMBOL.get(state, '•')} {text}" + (f" [{mark}]" if mark else "")
+            )
             item.setForeground(self.theme.state_colour(state))
             item.setData(Qt.ItemDataRole.UserRole, a)
             item.setToolTip(self.tr("Click to open this host at the moment it started"))
