@@ -58,6 +58,23 @@ def insert(samples: list[Any], gpus: int, path: Path) -> tuple[float, float, flo
     return wall, cpu, enq
 
 
+def live(path: Path, hosts: int = 32, gpus: int = 8, seconds: int = 120) -> float:
+    """CPU per second of data for ``hosts`` hosts at 1 Hz with a flush (commit) after every
+    second, as the app does: each flush rewrites every host's open minute. Returns the
+    fraction of one core."""
+    t0 = synth.floor_minute(time.time() - 3600)
+    per = [synth.make_samples(t0, seconds, gpus=gpus, seed=h) for h in range(hosts)]
+    st = Store(path)
+    cpu0 = time.process_time()
+    for sec in range(seconds):
+        for h in range(hosts):
+            st.write(f"host{h}", per[h][sec])
+        st.flush()
+    cpu = time.process_time() - cpu0
+    st.close()
+    return cpu / seconds
+
+
 def cold_and_median(fn: Any, repeat: int) -> str:
     t = time.perf_counter()
     fn()
@@ -117,6 +134,7 @@ def main() -> int:
         )
         exp = timed(lambda: sum(1 for _ in st.samples("bench", *hour)), repeat=3)
         st.close()
+        live_core = live(Path(d) / "live.sqlite")
     print(
         f"  database size:                {size / 1e6:.1f} MB = {per_gpu_day / 1e6:.2f} MB per "
         f"GPU-day = {7 * per_gpu_day / 1e6:.1f} MB per GPU-week"
@@ -126,6 +144,10 @@ def main() -> int:
     print(f"  query {args.hours:g} h, {args.gpus} GPUs, 1000 pts: {q24} (rollups)")
     print(f"  query_minmax {args.hours:g} h, {args.gpus} GPUs: {q24_minmax}")
     print(f"  samples() 1 h, {args.gpus} GPUs:        {exp:.0f} ms (Sample objects, for export)")
+    print(
+        f"  live, 32 hosts x 8 GPUs at 1 Hz, committed every second: {100 * live_core:.1f} % "
+        "of a core"
+    )
     return 0
 
 
