@@ -239,7 +239,7 @@ def build_bundle(
             "processes.json",
             _json(
                 [
-                    {"t": format_utc(p.t), "seq": p.seq, "procs": [vars(x) for x in p.procs]}
+                    {"t": format_utc(p.t), "seq": p.seq, "procs": [x._asdict() for x in p.procs]}
                     for p in procs
                 ]
             ),
