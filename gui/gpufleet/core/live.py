@@ -91,6 +91,9 @@ class _HostRing:
         self.count = 0
         self.latest: Sample | None = None
         self.procs: Procs | None = None
+        # Bumped by every message that changes what a plot of this host shows: a redraw
+        # whose inputs (host, range, version) did not change can be skipped.
+        self.version = 0
 
     def push(self, s: Sample) -> None:
         if self.count and s.t < self.t[(self.head - 1) % self.cap]:
@@ -116,6 +119,7 @@ class _HostRing:
         self.head = (slot + 1) % self.cap
         self.count = min(self.count + 1, self.cap)
         self.latest = s
+        self.version += 1
 
     def ordered_idx(self) -> tuple[slice, slice]:
         """The ring's filled part in time order, as up to two slices."""
@@ -172,12 +176,15 @@ class LiveBuffers:
                 old = self._rings.get(host)
                 if old is not None and _same_layout(old.hello, msg):
                     old.hello = msg  # a reconnect or a new run: keep the history on screen
+                    old.version += 1
                 else:
-                    self._rings[host] = _HostRing(msg, self.window_s)
+                    ring = self._rings[host] = _HostRing(msg, self.window_s)
+                    ring.version = old.version + 1 if old is not None else 0
             elif isinstance(msg, Procs):
                 ring = self._rings.get(host)
                 if ring is not None:
                     ring.procs = msg
+                    ring.version += 1
             elif isinstance(msg, Event):
                 evs = self._events.setdefault(host, [])
                 evs.append(msg)
@@ -194,6 +201,13 @@ class LiveBuffers:
     def hosts(self) -> list[str]:
         with self._lock:
             return list(self._rings)
+
+    def version(self, host: str | None) -> int:
+        """A number that changes whenever ``host``'s data (samples, processes, hello) does;
+        -1 for an unknown host."""
+        with self._lock:
+            ring = self._rings.get(host) if host is not None else None
+            return ring.version if ring is not None else -1
 
     def hello(self, host: str) -> Hello | None:
         with self._lock:

@@ -8,6 +8,7 @@ through FleetBridge signals; the window never reads a socket or a file.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -52,6 +53,7 @@ RANGES = (
     (QT_TRANSLATE_NOOP("MainWindow", "24 h"), 24 * 3600.0),
 )
 REDRAW_HZ = 3.0
+LIVE_STEPS = 1000  # the live edge moves in steps of range / LIVE_STEPS (at least 1 s)
 TAB_NAMES = ("overview", "clocks", "thermal", "memory", "interconnect", "cost")
 
 
@@ -297,7 +299,11 @@ class MainWindow(QMainWindow):
 
     def time_range(self) -> tuple[float, float]:
         if self.follow_live or self.custom is None:
-            t1 = self.now()
+            # The live edge moves in steps of about a pixel's worth of time (at least the
+            # 1 s sampling interval), rounded up so the newest sample is on screen: between
+            # steps the axes keep their ticks and a redraw without new data is skipped.
+            step = max(1.0, self.range_s / LIVE_STEPS)
+            t1 = math.ceil(self.now() / step) * step
             return t1 - self.range_s, t1
         return self.custom
 
@@ -346,8 +352,15 @@ class MainWindow(QMainWindow):
         self._ticks += 1
         if self._ticks % max(1, round(REDRAW_HZ)) == 1 or not self.summaries:
             self.update_summaries()
+            # The redraw runs in a later turn of the event loop, so input and paint events
+            # get their turn between the two (one long stall becomes two short ones).
+            QTimer.singleShot(0, self._timed_redraw)
+        else:
+            self._timed_redraw()
+
+    def _timed_redraw(self) -> None:
         if self.isVisible() and not self.isMinimized():
-            self.redraw()
+            self.redraw(force=False)
 
     def update_summaries(self) -> None:
         by_host: dict[str, list[Any]] = {}
@@ -472,10 +485,16 @@ class MainWindow(QMainWindow):
     def current_tab(self) -> Tab:
         return self.tab_list[self.tabs.currentIndex()]
 
-    def redraw(self) -> None:
+    def redraw(self, force: bool = True) -> bool:
+        """Refresh the visible tab; ``force=False`` (the timer) skips it when nothing it
+        shows changed. True when it redrew."""
         tab = self.current_tab()
-        tab.refresh(self.view())
+        if force:
+            tab.invalidate()
+        if not tab.refresh_if_changed(self.view()):
+            return False
         self.redrawn.emit(TAB_NAMES[self.tabs.currentIndex()])
+        return True
 
     # -- closing ---------------------------------------------------------------------------
 

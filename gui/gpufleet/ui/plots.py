@@ -8,14 +8,18 @@ redraw is only ``setData`` calls.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtWidgets import QGraphicsItem, QLabel
 
 from gpufleet.ui.theme import REASON_BANDS, Theme, gpu_colour, gpu_pen
 
@@ -25,17 +29,131 @@ F64 = npt.NDArray[np.float64]
 def style_axis(axis: pg.AxisItem, text: str) -> None:
     """Units go in the label text: pyqtgraph's SI prefixing turns "MHz" into "kMHz"."""
     axis.enableAutoSIPrefix(False)
-    axis.setLabel(text)
+    set_axis_label(axis, text)
+
+
+def set_axis_label(axis: pg.AxisItem, text: str) -> None:
+    """Set an axis label only when it changes: a new label resizes the axis and re-lays out
+    the plot."""
+    if axis.labelText != text or not axis.label.isVisible():
+        axis.setLabel(text)
+
+
+def set_label_text(label: QLabel, text: str) -> None:
+    """QLabel.setText only when the text changes (a rich-text label re-lays out, and a
+    height change moves the plots below it)."""
+    if label.text() != text:
+        label.setText(text)
+
+
+class _OpaqueGrid:
+    """Grid lines and ticks pre-blended over the plot background.
+
+    pyqtgraph fades grid lines with alpha (the minor ones always, whatever ``setGrid`` says),
+    and an alpha-blended line across the plot is a slow path of Qt's raster engine: measured
+    here ~4 ms per axis paint, against ~0.5 ms with the same colours made opaque
+    (docs/benchmarks.md, GUI). The background is solid, so the look does not change."""
+
+    bg: QColor | None = None
+    _pens: dict[int, QPen]
+
+    def generateDrawSpecs(self, p: QPainter) -> Any:
+        specs = super().generateDrawSpecs(p)  # type: ignore[misc]
+        if specs is None or self.bg is None:
+            return specs
+        axis, ticks, texts = specs
+        return axis, [(self._opaque(pen), a, b) for pen, a, b in ticks], texts
+
+    def _opaque(self, pen: QPen) -> QPen:
+        c = pen.color()
+        if c.alpha() == 255 or self.bg is None:
+            return pen
+        if not hasattr(self, "_pens"):
+            self._pens = {}
+        key = c.rgba()
+        hit = self._pens.get(key)
+        if hit is None:
+            a, bg = c.alphaF(), self.bg
+            mixed = QColor.fromRgbF(
+                c.redF() * a + bg.redF() * (1 - a),
+                c.greenF() * a + bg.greenF() * (1 - a),
+                c.blueF() * a + bg.blueF() * (1 - a),
+            )
+            hit = self._pens[key] = pg.mkPen(mixed)
+        return hit
+
+
+class GridAxis(_OpaqueGrid, pg.AxisItem):  # type: ignore[misc]
+    """A value axis whose grid lines are opaque (see _OpaqueGrid)."""
+
+
+class GridDateAxis(_OpaqueGrid, pg.DateAxisItem):  # type: ignore[misc]
+    """The time axis, with opaque grid lines (see _OpaqueGrid)."""
+
+
+def grid_axes() -> dict[str, pg.AxisItem]:
+    return {"bottom": GridDateAxis(orientation="bottom"), "left": GridAxis(orientation="left")}
 
 
 def opaque_grid(plot: pg.PlotItem, theme: Theme, x: bool = True, y: bool = True) -> None:
-    """Grid lines in an opaque dim colour: pyqtgraph's showGrid(alpha=...) blends every line,
-    which made the grid the most expensive thing on screen (DESIGN.md budgets)."""
+    """Grid lines in a dim colour, made opaque over the background (see _OpaqueGrid)."""
     for name, on in (("bottom", x), ("left", y)):
         ax = plot.getAxis(name)
         ax.setPen(pg.mkPen(theme.grid))
         ax.setTextPen(pg.mkPen(theme.fg))
         ax.setGrid(255 if on else False)
+        if isinstance(ax, _OpaqueGrid):
+            ax.bg = QColor(theme.bg)
+            ax._pens = {}
+
+
+class LiveCurve(pg.PlotCurveItem):  # type: ignore[misc]
+    """A PlotCurveItem whose bounds are computed once per ``setData``.
+
+    pyqtgraph recomputes a curve's bounds (nanmin/nanmax under a warnings filter, then the
+    pixel padding through the item's device transform) after every data change and every
+    change of the view range: ~0.5 ms per curve, more than drawing it. Here the bounds come
+    from one NaN-ignoring reduction at ``setData`` and the padding from the view's pixel
+    size."""
+
+    _span: tuple[float, float, float, float] | None = None
+    _boundingRect: QRectF | None
+
+    def setData(self, *args: Any, **kwargs: Any) -> None:
+        super().setData(*args, **kwargs)
+        x, y = self.xData, self.yData
+        self._span = None
+        if x is not None and y is not None and len(x) and len(y):
+            lo, hi = float(np.fmin.reduce(y)), float(np.fmax.reduce(y))
+            if math.isfinite(lo) and math.isfinite(hi):
+                self._span = (float(x[0]), float(x[-1]), lo, hi)
+
+    def y_bounds(self) -> tuple[float, float] | None:
+        return None if self._span is None else (self._span[2], self._span[3])
+
+    def dataBounds(
+        self, ax: int, frac: float = 1.0, orthoRange: Any = None
+    ) -> tuple[float | None, float | None]:
+        if frac < 1.0 or orthoRange is not None or self.opts["fillLevel"] is not None:
+            return super().dataBounds(ax, frac, orthoRange)  # type: ignore[no-any-return]
+        if self._span is None:
+            return None, None
+        return (self._span[0], self._span[1]) if ax == 0 else (self._span[2], self._span[3])
+
+    def boundingRect(self) -> QRectF:
+        if self._boundingRect is None:
+            if self._span is None or self.opts["fillLevel"] is not None:
+                return super().boundingRect()  # type: ignore[no-any-return]
+            x0, x1, y0, y1 = self._span
+            px = py = 0.0
+            vb = self.getViewBox()
+            if vb is not None:
+                # Two pixels of slack around a 1-pixel cosmetic pen.
+                (a, b), (c, d) = vb.viewRange()
+                px = 2 * (b - a) / max(1.0, vb.width())
+                py = 2 * (d - c) / max(1.0, vb.height())
+            self._boundingRect = QRectF(x0 - px, y0 - py, x1 - x0 + 2 * px, y1 - y0 + 2 * py)
+        return self._boundingRect
 
 
 @dataclass
@@ -43,6 +161,8 @@ class _Nominal:
     curve: pg.PlotCurveItem
     text: pg.TextItem
     value: float | None = None
+    drawn: tuple[float, float, float] | None = None
+    label: tuple[str, bool] | None = None
 
 
 class TimePlot:
@@ -59,9 +179,7 @@ class TimePlot:
         height: int | None = None,
     ) -> None:
         self.theme = theme
-        self.plot: pg.PlotItem = layout.addPlot(
-            row=row, col=0, axisItems={"bottom": pg.DateAxisItem(orientation="bottom")}
-        )
+        self.plot: pg.PlotItem = layout.addPlot(row=row, col=0, axisItems=grid_axes())
         if height:
             self.plot.setMinimumHeight(height)
         opaque_grid(self.plot, theme)
@@ -82,10 +200,13 @@ class TimePlot:
         if legend:
             self.legend = self.plot.addLegend(offset=(-8, 4), colCount=4)
             self.legend.setLabelTextColor(theme.fg)
-            self.legend.setBrush(pg.mkBrush(theme.bg + "c0"))
-        self.curves: dict[Hashable, pg.PlotCurveItem] = {}
+            # Opaque: a translucent box is a slow blend over its whole area on every paint.
+            self.legend.setBrush(pg.mkBrush(theme.bg))
+        self.curves: dict[Hashable, LiveCurve] = {}
         self.nominals: dict[Hashable, _Nominal] = {}
         self.note = pg.TextItem("", color=theme.muted, anchor=(0.5, 0.5))
+        self._note_text = ""
+        self._title: str | None = None
         self.note.setZValue(20)
         self.plot.addItem(self.note, ignoreBounds=True)
         self.vline = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(theme.muted, width=1))
@@ -94,17 +215,29 @@ class TimePlot:
 
     # -- curves ----------------------------------------------------------------------------
 
-    def curve(self, key: Hashable, name: str, pen: object, legend: bool = True) -> pg.PlotCurveItem:
+    def curve(self, key: Hashable, name: str, pen: object, legend: bool = True) -> LiveCurve:
         c = self.curves.get(key)
         if c is None:
             # A bare PlotCurveItem: the data arrive clipped to the range and reduced to the
             # pixel width already (LiveBuffers.series), so PlotDataItem's own clipping and
             # downsampling would only cost time. NaN breaks the line (connect="finite").
             # A curve without a name stays out of the legend (pyqtgraph adds named ones).
-            c = pg.PlotCurveItem(name=name if legend else None, pen=pen, connect="finite")
+            c = LiveCurve(name=name if legend else None, pen=pen, connect="finite")
             self.plot.addItem(c)
             self.curves[key] = c
+            if legend:
+                self._cache_legend()
         return c
+
+    def _cache_legend(self) -> None:
+        """Legend entries change rarely: Qt keeps each one as a pixmap, so a redraw blits
+        them instead of laying out rich text again (~0.1 ms per entry and paint)."""
+        if self.legend is None:
+            return
+        for sample, label in self.legend.items:
+            for item in (sample, label):
+                if item.cacheMode() != QGraphicsItem.CacheMode.DeviceCoordinateCache:
+                    item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
     def set_curve(
         self, key: Hashable, name: str, pen: object, t: F64, v: F64, legend: bool = True
@@ -115,9 +248,13 @@ class TimePlot:
             self.legend.removeItem(c)
             c.opts["name"] = name
             self.legend.addItem(c, name)
+            self._cache_legend()
         # Visibility stays the user's: clicking a legend entry hides or shows that GPU.
         c.setData(t, v)
-        self._grow(v)
+        yb = c.y_bounds()
+        if yb is not None:
+            self._ylo = min(self._ylo, yb[0])
+            self._yhi = max(self._yhi, yb[1])
 
     def retain(self, keys: Sequence[Hashable]) -> None:
         """Remove curves and nominal lines whose keys are not in ``keys``."""
@@ -149,7 +286,7 @@ class TimePlot:
         if n is None:
             pen = pg.mkPen(colour or self.theme.nominal, width=1, style=style)
             n = _Nominal(
-                pg.PlotCurveItem(pen=pen),
+                LiveCurve(pen=pen),
                 pg.TextItem("", color=colour or self.theme.muted, anchor=(0, 1)),
             )
             self.plot.addItem(n.curve)
@@ -161,12 +298,17 @@ class TimePlot:
             return
         n.curve.setVisible(True)
         n.text.setVisible(True)
-        n.curve.setData(np.array([t0, t1], dtype=np.float64), np.array([value, value]))
-        n.curve.setZValue(-5)  # under the live curves that run at the limit
         self._grow(np.array([value]))
-        n.text.setText(label)
-        n.text.setAnchor((0, 0) if below else (0, 1))
-        n.text.setPos(t0 + (t1 - t0) * 0.005, value)
+        # Only what changed: a text item re-lays out its document on every setText.
+        if n.drawn != (value, t0, t1):
+            n.drawn = (value, t0, t1)
+            n.curve.setData(np.array([t0, t1], dtype=np.float64), np.array([value, value]))
+            n.curve.setZValue(-5)  # under the live curves that run at the limit
+            n.text.setPos(t0 + (t1 - t0) * 0.005, value)
+        if n.label != (label, below):
+            n.label = (label, below)
+            n.text.setText(label)
+            n.text.setAnchor((0, 0) if below else (0, 1))
 
     def _grow(self, v: F64) -> None:
         if len(v):
@@ -198,11 +340,20 @@ class TimePlot:
 
     def set_note(self, text: str) -> None:
         """A centred note, e.g. "not reported by this GPU" instead of a misleading flat 0."""
-        self.note.setText(text)
-        self.note.setVisible(bool(text))
+        if text != self._note_text:
+            self._note_text = text
+            self.note.setText(text)
+            self.note.setVisible(bool(text))
         if text:
             (x0, x1), (y0, y1) = self.vb.viewRange()
             self.note.setPos((x0 + x1) / 2, (y0 + y1) / 2)
+
+    def set_title(self, html: str | None) -> None:
+        """The plot's title, set only when it changes: a new title re-lays out the whole
+        plot (axes re-tick, every item moves)."""
+        if html != self._title:
+            self._title = html
+            self.plot.setTitle(html)
 
     def set_x_range(self, t0: float, t1: float) -> None:
         self.vb.setXRange(t0, t1, padding=0)
@@ -219,9 +370,7 @@ class ReasonBands:
 
     def __init__(self, layout: pg.GraphicsLayout, row: int, theme: Theme) -> None:
         self.theme = theme
-        self.plot: pg.PlotItem = layout.addPlot(
-            row=row, col=0, axisItems={"bottom": pg.DateAxisItem(orientation="bottom")}
-        )
+        self.plot: pg.PlotItem = layout.addPlot(row=row, col=0, axisItems=grid_axes())
         self.plot.setMenuEnabled(False)
         self.plot.hideButtons()
         style_axis(

@@ -53,9 +53,36 @@ class Tab(QWidget):
         self._sentence_key: object = None
         self._sentence_at = 0.0
         self.populated = False  # True once a refresh drew real data (tests wait on it)
+        self._drawn_key: object = None
 
     def refresh(self, view: View) -> None:
         raise NotImplementedError
+
+    def change_key(self, view: View) -> object:
+        """What this tab's picture depends on: the redraw timer skips ``refresh`` while it is
+        unchanged (the data arrive at 1 Hz, the timer runs faster; DESIGN.md budgets)."""
+        return (
+            view.host,
+            view.t0,
+            view.t1,
+            view.live.version(view.host),
+            self.width(),
+            self.height(),
+        )
+
+    def refresh_if_changed(self, view: View) -> bool:
+        """``refresh`` unless nothing it depends on changed since the last one; True when it
+        redrew."""
+        key = self.change_key(view)
+        if key == self._drawn_key:
+            return False
+        self.refresh(view)
+        self._drawn_key = key
+        return True
+
+    def invalidate(self) -> None:
+        """Make the next ``refresh_if_changed`` redraw."""
+        self._drawn_key = None
 
     def sentence_due(self, view: View) -> bool:
         """The sentence needs full-resolution series: recompute it every 2 s, or at once

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidge
 
 from gpufleet.core.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.core.live import LiveBuffers
-from gpufleet.ui.plots import clock_text
+from gpufleet.ui.plots import clock_text, set_axis_label
 from gpufleet.ui.summary import money
 from gpufleet.ui.tab_base import PlotTab
 from gpufleet.ui.table_model import Cell, RowsModel, sorted_proxy
@@ -91,6 +91,22 @@ class CostTab(PlotTab):
         self._drawn: dict[str, tuple[float, Any]] = {}
         self._idle_drawn: str | None = None
         self._currency = ""
+        self._complete = False
+
+    def change_key(self, view: View) -> object:
+        # Every host's data count here, and the cost tracker's latest summaries.
+        if not self._complete:
+            return object()  # round-robin recomputation still under way
+        return (
+            view.host,
+            view.t0,
+            view.t1,
+            view.live.samples_total,
+            id(view.cost),
+            id(view.hosts),
+            self.width(),
+            self.height(),
+        )
 
     def refresh(self, view: View) -> None:
         self.last_view = view
@@ -112,6 +128,8 @@ class CostTab(PlotTab):
             or abs(ce[0] - view.t1) > 5
             or abs(ce[1][3] - view.t0) > 5
         ]
+        # Until every host's accumulation is current, keep redrawing on each timer tick.
+        self._complete = len(stale) <= PER_REDRAW
         for h in stale[:PER_REDRAW]:
             t, c, ic = accumulated(view.live, h.name, h.price_per_hour or 0.0, view.t0, view.t1)
             self._cache[h.name] = (view.t1, (t, c, ic, view.t0))
@@ -164,8 +182,9 @@ class CostTab(PlotTab):
         )
         self.set_range(view.t0, view.t1)
         cur = self._currency or self.tr("mixed")
-        self.plot.plot.getAxis("left").setLabel(
-            self.tr("cost in this range ({currency})").format(currency=cur)
+        set_axis_label(
+            self.plot.plot.getAxis("left"),
+            self.tr("cost in this range ({currency})").format(currency=cur),
         )
         proj = [
             view.cost[h.name].projection_24h

@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
 from gpufleet.core.catalogue import QT_TRANSLATE_NOOP
-from gpufleet.ui.plots import clock_text, swatch
+from gpufleet.ui.plots import clock_text, set_label_text, swatch
 from gpufleet.ui.sentences import pcie_sentence
 from gpufleet.ui.tab_base import PlotTab, fmt, gpu_label
 from gpufleet.ui.theme import REASON_BANDS, Theme
@@ -109,7 +109,7 @@ class InterconnectTab(PlotTab):
             )
         else:
             text = self.tr("PCIe link (now of max): ") + " &nbsp; ".join(cells) if cells else ""
-        self.links.setText(text)
+        set_label_text(self.links, text)
         self.set_sentence(pcie_sentence(gpus, gen, width, mgen, mwidth))
         self.populated = bool(rep_tx or rep_rx)
 

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 
 from gpufleet.core.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.core.messages import Proc
-from gpufleet.ui.plots import clock_text, swatch
+from gpufleet.ui.plots import clock_text, set_label_text, swatch
 from gpufleet.ui.sentences import memory_sentence
 from gpufleet.ui.tab_base import PlotTab, fmt, gpu_label
 from gpufleet.ui.table_model import KEY_ROLE, Cell, RowsModel, sorted_proxy
@@ -157,8 +157,9 @@ class MemoryTab(PlotTab):
         self.model.set_rows(rows, keys)
         n = len(rows)
         when = self.tr(" · snapshot {time}").format(time=clock_text(snap.t)) if snap else ""
-        self.procs_label.setText(
-            self.tr("Processes on {host}: {n}").format(host=view.host or "—", n=n) + when
+        set_label_text(
+            self.procs_label,
+            self.tr("Processes on {host}: {n}").format(host=view.host or "—", n=n) + when,
         )
         self._selection()
 

@@ -61,9 +61,15 @@ class OverviewTab(Tab):
         self.summaries: Sequence[HostSummary] = ()
         self._sized = False
         self._shown: Sequence[HostSummary] | None = None
+        self._generation = 0
 
     def set_summaries(self, summaries: Sequence[HostSummary]) -> None:
         self.summaries = summaries
+        self._generation += 1
+
+    def change_key(self, view: View) -> object:
+        # The table shows the fleet summaries only (not the selected host or the range).
+        return self._generation
 
     def refresh(self, view: View) -> None:
         # The rows change when the summaries do (once a second), not on every redraw tick.

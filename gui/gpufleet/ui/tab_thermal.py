@@ -54,13 +54,13 @@ class ThermalTab(PlotTab):
                 else self.tr("GPU {list}").format(list=", ".join(map(str, missing)))
             )
             because = f" ({', '.join(why)})" if why else ""
-            self.temp.plot.setTitle(
+            self.temp.set_title(
                 f'<span style="font-size:8pt;color:{self.theme.muted}">'
                 + self.tr("memory temperature: not reported by {which}").format(which=which)
                 + f"{because}</span>"
             )
         else:
-            self.temp.plot.setTitle(None)
+            self.temp.set_title(None)
         slow = {g: view.nominal(g, "temp_slowdown_c") for g in gpus}
         shut = {g: view.nominal(g, "temp_shutdown_c") for g in gpus}
         sd = min((s for s in slow.values() if s), default=None)

@@ -10,8 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from gpufleet.core.hostconfig import HostConfig
-from gpufleet.core.live import LiveBuffers
+from gpufleet.core.live import LiveBuffers, Series
 from gpufleet.core.messages import Hello
 from gpufleet.ui.history import HistoryCache
 from gpufleet.ui.theme import Theme
@@ -52,7 +54,8 @@ class View:
     def series_many(self, metric: str, gpus: list[int], max_points: int) -> list[Any]:
         """Live data, extended from the store's history when the range starts before the
         live window (the store query ran off the GUI thread; see HistoryCache)."""
-        assert self.host is not None
+        if self.host is None:  # no host selected yet (a tab shown before the first one)
+            return [Series(np.empty(0), np.empty(0)) for _ in gpus]
         live = self.live.series_many(self.host, gpus, metric, self.t0, self.t1, max_points)
         if self.history is None:
             return live
