@@ -1,8 +1,12 @@
 """Cost: what each host has cost over the shown time range, with the idle part marked, and
 the totals since billing started (from the core's CostTracker) with the 24 h projection.
 
-"Idle" is the definition used everywhere (DESIGN.md): every GPU under 5 % utilization and
-under 10 % memory used. The rental bills wall-clock time, also while the link is down.
+"Idle" is the definition used everywhere (DESIGN.md), counted as the cost tracker counts it
+(``gpufleet.core.cost.idle_mask`` and ``accumulate``: every GPU under 5 % utilization and under
+10 % memory used, a lost GPU idle, an unreported utilization not idle; each interval takes the
+state of its first sample, a gap is billed but not idle), so the range's figures and the
+tracker's since-billing-start ones beside them agree. The rental bills wall-clock time, also
+while the link is down.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
 from gpufleet.core.catalogue import QT_TRANSLATE_NOOP
+from gpufleet.core.cost import accumulate, idle_mask
 from gpufleet.core.live import LiveBuffers
 from gpufleet.ui.plots import clock_text, set_axis_label
 from gpufleet.ui.summary import money
@@ -32,6 +37,7 @@ TOTAL_HEADERS = (
     QT_TRANSLATE_NOOP("CostTab", "In range"),
     QT_TRANSLATE_NOOP("CostTab", "of which idle"),
     QT_TRANSLATE_NOOP("CostTab", "Since billing start"),
+    QT_TRANSLATE_NOOP("CostTab", "of which idle"),  # CostTracker's idle since billing start
     QT_TRANSLATE_NOOP("CostTab", "Busy share"),
     QT_TRANSLATE_NOOP("CostTab", "Next 24 h"),
     QT_TRANSLATE_NOOP("CostTab", "Budget"),
@@ -46,22 +52,25 @@ def accumulated(
     hello = live.hello(host)
     util = live.series_many(host, gpus, "util_gpu_pct", t0, t1)
     mem = live.series_many(host, gpus, "mem_used_bytes", t0, t1)
+    lost = live.series_many(host, gpus, "lost", t0, t1)
     if not util or not len(util[0]):
         return np.empty(0), np.empty(0), np.empty(0)
     t = util[0].t
+    interval = (hello.interval_s if hello else None) or 1.0
     idle = np.ones(len(t), dtype=bool)
-    for g, u, m in zip(gpus, util, mem, strict=True):
+    marker = np.ones(len(t), dtype=bool)
+    for g, u, m, lo in zip(gpus, util, mem, lost, strict=True):
         g_info = hello.gpu(g) if hello else None
         total = g_info.nominal_value("mem_total_bytes") if g_info else None
-        # A value not reported (a lost GPU) proves no work: it does not block "idle".
-        idle &= np.nan_to_num(u.v, nan=0.0) < 5
-        if total:
-            idle &= np.nan_to_num(m.v, nan=0.0) < 0.1 * float(total)
-    dt = np.diff(t, prepend=max(t0, t[0]))
-    dt = np.clip(dt, 0, None)
-    rate = price / 3600.0
-    cost = np.cumsum(dt * rate)
-    idle_cost = np.cumsum(np.where(idle, dt, 0.0) * rate)
+        idle &= idle_mask(u.v, m.v, float(total) if total else None, lo.v)
+        marker &= np.isnan(u.v) & np.isnan(lo.v)
+    # The NaN points the live buffers insert to draw a gap are not samples: dropped, the gap
+    # is one long interval again, unknown time as the tracker counts it.
+    marker[0] = False
+    marker[1:] &= np.isclose(np.diff(t), interval)
+    keep = ~marker
+    t, idle = t[keep], idle[keep]
+    cost, idle_cost = accumulate(t, idle, price, interval)
     return t, cost, idle_cost
 
 
@@ -229,6 +238,7 @@ class CostTab(PlotTab):
             m(in_range),
             m(idle),
             m(total),
+            m(getattr(s, "idle", None)),
             Cell(
                 "—" if eff is None else f"{eff * 100:.0f} %",
                 eff or -1,

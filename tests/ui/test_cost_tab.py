@@ -1,0 +1,64 @@
+"""The Cost tab counts idle as the cost tracker does (one definition, DESIGN.md): on the
+crashed-idle demo host, with the whole history in range, its "in range" and "of which idle"
+figures equal the tracker's since-billing-start ones, which it shows beside them."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import pytest
+from gpufleet.core.demo import demo_hosts
+from gpufleet.ui.screenshots import build_window, prefill
+from gpufleet.ui.summary import money
+from gpufleet.ui.tab_cost import accumulated
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+
+def test_cost_tab_idle_is_the_cost_trackers(qtbot: QtBot) -> None:
+    hosts = [h for h in demo_hosts() if h.name == "a100-eval"]
+    now = time.time()
+    live, rules, _ = prefill(hosts, 600.0, now)
+    s = rules.cost.summary("a100-eval")
+    assert s.idle_s > 300  # the job died 180 s in
+    price = hosts[0].price_per_hour
+    _t, c, ic = accumulated(live, "a100-eval", price, -math.inf, math.inf)
+    assert c[-1] == pytest.approx(s.total) and ic[-1] == pytest.approx(s.idle)
+
+    w = build_window(hosts, live, rules, (1400, 900), now)
+    qtbot.addWidget(w)
+    w.set_range(3600.0)
+    w.select_tab("cost")
+    tab = w.current_tab()
+    qtbot.waitUntil(lambda: (w.redraw(), tab.model.rowCount() == 1)[1], timeout=10_000)
+    cols = range(tab.model.columnCount())
+    headers = [tab.model.headerData(i, Qt.Orientation.Horizontal) for i in cols]
+    row = [tab.model.cell(0, i) for i in cols]
+    assert headers[3] == headers[5]  # "of which idle": in the range, and since billing start
+    # The whole history is in range: the range's figures are the tracker's.
+    assert row[5].text == money(s.idle, "USD") and row[3].sort == pytest.approx(row[5].sort)
+    assert row[4].text == money(s.total, "USD") and row[2].sort == pytest.approx(row[4].sort)
+
+
+def test_a_gap_is_billed_but_not_idle_in_the_tab_as_in_the_tracker() -> None:
+    from gpufleet.core.cost import CostTracker
+    from gpufleet.core.live import LiveBuffers
+    from gpufleet.core.messages import Sample
+    from gpufleet.ui.simfeed import simulate
+
+    hosts = [h for h in demo_hosts() if h.name == "a100-eval"]
+    live, ct = LiveBuffers(window_s=3600), CostTracker(hosts)
+    now = time.time()
+    first: float | None = None
+    for ev in simulate(hosts, 600.0, now):
+        if isinstance(ev.msg, Sample):
+            first = ev.msg.t if first is None else first
+            if 400 <= ev.msg.t - first < 460:  # idle by then; a minute lost
+                continue
+        live.feed(ev.host, ev.msg)
+        ct.feed(ev.host, ev.msg)
+    s = ct.summary("a100-eval")
+    assert s.unknown_s == pytest.approx(61)
+    _t, c, ic = accumulated(live, "a100-eval", hosts[0].price_per_hour, -math.inf, math.inf)
+    assert c[-1] == pytest.approx(s.total) and ic[-1] == pytest.approx(s.idle)
