@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyqtgraph as pg
@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 from gpufleet.core.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.core.live import Series
 from gpufleet.ui.i18n import unsupported_text
-from gpufleet.ui.plots import Crosshair, ReasonBands, TimePlot, clock_text
+from gpufleet.ui.plots import Crosshair, ReasonBands, TimePlot, clock_text, swatch
 from gpufleet.ui.theme import Theme, gpu_pen, gpu_pen_secondary
 from gpufleet.ui.view import View
 
@@ -28,6 +28,9 @@ translate = QCoreApplication.translate
 
 NOT_REPORTED = QT_TRANSLATE_NOOP("Tab", "not reported by this GPU")
 SENTENCE_EVERY_S = 2.0
+
+# A metric's value at the crosshair's time for one GPU (see PlotTab.gpu_readout).
+ValueAt = Callable[[str], float | None]
 
 
 class Tab(QWidget):
@@ -152,6 +155,24 @@ class PlotTab(Tab):
 
     def readout(self, t: float) -> str:
         return clock_text(t)
+
+    def gpu_readout(self, t: float, line: Callable[[int, ValueAt], str]) -> str:
+        """The crosshair readout of a per-GPU tab: the time in bold, then one line per GPU of
+        the selected host, led by its swatch and name; ``line(gpu, at)`` writes the rest of
+        that GPU's line, ``at(metric)`` being the metric's value at ``t`` (None: not
+        reported)."""
+        v = self.last_view
+        if v is None or v.host is None:
+            return ""
+        live, host = v.live, v.host
+        lines = [f"<b>{clock_text(t)}</b>"]
+        for g in v.gpus():
+
+            def at(metric: str, g: int = g) -> float | None:
+                return live.value_at(host, g, metric, t)
+
+            lines.append(f"{swatch(g)} {gpu_label(g)} {line(g, at)}")
+        return "<br>".join(lines)
 
     # -- helpers for subclasses ------------------------------------------------------------
 

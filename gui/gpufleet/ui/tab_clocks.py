@@ -8,9 +8,8 @@ from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QWidget
 
 from gpufleet.core.catalogue import QT_TRANSLATE_NOOP, reason_name
-from gpufleet.ui.plots import clock_text, swatch
 from gpufleet.ui.sentences import clocks_sentence
-from gpufleet.ui.tab_base import PlotTab, fmt, gpu_label
+from gpufleet.ui.tab_base import PlotTab, ValueAt, fmt
 from gpufleet.ui.theme import REASON_BANDS, Theme
 from gpufleet.ui.view import View
 
@@ -76,18 +75,14 @@ class ClocksTab(PlotTab):
         )
 
     def readout(self, t: float) -> str:
-        v = self.last_view
-        if v is None or v.host is None:
-            return ""
-        lines = [f"<b>{clock_text(t)}</b>"]
-        for g in v.gpus():
-            clk = v.live.value_at(v.host, g, "sm_clock_mhz", t)
-            temp = v.live.value_at(v.host, g, "temp_gpu_c", t)
-            ps = v.live.value_at(v.host, g, "pstate", t)
-            mask = v.live.value_at(v.host, g, "clock_reasons", t)
-            why = ", ".join(map(reason_name, protocol.reason_labels(int(mask)))) if mask else ""
-            lines.append(
-                f"{swatch(g)} {gpu_label(g)} {fmt(clk, 'MHz')} · {fmt(temp, '°C')}"
-                f"{f' · P{ps:.0f}' if ps is not None else ''}{f' · {why}' if why else ''}"
-            )
-        return "<br>".join(lines)
+        return self.gpu_readout(t, _readout_line)
+
+
+def _readout_line(g: int, at: ValueAt) -> str:
+    ps = at("pstate")
+    mask = at("clock_reasons")
+    why = ", ".join(map(reason_name, protocol.reason_labels(int(mask)))) if mask else ""
+    return (
+        f"{fmt(at('sm_clock_mhz'), 'MHz')} · {fmt(at('temp_gpu_c'), '°C')}"
+        f"{f' · P{ps:.0f}' if ps is not None else ''}{f' · {why}' if why else ''}"
+    )

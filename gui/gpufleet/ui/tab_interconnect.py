@@ -7,9 +7,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
 from gpufleet.core.catalogue import QT_TRANSLATE_NOOP
-from gpufleet.ui.plots import clock_text, set_label_text, swatch
+from gpufleet.ui.plots import set_label_text, swatch
 from gpufleet.ui.sentences import pcie_sentence
-from gpufleet.ui.tab_base import PlotTab, fmt, gpu_label
+from gpufleet.ui.tab_base import PlotTab, ValueAt, fmt, gpu_label
 from gpufleet.ui.theme import REASON_BANDS, Theme
 from gpufleet.ui.view import View
 
@@ -114,21 +114,15 @@ class InterconnectTab(PlotTab):
         self.populated = bool(rep_tx or rep_rx)
 
     def readout(self, t: float) -> str:
-        v = self.last_view
-        if v is None or v.host is None:
-            return ""
-        lines = [f"<b>{clock_text(t)}</b>"]
-        for g in v.gpus():
-            tx = v.live.value_at(v.host, g, "pcie_tx_bps", t)
-            rx = v.live.value_at(v.host, g, "pcie_rx_bps", t)
-            ntx = v.live.value_at(v.host, g, "nvlink_tx_bps", t)
-            line = f"{swatch(g)} {gpu_label(g)} PCIe {_gb(tx)} / {_gb(rx)}"
-            if ntx is not None:
-                line += (
-                    f" · NVLink {_gb(ntx)} / {_gb(v.live.value_at(v.host, g, 'nvlink_rx_bps', t))}"
-                )
-            lines.append(line)
-        return "<br>".join(lines)
+        return self.gpu_readout(t, _readout_line)
+
+
+def _readout_line(g: int, at: ValueAt) -> str:
+    line = f"PCIe {_gb(at('pcie_tx_bps'))} / {_gb(at('pcie_rx_bps'))}"
+    ntx = at("nvlink_tx_bps")
+    if ntx is not None:
+        line += f" · NVLink {_gb(ntx)} / {_gb(at('nvlink_rx_bps'))}"
+    return line
 
 
 def _num(x: object) -> float | None:

@@ -17,9 +17,9 @@ from PySide6.QtWidgets import (
 
 from gpufleet.core.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.core.messages import Proc
-from gpufleet.ui.plots import clock_text, set_label_text, swatch
+from gpufleet.ui.plots import clock_text, set_label_text
 from gpufleet.ui.sentences import memory_sentence
-from gpufleet.ui.tab_base import PlotTab, fmt, gpu_label
+from gpufleet.ui.tab_base import PlotTab, ValueAt, fmt
 from gpufleet.ui.table_model import KEY_ROLE, Cell, RowsModel, sorted_proxy
 from gpufleet.ui.theme import Theme
 from gpufleet.ui.view import View
@@ -188,18 +188,15 @@ class MemoryTab(PlotTab):
             self.kill_requested.emit(sel[0], sel[1])
 
     def readout(self, t: float) -> str:
-        v = self.last_view
-        if v is None or v.host is None:
-            return ""
-        lines = [f"<b>{clock_text(t)}</b>"]
-        for g in v.gpus():
-            used = v.live.value_at(v.host, g, "mem_used_bytes", t)
-            gib = fmt(used / GIB if used is not None else None, "GiB", 1)
-            lines.append(f"{swatch(g)} {gpu_label(g)} {gib}")
-        return "<br>".join(lines)
+        return self.gpu_readout(t, _readout_line)
 
 
 def _gpu_colour(g: int) -> str:
     from gpufleet.ui.theme import gpu_colour
 
     return gpu_colour(g)
+
+
+def _readout_line(g: int, at: ValueAt) -> str:
+    used = at("mem_used_bytes")
+    return fmt(used / GIB if used is not None else None, "GiB", 1)

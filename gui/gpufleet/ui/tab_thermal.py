@@ -11,9 +11,8 @@ from PySide6.QtWidgets import QWidget
 
 from gpufleet.core.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.ui.i18n import unsupported_text
-from gpufleet.ui.plots import clock_text, swatch
 from gpufleet.ui.sentences import thermal_sentence
-from gpufleet.ui.tab_base import PlotTab, fmt, gpu_label
+from gpufleet.ui.tab_base import PlotTab, ValueAt, fmt
 from gpufleet.ui.theme import REASON_BANDS, Theme, gpu_pen_secondary
 from gpufleet.ui.view import View
 
@@ -120,19 +119,13 @@ class ThermalTab(PlotTab):
         self.populated = bool(rep) and bool(rep_p)
 
     def readout(self, t: float) -> str:
-        v = self.last_view
-        if v is None or v.host is None:
-            return ""
-        lines = [f"<b>{clock_text(t)}</b>"]
-        for g in v.gpus():
-            temp = v.live.value_at(v.host, g, "temp_gpu_c", t)
-            mem = v.live.value_at(v.host, g, "temp_mem_c", t)
-            pw = v.live.value_at(v.host, g, "power_w", t)
-            cap = v.live.value_at(v.host, g, "power_limit_w", t)
-            lines.append(
-                f"{swatch(g)} {gpu_label(g)} {fmt(temp, '°C')} "
-                + self.tr("(mem {temp}) · {power} of {cap}").format(
-                    temp=fmt(mem, "°C"), power=fmt(pw, "W"), cap=fmt(cap, "W")
-                )
-            )
-        return "<br>".join(lines)
+        return self.gpu_readout(t, self._readout_line)
+
+    def _readout_line(self, g: int, at: ValueAt) -> str:
+        return f"{fmt(at('temp_gpu_c'), '°C')} " + self.tr(
+            "(mem {temp}) · {power} of {cap}"
+        ).format(
+            temp=fmt(at("temp_mem_c"), "°C"),
+            power=fmt(at("power_w"), "W"),
+            cap=fmt(at("power_limit_w"), "W"),
+        )
