@@ -20,6 +20,8 @@ from pathlib import Path
 
 import paramiko
 
+from gpufleet.core.hostconfig import HostConfig
+
 log = logging.getLogger(__name__)
 
 _HEADER = re.compile(r"^\s*(host|match)(\s*=\s*|\s+)(.*)$", re.IGNORECASE)
@@ -46,6 +48,17 @@ class SshTarget:
     identity_files: tuple[str, ...]
     proxy_jump: str | None
     proxy_command: str | None = None
+
+    def host_config(self) -> HostConfig:
+        """A new gpufleet host named after the alias (what importing it adds)."""
+        return HostConfig(
+            name=self.alias,
+            host=self.hostname,
+            port=self.port or 22,
+            user=self.user,
+            key_path=self.identity_files[0] if self.identity_files else None,
+            jump=self.proxy_jump,
+        )
 
 
 def _expand_includes(path: Path, base: Path, depth: int, out: list[str]) -> None:

@@ -309,17 +309,7 @@ class ImportDialog(QDialog):
         cfg = load(self.path)
         out = []
         for alias in importable_aliases(self.path):
-            t = lookup(alias, self.path, cfg)
-            out.append(
-                HostConfig(
-                    name=alias,
-                    host=t.hostname,
-                    port=t.port or 22,
-                    user=t.user,
-                    key_path=t.identity_files[0] if t.identity_files else None,
-                    jump=t.proxy_jump,
-                )
-            )
+            out.append(lookup(alias, self.path, cfg).host_config())
         return out
 
     def _show(self, hosts: Any) -> None:

@@ -270,14 +270,7 @@ def _import(args: argparse.Namespace) -> int:
             t = sshconfig.lookup(alias, cfg=ssh_cfg)
         except sshconfig.SshConfigError as e:
             raise CliError(str(e), EXIT_FAILURE) from None
-        host = HostConfig(
-            name=alias,
-            host=t.hostname,
-            port=t.port or 22,
-            user=t.user,
-            key_path=t.identity_files[0] if t.identity_files else None,
-            jump=t.proxy_jump,
-        )
+        host = t.host_config()
         cfg.hosts.append(host)
         added.append(alias)
         print(f"added {host.label}")
