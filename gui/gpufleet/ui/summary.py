@@ -81,53 +81,87 @@ def _worse(a: str, b: str) -> str:
     return a if SEVERITY_RANK[a] >= SEVERITY_RANK[b] else b
 
 
+# The sample columns a GPU summary reads, in this order (see _summary_values).
+_SUMMARY_COLUMNS = (
+    "clock_reasons",
+    "lost",
+    "util_gpu_pct",
+    "mem_used_bytes",
+    "sm_clock_mhz",
+    "temp_gpu_c",
+    "power_w",
+    "power_limit_w",
+    "pstate",
+)
+_positions: dict[tuple[str, ...], tuple[int | None, ...]] = {}
+# host -> (hello, sample, summaries): the fleet summaries are recomputed once a second for
+# every host; a host whose newest sample did not change (down, paused) costs nothing.
+_last: dict[str, tuple[Any, Any, tuple[GpuSummary, ...]]] = {}
+
+
+def _summary_values(row: tuple[Any, ...] | None, pos: tuple[int | None, ...]) -> list[float | None]:
+    if row is None:
+        return [None] * len(pos)
+    n = len(row)
+    return [_f(row[p]) if p is not None and p < n else None for p in pos]
+
+
 def summarize_gpus(host: str, live: LiveBuffers) -> tuple[GpuSummary, ...]:
     hello = live.hello(host)
     s = live.latest(host)
     if hello is None:
         return ()
+    hit = _last.get(host)
+    if hit is not None and hit[0] is hello and hit[1] is s:
+        return hit[2]
     out = []
-    pos = {c: i + 1 for i, c in enumerate(s.columns)} if s is not None else {}
-    rows = {r[0]: r for r in s.rows} if s is not None else {}
+    pos: tuple[int | None, ...] = (None,) * len(_SUMMARY_COLUMNS)
+    rows: dict[Any, tuple[Any, ...]] = {}
+    if s is not None:
+        cols = tuple(s.columns)
+        cached = _positions.get(cols)
+        if cached is None:
+            where = {c: i + 1 for i, c in enumerate(cols)}
+            cached = _positions[cols] = tuple(where.get(c) for c in _SUMMARY_COLUMNS)
+        pos = cached
+        rows = {r[0]: r for r in s.rows}
     for g in hello.gpus:
-        row = rows.get(g.index)
-
-        def v(metric: str, row: tuple[Any, ...] | None = row) -> float | None:
-            p = pos.get(metric)
-            return _f(row[p]) if row is not None and p is not None and p < len(row) else None
-
-        mask = v("clock_reasons")
+        mask, lost, util, mem_used, sm, temp, power, cap, pstate = _summary_values(
+            rows.get(g.index), pos
+        )
         labels = tuple(protocol.reason_labels(int(mask))) if mask else ()
         state, note = OK, ""
         bits = int(mask or 0)
-        if v("lost"):
+        if lost:
             state, note = CRIT, translate("Summary", "GPU lost")
         elif bits & protocol.REASON_THERMAL_MASK:
             state, note = WARN, translate("Summary", "thermal throttling")
         elif bits & (0x08 | 0x80):
             state, note = WARN, translate("Summary", "HW slowdown")
-        elif bits & 0x04 and (v("util_gpu_pct") or 0) > 50:
+        elif bits & 0x04 and (util or 0) > 50:
             state, note = OK, translate("Summary", "at power cap")
         out.append(
             GpuSummary(
                 gpu=g.index,
                 name=g.name,
-                util=v("util_gpu_pct"),
-                mem_used=v("mem_used_bytes"),
+                util=util,
+                mem_used=mem_used,
                 mem_total=_f(g.nominal_value("mem_total_bytes")),
-                sm=v("sm_clock_mhz"),
+                sm=sm,
                 sm_max=_f(g.nominal_value("sm_clock_max_mhz")),
-                temp=v("temp_gpu_c"),
+                temp=temp,
                 temp_slowdown=_f(g.nominal_value("temp_slowdown_c")),
-                power=v("power_w"),
-                power_cap=v("power_limit_w") or _f(g.nominal_value("power_enforced_w")),
-                pstate=v("pstate"),
+                power=power,
+                power_cap=cap or _f(g.nominal_value("power_enforced_w")),
+                pstate=pstate,
                 reasons=labels,
                 state=state,
                 note=note,
             )
         )
-    return tuple(out)
+    res = tuple(out)
+    _last[host] = (hello, s, res)
+    return res
 
 
 def model_text(gpus: Sequence[GpuSummary]) -> str:

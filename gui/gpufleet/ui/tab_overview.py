@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidge
 
 from gpufleet.core.catalogue import QT_TRANSLATE_NOOP, reason_name
 from gpufleet.ui.i18n import state_name
-from gpufleet.ui.summary import HostSummary, money
+from gpufleet.ui.summary import GpuSummary, HostSummary, money
 from gpufleet.ui.tab_base import Tab, fmt
 from gpufleet.ui.table_model import KEY_ROLE, Cell, RowsModel, sorted_proxy
 from gpufleet.ui.theme import DOWN, OK, SEVERITY_RANK, SYMBOL, WAIT, Theme
@@ -32,6 +32,27 @@ HEADERS = (
     QT_TRANSLATE_NOOP("OverviewTab", "Reasons"),
     QT_TRANSLATE_NOOP("OverviewTab", "Price"),
 )
+
+
+ROUND_ROBIN_ROWS = 64  # off-screen rows refreshed per update, besides the visible ones
+
+
+def _row_state(s: HostSummary, g: GpuSummary | None) -> str:
+    """A GPU row shows its own state, unless the whole host is down or waiting."""
+    if g is None:
+        return s.state
+    state = s.state if s.state in (DOWN, WAIT) else g.state
+    if s.host_reason and s.state not in (DOWN, WAIT):
+        state = g.state if SEVERITY_RANK[g.state] >= SEVERITY_RANK[s.state] else s.state
+    return state
+
+
+def _signature(s: HostSummary, g: GpuSummary | None) -> tuple[object, ...]:
+    """What decides a row's state and reason text: a change is shown at once, on screen
+    or not (it moves the row in the default, worst-first order)."""
+    if g is None:
+        return (s.state, s.reason, s.model, s.price)
+    return (s.state, s.host_reason, g.state, g.note, g.reasons)
 
 
 class OverviewTab(Tab):
@@ -62,6 +83,10 @@ class OverviewTab(Tab):
         self._sized = False
         self._shown: Sequence[HostSummary] | None = None
         self._generation = 0
+        self._signs: list[tuple[object, ...]] = []
+        self._entries: list[tuple[tuple[str, int], HostSummary, GpuSummary | None]] = []
+        self._cursor = 0
+        self.table.verticalScrollBar().valueChanged.connect(self._scrolled)
 
     def set_summaries(self, summaries: Sequence[HostSummary]) -> None:
         self.summaries = summaries
@@ -76,86 +101,38 @@ class OverviewTab(Tab):
         if self.summaries is self._shown:
             return
         self._shown = self.summaries
-        t = self.theme
-        rows, keys = [], []
-        n_gpu = 0
-        for s in self.summaries:
-            price = money(s.price, s.currency) + "/h" if s.price is not None else "—"
+        # The model keeps one stable order (host, GPU); the proxy sorts. Rows are rebuilt
+        # only where they can be seen or where a state changed, plus a round-robin share
+        # of the rest: at 128 hosts × 8 GPUs, formatting and applying 1,024 rows once a
+        # second would hold the GUI thread ~100 ms (DESIGN.md budgets).
+        entries: list[tuple[tuple[str, int], HostSummary, GpuSummary | None]] = []
+        for s in sorted(self.summaries, key=lambda s: s.host):
             if not s.gpus:
-                colour = t.state_hex(s.state)
-                rows.append(
-                    (
-                        Cell(f"{SYMBOL[s.state]} {state_name(s.state)}", (-s.rank, s.host), colour),
-                        Cell(s.host),
-                        Cell("—", -1),
-                        Cell(s.model),
-                        Cell("—", -1),
-                        Cell("—", -1),
-                        Cell("—", -1),
-                        Cell("—", -1),
-                        Cell("—", -1),
-                        Cell("—", -1),
-                        Cell(s.reason, s.reason, colour),
-                        Cell(price, s.price or 0),
-                    )
-                )
-                keys.append((s.host, -1))
-                continue
+                entries.append(((s.host, -1), s, None))
             for g in s.gpus:
-                n_gpu += 1
-                # A GPU row shows its own state, unless the whole host is down or waiting.
-                state = s.state if s.state in (DOWN, WAIT) else g.state
-                if s.host_reason and s.state not in (DOWN, WAIT):
-                    state = g.state if SEVERITY_RANK[g.state] >= SEVERITY_RANK[s.state] else s.state
-                colour = t.state_hex(state)
-                rank = SEVERITY_RANK[state]
-                idle = state_name("idle")
-                reasons = ", ".join(reason_name(r) for r in g.reasons if r != "gpu_idle") or (
-                    idle if "gpu_idle" in g.reasons else ""
-                )
-                if g.note:
-                    reasons = g.note + (f" ({reasons})" if reasons and reasons != idle else "")
-                elif s.host_reason and state != OK:
-                    reasons = s.host_reason
-                sm = fmt(g.sm, "MHz") + (f" / {g.sm_max:.0f}" if g.sm_max else "")
-                mem = (
-                    f"{g.mem_used / 2**30:.1f} / {g.mem_total / 2**30:.0f} GiB"
-                    if g.mem_used is not None and g.mem_total
-                    else "—"
-                )
-                pw = fmt(g.power, "W") + (f" / {g.power_cap:.0f}" if g.power_cap else "")
-                hot = g.temp is not None and g.temp_slowdown and g.temp >= g.temp_slowdown - 5
-                rows.append(
-                    (
-                        Cell(
-                            f"{SYMBOL[state]} {state_name(state)}", (-rank, s.host, g.gpu), colour
-                        ),
-                        Cell(s.host, (s.host, g.gpu)),
-                        Cell(str(g.gpu), g.gpu, align_right=True),
-                        Cell(g.name.replace("NVIDIA ", "")),
-                        Cell(
-                            fmt(g.util, "%"), g.util if g.util is not None else -1, align_right=True
-                        ),
-                        Cell(sm, g.sm if g.sm is not None else -1, align_right=True),
-                        Cell(
-                            fmt(g.temp, "°C"),
-                            g.temp if g.temp is not None else -1,
-                            t.state_hex("warning") if hot else None,
-                            align_right=True,
-                        ),
-                        Cell(pw, g.power if g.power is not None else -1, align_right=True),
-                        Cell(mem, g.mem_used if g.mem_used is not None else -1, align_right=True),
-                        Cell("—" if g.pstate is None else f"P{g.pstate:.0f}", g.pstate or 0),
-                        Cell(reasons, reasons, colour if state != OK else None),
-                        Cell(price, s.price or 0, align_right=True),
-                    )
-                )
-                keys.append((s.host, g.gpu))
-        self.model.set_rows(rows, keys)
-        if not self._sized and rows:
+                entries.append(((s.host, g.gpu), s, g))
+        keys = [e[0] for e in entries]
+        signs = [_signature(s, g) for _, s, g in entries]
+        if keys != self.model.keys:
+            self.model.set_rows([self._row(s, g) for _, s, g in entries], keys)
+            self._signs = signs
+            self._cursor = 0
+        else:
+            want = self._visible_rows()
+            old = self._signs
+            want.update(r for r, (a, b) in enumerate(zip(signs, old, strict=True)) if a != b)
+            n = len(entries)
+            for i in range(min(n, ROUND_ROBIN_ROWS)):
+                want.add((self._cursor + i) % n)
+            self._cursor = (self._cursor + ROUND_ROBIN_ROWS) % max(1, n)
+            self.model.update_rows({r: self._row(*entries[r][1:]) for r in want if r < n})
+            self._signs = signs
+        self._entries = entries
+        if not self._sized and entries:
             self.table.resizeColumnsToContents()
             self._sized = True
-        bad = sum(1 for r in rows if not r[0].text.startswith(SYMBOL[OK]))
+        n_gpu = sum(1 for _, _, g in entries if g is not None)
+        bad = sum(1 for _, s, g in entries if _row_state(s, g) != OK)
         hosts = len(self.summaries)
         self.set_sentence(
             (
@@ -175,6 +152,83 @@ class OverviewTab(Tab):
             + self.tr("Double-click a row to open that host; click a header to sort.")
         )
         self.populated = n_gpu > 0
+
+    def _visible_rows(self) -> set[int]:
+        """Model rows on screen now (the view shows the proxy's order)."""
+        v = self.table
+        n = self.proxy.rowCount()
+        if n == 0:
+            return set()
+        top = max(0, v.rowAt(0))
+        bottom = v.rowAt(max(0, v.viewport().height() - 1))
+        bottom = n - 1 if bottom < 0 else bottom
+        return {
+            self.proxy.mapToSource(self.proxy.index(r, 0)).row() for r in range(top, bottom + 1)
+        }
+
+    def _scrolled(self, *_: object) -> None:
+        # Rows scrolled into view get their current values at once.
+        rows = [r for r in self._visible_rows() if r < len(self._entries)]
+        if rows:
+            self.model.update_rows({r: self._row(*self._entries[r][1:]) for r in rows})
+
+    def _row(self, s: HostSummary, g: GpuSummary | None) -> tuple[Cell, ...]:
+        t = self.theme
+        price = money(s.price, s.currency) + "/h" if s.price is not None else "—"
+        if g is None:
+            colour = t.state_hex(s.state)
+            return (
+                Cell(f"{SYMBOL[s.state]} {state_name(s.state)}", (-s.rank, s.host), colour),
+                Cell(s.host),
+                Cell("—", -1),
+                Cell(s.model),
+                Cell("—", -1),
+                Cell("—", -1),
+                Cell("—", -1),
+                Cell("—", -1),
+                Cell("—", -1),
+                Cell("—", -1),
+                Cell(s.reason, s.reason, colour),
+                Cell(price, s.price or 0),
+            )
+        state = _row_state(s, g)
+        colour = t.state_hex(state)
+        rank = SEVERITY_RANK[state]
+        idle = state_name("idle")
+        reasons = ", ".join(reason_name(r) for r in g.reasons if r != "gpu_idle") or (
+            idle if "gpu_idle" in g.reasons else ""
+        )
+        if g.note:
+            reasons = g.note + (f" ({reasons})" if reasons and reasons != idle else "")
+        elif s.host_reason and state != OK:
+            reasons = s.host_reason
+        sm = fmt(g.sm, "MHz") + (f" / {g.sm_max:.0f}" if g.sm_max else "")
+        mem = (
+            f"{g.mem_used / 2**30:.1f} / {g.mem_total / 2**30:.0f} GiB"
+            if g.mem_used is not None and g.mem_total
+            else "—"
+        )
+        pw = fmt(g.power, "W") + (f" / {g.power_cap:.0f}" if g.power_cap else "")
+        hot = g.temp is not None and g.temp_slowdown and g.temp >= g.temp_slowdown - 5
+        return (
+            Cell(f"{SYMBOL[state]} {state_name(state)}", (-rank, s.host, g.gpu), colour),
+            Cell(s.host, (s.host, g.gpu)),
+            Cell(str(g.gpu), g.gpu, align_right=True),
+            Cell(g.name.replace("NVIDIA ", "")),
+            Cell(fmt(g.util, "%"), g.util if g.util is not None else -1, align_right=True),
+            Cell(sm, g.sm if g.sm is not None else -1, align_right=True),
+            Cell(
+                fmt(g.temp, "°C"),
+                g.temp if g.temp is not None else -1,
+                t.state_hex("warning") if hot else None,
+                align_right=True,
+            ),
+            Cell(pw, g.power if g.power is not None else -1, align_right=True),
+            Cell(mem, g.mem_used if g.mem_used is not None else -1, align_right=True),
+            Cell("—" if g.pstate is None else f"P{g.pstate:.0f}", g.pstate or 0),
+            Cell(reasons, reasons, colour if state != OK else None),
+            Cell(price, s.price or 0, align_right=True),
+        )
 
     def _activated(self, index: object) -> None:
         key = self.proxy.data(index, KEY_ROLE)  # type: ignore[arg-type]

@@ -61,15 +61,22 @@ def _brush(colour: str) -> QBrush:
     return b
 
 
-def _apply(item: QStandardItem, cell: Cell) -> None:
-    item.setText(cell.text)
-    item.setData(sort_value(cell.sort if cell.sort is not None else cell.text), SORT_ROLE)
-    if cell.colour:
-        item.setForeground(_brush(cell.colour))
-    else:
-        item.setData(None, Qt.ItemDataRole.ForegroundRole)
-    item.setToolTip(cell.tooltip or "")
-    item.setTextAlignment(_RIGHT if cell.align_right else _LEFT)
+def _apply(item: QStandardItem, cell: Cell, old: Cell | None = None) -> None:
+    """Set the item from ``cell``; with ``old`` (what the item shows now), only the parts
+    that differ (each setter is a C++ call; most updates change the text only)."""
+    if old is None or cell.text != old.text:
+        item.setText(cell.text)
+    if old is None or cell.sort != old.sort or (cell.sort is None and cell.text != old.text):
+        item.setData(sort_value(cell.sort if cell.sort is not None else cell.text), SORT_ROLE)
+    if old is None or cell.colour != old.colour:
+        if cell.colour:
+            item.setForeground(_brush(cell.colour))
+        else:
+            item.setData(None, Qt.ItemDataRole.ForegroundRole)
+    if old is None or cell.tooltip != old.tooltip:
+        item.setToolTip(cell.tooltip or "")
+    if old is None or cell.align_right != old.align_right:
+        item.setTextAlignment(_RIGHT if cell.align_right else _LEFT)
 
 
 class RowsModel(QStandardItemModel):
@@ -99,7 +106,7 @@ class RowsModel(QStandardItemModel):
                         if cn != co:
                             item = self.item(r, c)
                             if item is not None:
-                                _apply(item, cn)
+                                _apply(item, cn, co)
             finally:
                 self.blockSignals(False)
             self.rows = rows
@@ -119,6 +126,29 @@ class RowsModel(QStandardItemModel):
         self.rows = rows
         self.keys = keys
         self._index = {k: i for i, k in enumerate(keys)}
+
+    def update_rows(self, changed: dict[int, tuple[Cell, ...]]) -> None:
+        """Replace some rows (by model row; the keys stay): only the cells that differ are
+        touched, and the changed span is announced once."""
+        first = last = -1
+        self.blockSignals(True)
+        try:
+            for r in sorted(changed):
+                new, old = changed[r], self.rows[r]
+                if new == old:
+                    continue
+                first = r if first < 0 else first
+                last = r
+                for c, (cn, co) in enumerate(zip(new, old, strict=True)):
+                    if cn != co:
+                        item = self.item(r, c)
+                        if item is not None:
+                            _apply(item, cn, co)
+                self.rows[r] = new
+        finally:
+            self.blockSignals(False)
+        if first >= 0:
+            self.dataChanged.emit(self.index(first, 0), self.index(last, len(self.headers) - 1))
 
     def cell(self, row: int, col: int) -> Cell:
         return self.rows[row][col]
