@@ -46,6 +46,22 @@ def no_leftover_threads(request: pytest.FixtureRequest) -> Iterator[None]:
     assert not extra, f"test left threads running: {[t.name for t in extra]}"
 
 
+@pytest.fixture
+def secret_service() -> None:
+    """Skips the test unless a private Secret Service is usable (tools/run-tests starts one:
+    dbus-run-session + an unlocked gnome-keyring), so no test touches the user's keyring."""
+    from gpufleet.core import secrets
+
+    if not os.environ.get("GPUFLEET_TEST_KEYRING_HOME"):
+        pytest.skip(
+            "needs a private Secret Service: run under tools/run-tests "
+            "(dbus-run-session + an unlocked gnome-keyring)"
+        )
+    why = secrets.store_available()
+    if why:
+        pytest.skip(f"no usable Secret Service: {why}")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "allow_threads: the test may leave non-daemon threads")
 

@@ -26,18 +26,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def secret_service() -> None:
-    if not os.environ.get("GPUFLEET_TEST_KEYRING_HOME"):
-        pytest.skip(
-            "needs a private Secret Service: run under tools/run-tests "
-            "(dbus-run-session + an unlocked gnome-keyring)"
-        )
-    why = secrets.store_available()
-    if why:
-        pytest.skip(f"no usable Secret Service: {why}")
-
-
-@pytest.fixture
 def swap_backend() -> Iterator[object]:
     old = keyring.get_keyring()
     yield keyring.set_keyring

@@ -156,7 +156,7 @@ def test_parse_ignores_keys_owned_by_others() -> None:
     assert s == Settings(theme="light") and problems == []
 
 
-def test_webhook_url_and_token_go_to_the_keyring(secret_service_or_skip: None) -> None:
+def test_webhook_url_and_token_go_to_the_keyring(secret_service: None) -> None:
     from gpufleet.core import secrets
     from gpufleet.core.settings import (
         forget_webhook_url,
@@ -179,19 +179,6 @@ def test_webhook_url_and_token_go_to_the_keyring(secret_service_or_skip: None) -
     store_alertmanager_token("a-long-enough-token-123")
     assert secrets.get_secret("alertmanager", "token") == "a-long-enough-token-123"
     secrets.delete_secret("alertmanager", "token")
-
-
-@pytest.fixture
-def secret_service_or_skip() -> None:
-    import os
-
-    from gpufleet.core import secrets
-
-    if not os.environ.get("GPUFLEET_TEST_KEYRING_HOME"):
-        pytest.skip("needs a private Secret Service: run under tools/run-tests")
-    why = secrets.store_available()
-    if why:
-        pytest.skip(f"no usable Secret Service: {why}")
 
 
 def test_listeners_use_the_prometheus_wiring_keys(tmp_path: Path) -> None:

@@ -25,7 +25,8 @@ Names (for the SSH, session and fleet tests):
   (created with useradd; skipped unless root), for password-auth tests on
   ``sshd_factory(password_auth=True, user=name)``.
 - ``silent_server`` -> (host, port): accepts TCP connections and never sends a banner.
-- ``secret_service``: skips unless a real Secret Service (tools/run-tests) is reachable.
+- ``secret_service`` (from tests/conftest.py): skips unless a real Secret Service
+  (tools/run-tests) is reachable.
 
 Every test here gets HOME pointed at an empty temporary directory (no ~/.ssh/config, no
 default keys, no ~/.ssh/known_hosts of the machine) and no SSH_AUTH_SOCK.
@@ -45,7 +46,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from gpufleet.core import hostkeys, secrets
+from gpufleet.core import hostkeys
 from gpufleet.core.hostconfig import HostConfig
 from sshd import Sshd, have_sshd, keygen, make_sshd
 from tcpproxy import TcpProxy
@@ -158,15 +159,3 @@ def silent_server() -> Iterator[tuple[str, int]]:
         yield "127.0.0.1", s.getsockname()[1]
     finally:
         s.close()
-
-
-@pytest.fixture
-def secret_service() -> None:
-    if not os.environ.get("GPUFLEET_TEST_KEYRING_HOME"):
-        pytest.skip(
-            "needs a private Secret Service: run under tools/run-tests "
-            "(dbus-run-session + an unlocked gnome-keyring)"
-        )
-    why = secrets.store_available()
-    if why:
-        pytest.skip(f"no usable Secret Service: {why}")

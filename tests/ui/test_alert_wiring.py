@@ -88,22 +88,11 @@ def webhook_server() -> Iterator[tuple[str, list[dict[str, Any]]]]:
         t.join(5)
 
 
-@pytest.fixture
-def secret_service_or_skip() -> None:
-    from gpufleet.core import secrets
-
-    if not os.environ.get("GPUFLEET_TEST_KEYRING_HOME"):
-        pytest.skip("needs a private Secret Service: run under tools/run-tests")
-    why = secrets.store_available()
-    if why:
-        pytest.skip(f"no usable Secret Service: {why}")
-
-
 def test_settings_webhook_gets_the_demo_alert(
     qtbot: QtBot,
     start_app: Callable[[list[HostConfig]], App],
     webhook_server: tuple[str, list[dict[str, Any]]],
-    secret_service_or_skip: None,
+    secret_service: None,
 ) -> None:
     url, bodies = webhook_server
     name = f"test-hook-{os.getpid()}"

@@ -5,7 +5,6 @@ menu opens it."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +58,7 @@ def test_widgets_show_the_saved_settings_and_save_them_back(qtbot: QtBot, xdg: P
 
 
 def test_every_setting_edited_in_the_dialog_is_saved(
-    qtbot: QtBot, xdg: Path, secret_service_or_skip: None
+    qtbot: QtBot, xdg: Path, secret_service: None
 ) -> None:
     dlg = make(qtbot)
     assert dlg.values() == Settings()
@@ -206,17 +205,6 @@ def test_menu_opens_the_dialog_and_refresh_applies_live(qtbot: QtBot, xdg: Path)
     assert w._timer.interval() == 100
     apply_live(w, Settings())
     assert w._timer.interval() == 333
-
-
-@pytest.fixture
-def secret_service_or_skip() -> None:
-    from gpufleet.core import secrets
-
-    if not os.environ.get("GPUFLEET_TEST_KEYRING_HOME"):
-        pytest.skip("needs a private Secret Service: run under tools/run-tests")
-    why = secrets.store_available()
-    if why:
-        pytest.skip(f"no usable Secret Service: {why}")
 
 
 def test_notifications_switch_applies_at_start_and_live(qtbot: QtBot, xdg: Path) -> None:
