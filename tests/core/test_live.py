@@ -93,3 +93,34 @@ def test_unknown_host_metric_and_procs() -> None:
     live.feed("a", p)
     assert live.procs("a") == p
     assert live.hello("a") == h and live.gpus("a") == [0]
+
+
+def test_version_and_series_multi_read_one_snapshot() -> None:
+    """A redraw is skipped while a host's version is unchanged; several metrics read in one
+    lock hold line up even while another thread feeds the ring."""
+    import threading
+
+    live = LiveBuffers(window_s=600)
+    h = _hello()
+    assert live.version("a") == -1
+    live.feed("a", h)
+    v0 = live.version("a")
+    live.feed("a", _sample(h, 1, 1000.0, 1500.0))
+    assert live.version("a") == v0 + 1
+    stop = threading.Event()
+
+    def feeder() -> None:
+        i = 2
+        while not stop.is_set():
+            live.feed("a", _sample(h, i, 1000.0 + i, 1500.0))
+            i += 1
+
+    th = threading.Thread(target=feeder)
+    th.start()
+    try:
+        for _ in range(200):
+            clk, temp = live.series_multi("a", [0, 1], ("sm_clock_mhz", "temp_mem_c"))
+            assert len(clk[0]) == len(temp[0]) == len(clk[1]) == len(temp[1])
+    finally:
+        stop.set()
+        th.join()

@@ -156,7 +156,8 @@ class LiveBuffers:
 
     def __init__(self, window_s: float = 3600.0) -> None:
         self.window_s = float(window_s)
-        self._lock = threading.Lock()
+        # Re-entrant: series_multi reads several metrics in one hold through series_many.
+        self._lock = threading.RLock()
         self._rings: dict[str, _HostRing] = {}
         self._events: dict[str, list[Event]] = {}
         self.samples_total = 0
@@ -302,6 +303,20 @@ class LiveBuffers:
                 tt, vv = downsample_peak(tt, vv, max_points)
             res.append(Series(tt, vv))
         return res
+
+    def series_multi(
+        self,
+        host: str,
+        gpus: Sequence[int],
+        metrics: Sequence[str],
+        t0: float = -math.inf,
+        t1: float = math.inf,
+        max_points: int | None = None,
+    ) -> list[list[Series]]:
+        """``series_many`` for several metrics from one snapshot of the ring (one lock hold):
+        the series line up sample for sample, even while a worker feeds the buffers."""
+        with self._lock:
+            return [self.series_many(host, gpus, m, t0, t1, max_points) for m in metrics]
 
     def value_at(self, host: str, gpu: int, metric: str, t: float) -> float | None:
         """The value nearest to time ``t`` (for the crosshair); None when not reported."""

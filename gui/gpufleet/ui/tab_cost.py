@@ -50,9 +50,10 @@ def accumulated(
     """Times, accumulated cost and accumulated idle cost over [t0, t1] for one host."""
     gpus = live.gpus(host)
     hello = live.hello(host)
-    util = live.series_many(host, gpus, "util_gpu_pct", t0, t1)
-    mem = live.series_many(host, gpus, "mem_used_bytes", t0, t1)
-    lost = live.series_many(host, gpus, "lost", t0, t1)
+    # One snapshot: read one by one, a sample arriving in between made them differ in length.
+    util, mem, lost = live.series_multi(
+        host, gpus, ("util_gpu_pct", "mem_used_bytes", "lost"), t0, t1
+    )
     if not util or not len(util[0]):
         return np.empty(0), np.empty(0), np.empty(0)
     t = util[0].t
