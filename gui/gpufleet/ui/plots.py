@@ -105,6 +105,9 @@ def opaque_grid(plot: pg.PlotItem, theme: Theme, x: bool = True, y: bool = True)
         if isinstance(ax, _OpaqueGrid):
             ax.bg = QColor(theme.bg)
             ax._pens = {}
+            # Under the view box (z -100), so the curves are drawn over the grid lines (an
+            # opaque grid line over a flat curve on the same pixel row would hide it).
+            ax.setZValue(-200)
 
 
 class LiveCurve(pg.PlotCurveItem):  # type: ignore[misc]
