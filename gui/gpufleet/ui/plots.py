@@ -107,7 +107,7 @@ def opaque_grid(plot: pg.PlotItem, theme: Theme, x: bool = True, y: bool = True)
             ax._pens = {}
             # Under the view box (z -100), so the curves are drawn over the grid lines (an
             # opaque grid line over a flat curve on the same pixel row would hide it).
-            ax.setZValue(-200)
+            plot.getAxis(name).setZValue(-200)  # the QGraphicsItem side of the same axis
 
 
 class LiveCurve(pg.PlotCurveItem):  # type: ignore[misc]
