@@ -30,7 +30,7 @@ demo: $(STAMP) $(QM)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/lint-imports --config pyproject.toml
+	$(BIN)/lint-imports pyproject.toml
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
