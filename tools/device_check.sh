@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The one device check for a lent GPU machine (see the tool's README): it records a real NVML
+# trace for tests/fixtures/nvml/, measures the sampler's CPU and memory on real NVML, runs the
+# deployed zipapp's `stream` and `check` on it, and probes NVLink link by link. Runs as root on
+# the device machine from the repository root; writes everything under $OUT. About 3 minutes.
+set -u
+export PYTHONUNBUFFERED=1
+OUT=${OUT:-/tmp/devout}
+mkdir -p "$OUT"
+cd "$(dirname "$0")/.."
+nvidia-smi >"$OUT/nvidia-smi.txt" 2>&1
+nvidia-smi -q >"$OUT/nvidia-smi-q.txt" 2>&1
+python3 -c 'import sys, pynvml; print(sys.version); print(pynvml.__file__)'
+python3 tools/gpu_load.py --seconds 200 --busy 20 --idle 10 >"$OUT/load.log" 2>&1 &
+LOAD=$!
+sleep 8
+echo "== record (60 s measure + 60 s record)"
+PYTHONPATH=remote timeout 170 python3 tools/record_nvml_trace.py --seconds 60 --interval 1 \
+    --out "$OUT/h200x1.json" 2>&1 | tail -20
+echo "== zipapp stream 20 s"
+Z=$(ls .dev/gpufleet-sampler-*.pyz | head -1)
+python3 - "$Z" "$OUT" <<'PY'
+import json, os, resource, subprocess, sys, time
+z, out = sys.argv[1], sys.argv[2]
+t0 = time.monotonic()
+p = subprocess.Popen([sys.executable, z, "stream", "--count", "20", "--interval", "1"],
+                     stdout=open(os.path.join(out, "stream.jsonl"), "wb"), stderr=subprocess.PIPE)
+rss = 0
+while p.poll() is None:
+    try:
+        for line in open(f"/proc/{p.pid}/status"):
+            if line.startswith("VmRSS:"):
+                rss = max(rss, int(line.split()[1]))
+    except OSError:
+        pass
+    time.sleep(0.5)
+err = p.stderr.read().decode(errors="replace")
+wall = time.monotonic() - t0
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"rc": p.returncode, "wall_s": round(wall, 2),
+                  "cpu_s": round(ru.ru_utime + ru.ru_stime, 3),
+                  "cpu_pct": round(100 * (ru.ru_utime + ru.ru_stime) / wall, 2),
+                  "peak_rss_mib": round(rss / 1024, 1), "stderr": err[-2000:]}))
+PY
+echo "== zipapp check / info"
+timeout 60 python3 "$Z" check >"$OUT/check.json" 2>"$OUT/check.err"; echo "check rc=$?"
+timeout 60 python3 "$Z" info >"$OUT/info.json" 2>>"$OUT/check.err"; echo "info rc=$?"
+echo "== nvlink probe"
+timeout 60 python3 tools/nvlink_probe.py >"$OUT/nvlink.json" 2>&1; echo "probe rc=$?"
+kill $LOAD 2>/dev/null; wait $LOAD 2>/dev/null
+tail -3 "$OUT/load.log"
+ls -la "$OUT"
