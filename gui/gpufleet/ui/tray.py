@@ -20,9 +20,7 @@ from PySide6.QtCore import (
     QObject,
     QPointF,
     QRectF,
-    QRunnable,
     Qt,
-    QThreadPool,
     Signal,
 )
 from PySide6.QtGui import QAction, QColor, QFont, QIcon, QPainter, QPen, QPixmap, QPolygonF
@@ -132,18 +130,6 @@ class Notifier(QObject):
         )
 
 
-class _DbusSend(QRunnable):
-    def __init__(self, n: Notification) -> None:
-        super().__init__()
-        self.n = n
-
-    def run(self) -> None:
-        try:
-            dbus_notify.notify(self.n.title, self.n.body, 2 if self.n.severity == "critical" else 1)
-        except Exception as e:  # no notification daemon: the tray and the window remain
-            log.info("desktop notification not sent: %s", e)
-
-
 def state_icon(state: str, theme: Theme, size: int = 64) -> QIcon:
     """A filled disc in the state's colour with its symbol's shape inside, so the icon reads
     without colour too (✔-disc, ▲ warning, ✖ critical/down, ring while waiting)."""
@@ -203,6 +189,14 @@ class Tray(QObject):
         window.tray = self
         self.available = QSystemTrayIcon.isSystemTrayAvailable()
         self.dbus = dbus_notify.available()
+        # Desktop notifications with an "open host" action (one bus connection, opened on the
+        # first notification); a click opens the host at the alert's moment.
+        self.desktop: dbus_notify.DesktopNotifications | None = None
+        if self.dbus:
+            # The alert list's wording for the same thing (already translated).
+            label = QCoreApplication.translate("AlertWiring", "Open at the moment it started")
+            self.desktop = dbus_notify.DesktopNotifications(label)
+            self.desktop.activated.connect(self._open_note)
         self.state = OK
         self._last_note: Notification | None = None
         self._menu_texts: list[tuple[str, str]] = []
@@ -234,8 +228,11 @@ class Tray(QObject):
         self.notifier.paused = on
 
     def hide(self) -> None:
+        """Called as the app stops: also closes the desktop notifications' bus connection."""
         if self.icon is not None:
             self.icon.hide()
+        if self.desktop is not None:
+            self.desktop.close()
 
     def show_window(self) -> None:
         self.window.show()
@@ -292,11 +289,13 @@ class Tray(QObject):
                 else QSystemTrayIcon.MessageIcon.Warning
             )
             self.icon.showMessage(n.title, n.body, icon, 10_000)
-        if self.dbus:
-            QThreadPool.globalInstance().start(_DbusSend(n))
+        if self.desktop is not None:
+            self.desktop.send(n.title, n.body, 2 if n.severity == "critical" else 1, n)
 
     def _message_clicked(self) -> None:
-        n = self._last_note
+        self._open_note(self._last_note)
+
+    def _open_note(self, n: Notification | None) -> None:
         if n is not None and n.alert is not None:
             self.window.open_alert(n.alert)
         else:
