@@ -9,16 +9,20 @@ rounded to a minute) and the next redraw uses it. The GUI thread never waits on 
 from __future__ import annotations
 
 import math
-import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
+import numpy.typing as npt
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
-from gpufleet.core.live import LiveBuffers, Series, downsample_peak
+from gpufleet.core.live import GAP_INTERVALS, LiveBuffers, Series
 
-Key = tuple[str, int, str, int, int]
+Key = tuple[str, int, str, int, int]  # host, GPU, metric, range start and end in minutes
+F64 = npt.NDArray[np.float64]
+MAX_ENTRIES = 512  # cached answers (least recently drawn dropped first)
 
 
 class StoreLike(Protocol):
@@ -34,11 +38,38 @@ class StoreLike(Protocol):
 
 
 class _Done(QObject):
-    done = Signal(object, object)  # key, Series | None
+    done = Signal(object, object)  # key, _Part | None
+
+
+@dataclass(frozen=True)
+class _Part:
+    """The stored part of one series: times, values (NaN breaks the line at each gap) and
+    the usual spacing of its points (1 s raw, 60 s rollups, or a plot bucket)."""
+
+    t: F64
+    v: F64
+    step: float
+
+
+def with_gaps(t: F64, v: F64) -> tuple[F64, F64, float]:
+    """Insert a NaN where consecutive points are further apart than GAP_INTERVALS times the
+    usual spacing (the median step), as the live buffers do: the store returns only the
+    points it has, and a plot would join the two sides of a hole with a straight line."""
+    if t.size < 2:
+        return t, v, 0.0
+    d = np.diff(t)
+    step = float(np.median(d))
+    if step <= 0:
+        return t, v, step
+    idx = np.flatnonzero(d > GAP_INTERVALS * step) + 1
+    if idx.size:
+        t = np.insert(t, idx, t[idx - 1] + step)
+        v = np.insert(v, idx, math.nan)
+    return t, v, step
 
 
 class _Query(QRunnable):
-    def __init__(self, fn: Callable[[], Series | None], key: Key, sink: _Done) -> None:
+    def __init__(self, fn: Callable[[], _Part | None], key: Key, sink: _Done) -> None:
         super().__init__()
         self.fn, self.key, self.sink = fn, key, sink
 
@@ -60,18 +91,50 @@ class HistoryCache(QObject):
         self.store = store
         self.live = live
         self.pool = pool or QThreadPool.globalInstance()
-        self._cache: dict[Key, Series | None] = {}
+        self._cache: OrderedDict[Key, _Part | None] = OrderedDict()
+        # The newest answer per (host, GPU, metric): drawn while the query for a moved range
+        # is out (a followed range moves every minute; blanking the history until the new
+        # answer arrives made the older part blink).
+        self._latest: dict[tuple[str, int, str], Key] = {}
         self._pending: set[Key] = set()
-        self._lock = threading.Lock()
         self._sink = _Done()
         self._sink.done.connect(self._arrived)
 
-    def _arrived(self, key: Key, res: Series | None) -> None:
+    @property
+    def pending(self) -> bool:
+        """True while a store query is out (tests wait on it)."""
+        return bool(self._pending)
+
+    def _arrived(self, key: Key, res: _Part | None) -> None:
         self._pending.discard(key)
-        if len(self._cache) > 512:
-            self._cache.clear()
         self._cache[key] = res
+        while len(self._cache) > MAX_ENTRIES:
+            self._cache.popitem(last=False)
+        self._latest[key[:3]] = key
         self.updated.emit()
+
+    def _part(self, key: Key) -> _Part | None:
+        if key in self._cache:
+            self._cache.move_to_end(key)
+            return self._cache[key]
+        latest = self._latest.get(key[:3])
+        return self._cache.get(latest) if latest is not None else None
+
+    def value_at(self, host: str, gpu: int, metric: str, t: float) -> float | None:
+        """The stored value nearest to ``t`` from the newest answer for this series (for a
+        crosshair on the older part); None where nothing was stored near ``t``."""
+        latest = self._latest.get((host, gpu, metric))
+        part = self._cache.get(latest) if latest is not None else None
+        if part is None or not len(part.t):
+            return None
+        i = int(np.searchsorted(part.t, t))
+        cands = [j for j in (i - 1, i) if 0 <= j < len(part.t) and not math.isnan(part.v[j])]
+        if not cands:
+            return None
+        j = min(cands, key=lambda j: abs(part.t[j] - t))
+        if abs(part.t[j] - t) > GAP_INTERVALS * max(part.step, 1.0):
+            return None
+        return float(part.v[j])
 
     def extend(
         self,
@@ -91,26 +154,34 @@ class HistoryCache(QObject):
         end = min(start, t1)
         for g, s in zip(gpus, live, strict=True):
             key: Key = (host, g, metric, int(t0 // 60), int(end // 60))
-            if key in self._cache:
-                old = self._cache[key]
-                if old is not None and len(old):
-                    keep = old.t < start
-                    t = np.concatenate(
-                        (old.t[keep], [old.t[keep][-1] + 1e-3] if keep.any() else [], s.t)
-                    )
-                    v = np.concatenate((old.v[keep], [math.nan] if keep.any() else [], s.v))
-                    tt, vv = downsample_peak(t, v, max_points)
-                    out.append(Series(tt, vv))
-                    continue
-            elif key not in self._pending:
+            if key not in self._cache and key not in self._pending:
                 self._pending.add(key)
 
                 def q(
                     g: int = g, a: float = t0, b: float = end, store: StoreLike = self.store
-                ) -> Series | None:
+                ) -> _Part | None:
                     t, v = store.query(host, g, metric, a, b, max_points)
-                    return Series(np.asarray(t, dtype=np.float64), np.asarray(v, dtype=np.float64))
+                    tt, vv, step = with_gaps(
+                        np.asarray(t, dtype=np.float64), np.asarray(v, dtype=np.float64)
+                    )
+                    return _Part(tt, vv, step)
 
                 self.pool.start(_Query(q, key, self._sink))
-            out.append(s)
+            old = self._part(key)
+            if old is None or not len(old.t):
+                out.append(s)
+                continue
+            # An answer drawn while a moved range's query is out may reach further back.
+            keep = (old.t < start) & (old.t >= t0 - old.step)
+            if not keep.any():
+                out.append(s)
+                continue
+            ot, ov = old.t[keep], old.v[keep]
+            # A NaN between the stored part and the live one unless they meet: the app was
+            # not running (or the host was down) in between.
+            if not len(s.t) or s.t[0] - ot[-1] > GAP_INTERVALS * max(old.step, 1.0):
+                ot, ov = np.append(ot, ot[-1] + 1e-3), np.append(ov, math.nan)
+            # Both parts are already reduced to about the plot's width: joined, not reduced
+            # again (a min/max pass over the joint would swallow the NaNs that mark gaps).
+            out.append(Series(np.concatenate((ot, s.t)), np.concatenate((ov, s.v))))
         return out
