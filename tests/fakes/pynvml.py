@@ -25,8 +25,13 @@ arguments after the handle, colon-separated (``nvmlDeviceGetClockInfo:1``), ``fi
 object of specs. Strings may use ``{i}`` for the GPU index; pid ``"$self"`` is this process.
 
 The fake clock: ``now()`` is seconds since load (or the time set with ``_fake.set_time``);
-tick = ``int(now / tick_s)``; NVML timestamps are ``now`` in µs, so counter rates computed by
-the sampler equal a ramp's ``per_second`` exactly.
+tick = ``int(now / tick_s)``. NVML timestamps (field values, process-utilization samples) are
+the start of the current tick in *profile* time: tick × the profile's own ``tick_s``, in µs.
+A ramp grows by ``per_second`` per second of that same time, so counter rates computed by the
+sampler equal a ramp's ``per_second`` exactly, and a recorded trace replayed faster
+(``GPUFLEET_FAKE_NVML_TICK_S`` < its ``tick_s``) still gives the rates it was recorded with. A
+second read within one tick gets the same value and timestamp (a cached answer), as NVML
+serves one between its own updates.
 """
 
 import ctypes
@@ -92,14 +97,14 @@ def _compile(spec: Any, i: int) -> Any:
                 return lambda t: items[t % n](t)
             return lambda t: items[min(t, n - 1)](t)
         if "ramp" in spec:
-            # A counter: ``step`` per second of fake time (per tick when tick_s is 1), so a
-            # profile means the same rate whatever tick length drives it.
+            # A counter: ``step`` per second of profile time, the time NVML's timestamps
+            # count, so a profile means the same rate whatever tick length drives it.
             start, step = spec["ramp"]
             mod = spec.get("mod")
             whole = isinstance(start, int) and isinstance(step, int)
 
             def ramp(t: int) -> Any:
-                v = start + step * t * _fake.tick_s
+                v = start + step * t * _fake.profile_tick_s
                 v = round(v) if whole else v
                 return v % mod if mod else v
 
@@ -161,6 +166,7 @@ class FakeNvml:
         self.missing: set = set()
         self.field_types: Dict[int, int] = {}
         self.tick_s = 1.0
+        self.profile_tick_s = 1.0
         self.t0 = time.monotonic()
         self.fixed_t: Optional[float] = None
         self.fixed_tick = 0
@@ -185,9 +191,9 @@ class FakeNvml:
             with open(str(profile), encoding="utf-8") as f:
                 profile = json.load(f)
         self.profile = profile
-        self.tick_s = float(
-            os.environ.get("GPUFLEET_FAKE_NVML_TICK_S") or profile.get("tick_s", 1.0)
-        )
+        # tick_s paces the replay; profile_tick_s is what one tick means to NVML's clock.
+        self.profile_tick_s = float(profile.get("tick_s", 1.0))
+        self.tick_s = float(os.environ.get("GPUFLEET_FAKE_NVML_TICK_S") or self.profile_tick_s)
         self.missing = set(profile.get("missing", ()))
         self.field_types = {int(k): int(v) for k, v in profile.get("field_types", {}).items()}
         defaults = profile.get("defaults", {})
@@ -243,7 +249,8 @@ class FakeNvml:
         return int((time.monotonic() - self.t0) / self.tick_s + 1e-9)
 
     def ts_us(self) -> int:
-        return self.ts_base_us + round(self.now() * 1e6)
+        """NVML's timestamp now: the start of this tick in profile time (see the docstring)."""
+        return self.ts_base_us + round(self.tick() * self.profile_tick_s * 1e6)
 
     def inject_event(self, gpu: int, etype: int, data: int) -> None:
         """Deliver an event at once (as if the driver raised it now)."""
@@ -679,7 +686,7 @@ def nvmlDeviceGetProcessUtilization(handle: Any, timeStamp: int) -> List[Any]:
     _fake.putil_args.setdefault(g.index, []).append(int(timeStamp))
     samples = _fake.value(g, "nvmlDeviceGetProcessUtilization")
     # Samples carry the start of the current tick: a second read in the same tick is "nothing new".
-    ts = _fake.ts_base_us + round(_fake.tick() * _fake.tick_s * 1e6)
+    ts = _fake.ts_us()
     out = []
     for s in samples:
         sts = int(s.get("timeStamp", ts))

@@ -14,6 +14,13 @@ from nvml_fake import PROFILES, ROOT, fake_env, fake_nvml
 
 
 def _record(prof: str, out: Path) -> dict:
+    # The fake's NVML clock runs in profile time, so the profile recorded here must tick at the
+    # recording interval, as a real GPU's answers do (a replay sped up by
+    # GPUFLEET_FAKE_NVML_TICK_S would record 1 s of counter growth per 0.2 s tick).
+    with open(PROFILES / f"{prof}.json", encoding="utf-8") as f:
+        paced = dict(json.load(f), tick_s=0.2)
+    src = out.with_name(f"{prof}-paced.json")
+    src.write_text(json.dumps(paced), encoding="utf-8")
     res = subprocess.run(
         [
             sys.executable,
@@ -25,7 +32,7 @@ def _record(prof: str, out: Path) -> dict:
             "--out",
             str(out),
         ],
-        env=fake_env(PROFILES / f"{prof}.json", tick_s=0.2),
+        env=fake_env(src),
         cwd=str(ROOT),
         capture_output=True,
         timeout=120,
