@@ -48,6 +48,28 @@ def stat_fields(pid: int) -> Optional[List[str]]:
     return text[close + 1 :].split()
 
 
+def stat_ident(pid: int) -> Optional[Tuple[int, str]]:
+    """(start ticks, comm) from one read of /proc/PID/stat; None if gone.
+
+    The comm is what lies between the FIRST '(' and the LAST ')'. exec() keeps the start
+    ticks but sets a new comm (the new program's file name), so a changed comm tells a cache
+    keyed by (pid, start ticks) that its name and command line are stale."""
+    raw = _read("{}/{}/stat".format(PROC, pid))
+    if raw is None:
+        return None
+    text = raw.decode("utf-8", "replace")
+    open_, close = text.find("("), text.rfind(")")
+    if open_ < 0 or close < open_:
+        return None
+    fields = text[close + 1 :].split()
+    if len(fields) < 20:
+        return None
+    try:
+        return int(fields[19]), text[open_ + 1 : close]
+    except ValueError:
+        return None
+
+
 def start_ticks(pid: int) -> Optional[int]:
     """Field 22 of /proc/PID/stat: start time in clock ticks since boot; None if gone."""
     fields = stat_fields(pid)
@@ -308,9 +330,11 @@ class ProcInfo(object):
 class ProcCache(object):
     """User, name and redacted command line per (pid, start ticks).
 
-    A process's user, comm and cmdline rarely change after exec, so reading /proc three times
-    per process per snapshot would be waste. Only stat is read each time (to get the start
-    ticks that form the key, which also notices a reused pid)."""
+    A process's user, comm and cmdline rarely change, so reading /proc three times per
+    process per snapshot would be waste. Only stat is read each time: its start ticks form
+    the key (which notices a reused pid) and its comm notices an exec() (a shell that execs
+    python keeps its pid and start ticks, and would otherwise show as "bash" for good).
+    An exec of a program with the same file name (python execs python) is not noticed."""
 
     def __init__(self, cmd_max: int = DEFAULT_CMD_MAX) -> None:
         self._cmd_max = cmd_max
@@ -318,17 +342,17 @@ class ProcCache(object):
 
     def lookup(self, pid: int) -> Optional[ProcInfo]:
         """The process's info, or None when it is gone (or hidden from us)."""
-        ticks = start_ticks(pid)
-        if ticks is None:
+        ident = stat_ident(pid)
+        if ident is None:
             return None
+        ticks, comm = ident
         key = (pid, ticks)
         info = self._cache.get(key)
-        if info is None:
-            if len(self._cache) >= CACHE_MAX:
+        if info is None or info.name != comm:
+            if info is None and len(self._cache) >= CACHE_MAX:
                 self.prune()
-            info = ProcInfo(
-                pid, ticks, proc_user(pid), proc_name(pid), proc_cmdline(pid, self._cmd_max)
-            )
+            # The comm just read, not /proc/PID/comm again: the same kernel field.
+            info = ProcInfo(pid, ticks, proc_user(pid), comm, proc_cmdline(pid, self._cmd_max))
             self._cache[key] = info
         return info
 
