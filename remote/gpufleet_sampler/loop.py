@@ -131,13 +131,18 @@ class Sampler(object):
             "interval_s": self.interval,
             "procs_interval_s": self.procs_interval,
             "columns": protocol.hello_columns(),
+            "link_columns": protocol.hello_link_columns(),
+            "links_interval_s": float(
+                getattr(self.backend, "links_interval", protocol.LINKS_INTERVAL_S)
+            ),
             "host": host,
             "gpus": info.get("gpus") or [],
         }
 
     def step(self, mono: float, wall: float) -> List[Dict[str, Any]]:
-        """One tick: a ``sample``, a ``procs`` when ``procs_interval`` has elapsed, then any
-        ``event``s, each with the next sequence number."""
+        """One tick: a ``sample``, a ``procs`` when ``procs_interval`` has elapsed, a ``links``
+        when the backend read per-link NVLink values (its medium tier), then any ``event``s,
+        each with the next sequence number."""
         t = round(wall, 3)
         seq = self._next_seq
         out = [
@@ -163,6 +168,10 @@ class Sampler(object):
                     "procs": self.backend.procs(mono),
                 }
             )
+            seq += 1
+        link_rows = self.backend.links(mono)
+        if link_rows:
+            out.append({"kind": protocol.KIND_LINKS, "seq": seq, "t": t, "gpus": link_rows})
             seq += 1
         for ev in self.backend.events(mono):
             msg = {"kind": protocol.KIND_EVENT, "seq": seq, "t": t}  # type: Dict[str, Any]

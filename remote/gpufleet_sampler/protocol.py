@@ -32,7 +32,8 @@ KIND_SAMPLE = "sample"
 KIND_PROCS = "procs"
 KIND_EVENT = "event"
 KIND_ERROR = "error"
-KINDS = (KIND_HELLO, KIND_SAMPLE, KIND_PROCS, KIND_EVENT, KIND_ERROR)
+KIND_LINKS = "links"
+KINDS = (KIND_HELLO, KIND_SAMPLE, KIND_PROCS, KIND_EVENT, KIND_ERROR, KIND_LINKS)
 
 # (name, unit, description). Order is the wire order of a sample row after the index.
 # Units live in the names; the unit column is for axis labels and docs.
@@ -130,6 +131,27 @@ EVENT_TYPES = (
     EVENT_NOTE,
 )
 
+# Per-link NVLink columns of a ``links`` message (medium tier, every ``links_interval_s``).
+# A ``links`` row is ``[gpu_index, [v_link0, v_link1, ...] per column in this order]``: one
+# list per column with one value per link (link n at position n), so 18 links cost one
+# bracket pair per column, not one per link. Names and units travel once, in
+# ``hello["link_columns"]``. Only GPUs with NVLink links get a row; a GPU without any has
+# ``hello["gpus"][i]["links_unsupported"]`` saying why (``unsupported`` stays keyed by
+# sample column).
+LINK_COLUMNS: Tuple[Tuple[str, str, str], ...] = (
+    ("tx_bps", "B/s", "data transmitted on this link, from the per-link KiB counter (field 138)"),
+    ("rx_bps", "B/s", "data received on this link, from the per-link KiB counter (field 139)"),
+    ("up", "", "1 when the link is up (active), 0 when it is down"),
+    ("speed_bps", "B/s", "nominal bandwidth of this link per direction (field 164)"),
+)
+LINK_COLUMN_NAMES: Tuple[str, ...] = tuple(c[0] for c in LINK_COLUMNS)
+# Position of each link column in a ``links`` row (element 0 is the GPU index).
+LINK_POS: Dict[str, int] = {name: i + 1 for i, name in enumerate(LINK_COLUMN_NAMES)}
+# The key of ``hello["gpus"][i]`` that says why a GPU has no ``links`` rows (absent: it has).
+LINKS_UNSUPPORTED_KEY = "links_unsupported"
+# Default medium-tier period: how often ``links`` is sent (hello ``links_interval_s``).
+LINKS_INTERVAL_S = 5.0
+
 # Keys of each process entry in a ``procs`` message.
 PROC_KEYS = ("gpu", "pid", "start_ticks", "user", "name", "cmd", "mem_bytes", "sm_pct", "type")
 
@@ -137,6 +159,11 @@ PROC_KEYS = ("gpu", "pid", "start_ticks", "user", "name", "cmd", "mem_bytes", "s
 def hello_columns() -> List[Dict[str, str]]:
     """The ``columns`` entry of ``hello``: names and units in wire order."""
     return [{"name": n, "unit": u} for n, u, _ in COLUMNS]
+
+
+def hello_link_columns() -> List[Dict[str, str]]:
+    """The ``link_columns`` entry of ``hello``: names and units of a ``links`` row."""
+    return [{"name": n, "unit": u} for n, u, _ in LINK_COLUMNS]
 
 
 def encode(obj: Dict[str, Any]) -> str:

@@ -6,7 +6,9 @@ Two tiers:
   interval, plus a margin. A client that was away for less than that gets every line back.
 - day: what leaves the raw tier is thinned, not dropped: every ``downsample``-th sample (one a
   minute by default), every event (an Xid while the laptop slept is never lost) and every
-  process snapshot whose set of processes differs from the previous one kept. It covers
+  process snapshot whose set of processes differs from the previous one kept (per-link NVLink
+  ``links`` messages are live detail and are dropped: a day of them every 5 s would crowd
+  the events out of the kept tier's cap). It covers
   ``day_seconds`` (a day) by message time, with hard caps on counts so memory stays bounded
   whatever the interval.
 
@@ -25,6 +27,7 @@ from typing import Deque, List, Optional, Tuple
 KIND_SAMPLE = "sample"
 KIND_PROCS = "procs"
 KIND_EVENT = "event"
+KIND_LINKS = "links"
 
 # Extra samples kept above the hour, so "at least an hour" holds even with jitter.
 RAW_MARGIN = 120
@@ -131,6 +134,8 @@ class Ring(object):
                 if fp != self._last_kept_procs:
                     self._last_kept_procs = fp
                     self._keep(e)
+            elif e.kind == KIND_LINKS:
+                continue  # live detail only (see the module docstring)
             else:
                 self._keep(e)
         if self._head > 4096 and self._head * 2 > len(entries):

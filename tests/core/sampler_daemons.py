@@ -11,7 +11,7 @@ from typing import Any
 from gpufleet.core import samplercmd
 from gpufleet.core.fleet import FleetEvent, HostMessage
 from gpufleet.core.hostconfig import HostConfig
-from gpufleet.core.messages import Event, Procs, Sample
+from gpufleet.core.messages import Event, Links, Procs, Sample
 from gpufleet.core.transport import LocalTransport
 from gpufleet_sampler.daemon import read_state
 
@@ -72,7 +72,7 @@ class Recorder:
         return [
             m.seq
             for m in self.msgs(host)
-            if isinstance(m, (Sample, Procs, Event)) and not is_gap_note(m)
+            if isinstance(m, (Sample, Procs, Event, Links)) and not is_gap_note(m)
         ]
 
     def samples(self, host: str) -> list[Sample]:

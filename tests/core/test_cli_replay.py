@@ -31,6 +31,7 @@ EXPECTED: dict[str, tuple[int, dict[tuple[str, int | None, str], float]]] = {
         ("xid", 2, "48"): 30,
         ("xid", 2, "79"): 45,
         ("gpu_lost", 2, ""): 45,
+        ("nvlink_down", 1, ""): 10,  # GPU 1's NVLink link 5 is down from the start (for 10 s)
     }),
 }  # fmt: skip
 
@@ -75,7 +76,7 @@ def test_text_output_and_garbage_lines(tmp_path: Path, capsys: pytest.CaptureFix
     text = capsys.readouterr().out
     assert "3 bad line(s) skipped" in text
     lines = [line for line in text.splitlines() if "FIRING" in line]
-    assert len(lines) == 5
+    assert len(lines) == 6  # five on GPU 2, GPU 1's NVLink link down
     assert any("+45s" in line and "Xid 79" in line for line in lines)
     assert "Diagnosis:" in text and "fell off the bus" in text
     assert "rented-a100" in text

@@ -14,7 +14,7 @@ from gpufleet.core import paths
 from gpufleet.core.audit import read_audit
 from gpufleet.core.demo import demo_host, demo_state_dir
 from gpufleet.core.fleet import Fleet
-from gpufleet.core.messages import Hello, Procs, Sample, StreamDecoder
+from gpufleet.core.messages import Hello, Links, Procs, Sample, StreamDecoder
 from gpufleet.core.store import Store
 from sampler_daemons import Recorder, contiguous, stop_daemons
 
@@ -57,7 +57,7 @@ def test_stream_jsonl_prints_replayable_protocol_lines_and_records_history(
     assert isinstance(msgs[0], Hello) and len(msgs[0].gpus) == 8
     samples = [m for m in msgs if isinstance(m, Sample)]
     assert len(samples) >= 2
-    assert contiguous([m.seq for m in msgs if isinstance(m, (Sample, Procs))])
+    assert contiguous([m.seq for m in msgs if isinstance(m, (Sample, Procs, Links))])
     with Store(paths.history_file(demo=True)) as store:
         assert "a100-train" in store.hosts()
     assert not paths.history_file(demo=False).exists()

@@ -84,7 +84,8 @@ def test_ecc_xid_fails_once_a_daemon_has_seen_the_xids(tmp_path: Path) -> None:
         sampler("stop", *common)
     findings = evaluate_check(facts)
     assert overall_verdict(findings) == "fail"
-    assert by(findings, "fail") == {("xid", 2), ("remapped_rows", 2)}
+    # GPU 1 arrives with one NVLink link down (11 of 12 up).
+    assert by(findings, "fail") == {("xid", 2), ("remapped_rows", 2), ("nvlink", 1)}
     (x,) = [f for f in findings if f.id == "xid" and f.gpu == 2]
     assert x.values["xids"] == [48, 79]
     text = finding_sentence(x)

@@ -82,6 +82,9 @@ def test_messages_are_json_with_the_documented_shape(ecc_backend: SimBackend) ->
                 assert set(obj) == {"kind", "seq", "t", "procs"}
                 for p in obj["procs"]:
                     assert tuple(p) == protocol.PROC_KEYS
+            elif obj["kind"] == "links":
+                assert set(obj) == {"kind", "seq", "t", "gpus"}
+                assert all(len(r) == len(protocol.LINK_COLUMNS) + 1 for r in obj["gpus"])
             else:
                 assert obj["kind"] == "event"
                 assert obj["type"] in protocol.EVENT_TYPES

@@ -299,8 +299,9 @@ def test_tiers_processes_never_per_tick_medium_every_5s_slow_every_minute() -> N
         return after.get(name, 0) - start.get(name, 0)
 
     assert n("nvmlDeviceGetUtilizationRates") == 125 * 8
-    # One field read per tick, plus NVLink link states (medium tier), plus the slow tier's.
-    assert n("nvmlDeviceGetFieldValues") == 125 * 8 + 24 * 8 + 2 * 8
+    # One field read per tick, plus NVLink link states and the per-link counters (medium
+    # tier: two reads per NVLink GPU), plus the slow tier's.
+    assert n("nvmlDeviceGetFieldValues") == 125 * 8 + 2 * 24 * 8 + 2 * 8
     assert n("nvmlDeviceGetComputeRunningProcesses_v3") == 0
     assert n("nvmlDeviceGetProcessUtilization") == 0
     assert n("nvmlDeviceGetCurrPcieLinkGeneration") == 24 * 8  # at 6, 11, ... 121 s

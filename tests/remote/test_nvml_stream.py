@@ -9,7 +9,7 @@ import subprocess
 import sys
 from typing import Any
 
-from gpufleet.core.messages import Event, Hello, Procs, Sample, StreamDecoder
+from gpufleet.core.messages import Event, Hello, Links, Procs, Sample, StreamDecoder
 from gpufleet_sampler import protocol
 from gpufleet_sampler.backends.nvml import NvmlBackend
 from gpufleet_sampler.loop import Sampler
@@ -40,7 +40,7 @@ def test_stream_nvml_through_the_fake_parses_with_the_decoder() -> None:
     assert hello.gpus[0].nominal["nvlink_links"] == 18
     samples = [m for m in msgs if isinstance(m, Sample)]
     assert len(samples) == 3
-    seqs = [m.seq for m in msgs if isinstance(m, (Sample, Procs, Event))]
+    seqs = [m.seq for m in msgs if isinstance(m, (Sample, Procs, Event, Links))]
     assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))
     for s in samples:
         assert s.gpu_indices() == list(range(8))

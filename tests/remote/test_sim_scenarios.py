@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gpufleet.core.messages import Event, Hello, Message, Procs, Sample, StreamDecoder
+from gpufleet.core.messages import Event, Hello, Links, Message, Procs, Sample, StreamDecoder
 from gpufleet_sampler import protocol
 from gpufleet_sampler.backends.sim import SCENARIOS
 
@@ -96,7 +96,7 @@ def test_rows_are_complete_small_and_null_only_where_hello_says(name: str) -> No
                     assert v is None, (col, v)
                 elif not lost:
                     assert v is not None, (name, col)
-    seqs = [m.seq for m in msgs if isinstance(m, (Sample, Procs, Event))]
+    seqs = [m.seq for m in msgs if isinstance(m, (Sample, Procs, Event, Links))]
     assert seqs == list(range(1, len(seqs) + 1))
 
 

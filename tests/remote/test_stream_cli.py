@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from gpufleet.core.messages import Event, Hello, Procs, Sample, StreamDecoder
+from gpufleet.core.messages import Event, Hello, Links, Procs, Sample, StreamDecoder
 from gpufleet_sampler import procfs, protocol
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -89,7 +89,7 @@ def test_acceptance_healthy_8xa100_twenty_samples() -> None:
     for s in samples:
         assert s.gpu_indices() == list(range(8))
     # One counter for every kind: contiguous over the whole stream, not only over samples.
-    seqs = [m.seq for m in msgs[1:] if isinstance(m, (Sample, Procs, Event))]
+    seqs = [m.seq for m in msgs[1:] if isinstance(m, (Sample, Procs, Event, Links))]
     assert seqs == list(range(1, len(seqs) + 1))
     assert len(seqs) == len(lines) - 1
     # Real timing: ticks on a 0.1 s grid (monotonic), wall clock close to now.

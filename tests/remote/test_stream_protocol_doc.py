@@ -40,7 +40,22 @@ def render_reasons() -> str:
     return "\n".join(lines)
 
 
-GENERATED = {"columns": render_columns, "reasons": render_reasons}
+def render_link_columns() -> str:
+    lines = [
+        "| pos | name | unit | meaning (one value per link) |",
+        "|---:|---|---|---|",
+        "| 0 | (GPU index) | | the GPU's `index` in `hello.gpus` |",
+    ]
+    for pos, (name, unit, desc) in enumerate(protocol.LINK_COLUMNS, start=1):
+        lines.append(f"| {pos} | `{name}` | {unit} | {desc} |")
+    return "\n".join(lines)
+
+
+GENERATED = {
+    "columns": render_columns,
+    "reasons": render_reasons,
+    "link_columns": render_link_columns,
+}
 
 
 def _block(name: str) -> re.Pattern[str]:
@@ -72,6 +87,8 @@ def test_every_protocol_name_is_documented() -> None:
         + list(protocol.PROC_KEYS)
         + list(protocol.EVENT_TYPES)
         + list(protocol.KINDS)
+        + list(protocol.LINK_COLUMN_NAMES)
+        + [protocol.LINKS_UNSUPPORTED_KEY]
     )
     missing = [n for n in names if f"`{n}`" not in text]
     assert not missing, f"not documented in docs/protocol.md: {missing}"

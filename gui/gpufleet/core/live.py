@@ -16,6 +16,7 @@ Readers get copies, never views into the ring.
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from collections.abc import Sequence
@@ -24,7 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from gpufleet.core.messages import Event, Hello, Message, Procs, Sample
+from gpufleet.core.links import LinkBuffers
+from gpufleet.core.messages import Event, Hello, Links, Message, Procs, Sample
 
 F64 = npt.NDArray[np.float64]
 
@@ -131,23 +133,37 @@ class _HostRing:
 def downsample_peak(t: F64, v: F64, max_points: int) -> tuple[F64, F64]:
     """Reduce to about ``max_points`` points keeping each bin's min and max (in time order),
     so spikes survive. NaN values (gaps) are kept as NaN where a whole bin is NaN."""
+    out_t, out_v = downsample_peak_rows(t, v.reshape(1, -1), max_points)
+    return out_t, out_v[0]
+
+
+@functools.lru_cache(maxsize=64)
+def _bins(n: int, bins: int) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """First and last index of each of ``bins`` near-equal bins over ``n`` samples. Cached:
+    the window holds about the same number of samples from one redraw to the next."""
+    edges = np.linspace(0, n, bins + 1).astype(np.intp)
+    starts = edges[:-1][np.diff(edges) > 0]
+    ends = np.append(starts[1:], n) - 1
+    starts.flags.writeable = False
+    ends.flags.writeable = False
+    return starts, ends
+
+
+def downsample_peak_rows(t: F64, v: npt.NDArray[np.floating], max_points: int) -> tuple[F64, F64]:
+    """``downsample_peak`` for several rows sharing one time axis (``v`` is rows × samples):
+    one reduction per bin edge for all rows at once. Returns the shared times and the
+    reduced rows (float64)."""
     n = len(t)
     if max_points <= 0 or n <= max_points:
-        return t, v
-    bins = max(1, max_points // 2)
-    edges = np.linspace(0, n, bins + 1).astype(np.int64)
-    starts = edges[:-1]
-    starts = starts[np.diff(edges) > 0]
-    # fmin/fmax ignore NaN unless both are NaN: an all-NaN bin stays NaN (a gap).
-    lo = np.fmin.reduceat(v, starts)
-    hi = np.fmax.reduceat(v, starts)
-    ends = np.append(starts[1:], n) - 1
+        return t, v.astype(np.float64, copy=False)
+    starts, ends = _bins(n, max(1, max_points // 2))
     out_t = np.empty(2 * len(starts), dtype=np.float64)
-    out_v = np.empty(2 * len(starts), dtype=np.float64)
     out_t[0::2] = t[starts]
     out_t[1::2] = t[ends]
-    out_v[0::2] = lo
-    out_v[1::2] = hi
+    out_v = np.empty((v.shape[0], 2 * len(starts)), dtype=np.float64)
+    # fmin/fmax ignore NaN unless both are NaN: an all-NaN bin stays NaN (a gap).
+    out_v[:, 0::2] = np.fmin.reduceat(v, starts, axis=1)
+    out_v[:, 1::2] = np.fmax.reduceat(v, starts, axis=1)
     return out_t, out_v
 
 
@@ -161,6 +177,8 @@ class LiveBuffers:
         self._rings: dict[str, _HostRing] = {}
         self._events: dict[str, list[Event]] = {}
         self.samples_total = 0
+        # Per-link NVLink values (``links`` messages), kept apart: see gpufleet.core.links.
+        self.links = LinkBuffers(window_s)
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -186,6 +204,11 @@ class LiveBuffers:
                 if ring is not None:
                     ring.procs = msg
                     ring.version += 1
+            elif isinstance(msg, Links):
+                ring = self._rings.get(host)
+                if ring is not None:
+                    self.links.feed(host, msg, ring.hello)
+                    ring.version += 1  # tabs redraw when a links message arrived
             elif isinstance(msg, Event):
                 evs = self._events.setdefault(host, [])
                 evs.append(msg)
@@ -267,7 +290,8 @@ class LiveBuffers:
         t1: float = math.inf,
         max_points: int | None = None,
     ) -> list[Series]:
-        """``series`` for several GPUs of one host in one lock hold (one time lookup)."""
+        """``series`` for several GPUs of one host in one lock hold, reduced together (the
+        GPUs share one time axis; the Series share its array, which is read-only)."""
         empty = Series(np.empty(0), np.empty(0))
         mi = _METRIC_POS.get(metric)
         with self._lock:
@@ -280,28 +304,31 @@ class LiveBuffers:
             i0 = max(0, int(np.searchsorted(t, t0, "left")) - 1)
             i1 = min(len(t), int(np.searchsorted(t, t1, "right")) + 1)
             t = t[i0:i1]
-            rows: list[F64 | None] = []
-            for g in gpus:
-                gi = ring.gpu_index.get(g)
-                if gi is None:
-                    rows.append(None)
-                    continue
-                v32 = np.concatenate((ring.v[mi, gi, a], ring.v[mi, gi, b]))[i0:i1]
-                rows.append(v32.astype(np.float64))
+            gis = [ring.gpu_index.get(g) for g in gpus]
+            have = [gi for gi in gis if gi is not None]
+            block = ring.v[mi][have]  # a copy: GPUs × ring slots
             interval = ring.interval
+        if b.stop > b.start:
+            block = np.concatenate((block[:, a], block[:, b]), axis=1)
+        block = block[:, i0:i1]
         gap_idx = _gap_positions(t, interval)
+        if len(gap_idx):
+            t = np.insert(t, gap_idx, t[gap_idx - 1] + interval)
+            block = np.insert(block, gap_idx, np.nan, axis=1)
+        if max_points:
+            t, rows = downsample_peak_rows(t, block, max_points)
+        else:
+            rows = block.astype(np.float64)
+        t.flags.writeable = False
+        rows.flags.writeable = False  # shared with the caller: a write would be a bug
         res: list[Series] = []
-        for row in rows:
-            if row is None:
+        k = 0
+        for gi in gis:
+            if gi is None:
                 res.append(empty)
-                continue
-            tt, vv = t, row
-            if len(gap_idx):
-                tt = np.insert(tt, gap_idx, tt[gap_idx - 1] + interval)
-                vv = np.insert(vv, gap_idx, np.nan)
-            if max_points:
-                tt, vv = downsample_peak(tt, vv, max_points)
-            res.append(Series(tt, vv))
+            else:
+                res.append(Series(t, rows[k]))
+                k += 1
         return res
 
     def series_multi(

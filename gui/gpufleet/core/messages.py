@@ -1,9 +1,10 @@
 """Typed, immutable messages parsed from the sampler's JSON lines.
 
 ``StreamDecoder`` turns a stream of lines into ``Hello`` / ``Sample`` / ``Procs`` / ``Event``
-/ ``ErrorMsg`` objects. It is stateful only in that ``sample`` rows are positional and their
-columns are named by the preceding ``hello``. A bad line never raises out of ``feed``: it is
-counted (``bad_lines``) and its reason kept (``last_error``), and decoding goes on.
+/ ``Links`` / ``ErrorMsg`` objects. It is stateful only in that ``sample`` and ``links`` rows
+are positional and their columns are named by the preceding ``hello``. A bad line never
+raises out of ``feed``: it is counted (``bad_lines``) and its reason kept (``last_error``),
+and decoding goes on.
 
 Everything downstream (fleet, rules, cost, store, UI) consumes these types, never raw dicts.
 """
@@ -134,7 +135,42 @@ class ErrorMsg:
     raw: Mapping[str, Any]
 
 
-Message = Hello | Sample | Procs | Event | ErrorMsg
+class LinkRow(NamedTuple):
+    """Per-link NVLink values of one GPU: each field holds one value per link (link n at
+    position n); None = not reported."""
+
+    gpu: int
+    tx_bps: tuple[Value, ...]
+    rx_bps: tuple[Value, ...]
+    up: tuple[Value, ...]
+    speed_bps: tuple[Value, ...]
+
+    @property
+    def n_links(self) -> int:
+        return len(self.up)
+
+
+@dataclass(frozen=True)
+class Links:
+    """A ``links`` message: per-link NVLink rows of the GPUs that have NVLink (sent on the
+    sampler's medium tier, every ``hello.raw["links_interval_s"]`` seconds)."""
+
+    seq: int
+    t: float
+    rows: tuple[LinkRow, ...]
+    raw: Mapping[str, Any]
+
+    def row(self, gpu: int) -> LinkRow | None:
+        for r in self.rows:
+            if r.gpu == gpu:
+                return r
+        return None
+
+
+Message = Hello | Sample | Procs | Event | ErrorMsg | Links
+
+# More links than this per GPU is garbage, not a GPU (NVML_NVLINK_MAX_LINKS is 36).
+MAX_LINKS = 64
 
 
 def _num(obj: Mapping[str, Any], key: str) -> float:
@@ -341,6 +377,45 @@ def _parse_event(obj: Mapping[str, Any]) -> Event:
     )
 
 
+def _link_values(col: Any, n: int | None) -> tuple[Value, ...]:
+    if type(col) is not list or len(col) > MAX_LINKS or (n is not None and len(col) != n):
+        raise ProtocolError("links row columns must be lists of equal length (one per link)")
+    return tuple(v if type(v) in (int, float) else None for v in col)
+
+
+def _parse_links(obj: Mapping[str, Any], hello: Hello | None) -> Links:
+    if hello is None:
+        raise ProtocolError("links before hello")
+    names = hello.raw.get("link_columns")
+    cols = (
+        tuple(c.get("name") if isinstance(c, dict) else str(c) for c in names)
+        if isinstance(names, list) and names
+        else protocol.LINK_COLUMN_NAMES
+    )
+    gpus = obj.get("gpus")
+    if type(gpus) is not list:
+        raise ProtocolError("links without a gpus list")
+    rows: list[LinkRow] = []
+    for r in gpus:
+        if type(r) is not list or not r or type(r[0]) is not int:
+            raise ProtocolError("links row must be a list starting with the GPU index")
+        if len(r) != len(cols) + 1:
+            raise ProtocolError(f"links row has {len(r) - 1} columns, hello names {len(cols)}")
+        n = len(r[1]) if type(r[1]) is list else None
+        by_name = {c: _link_values(v, n) for c, v in zip(cols, r[1:], strict=True)}
+        empty = (None,) * (n or 0)
+        rows.append(
+            LinkRow(
+                r[0],
+                by_name.get("tx_bps", empty),
+                by_name.get("rx_bps", empty),
+                by_name.get("up", empty),
+                by_name.get("speed_bps", empty),
+            )
+        )
+    return Links(seq=_int(obj, "seq"), t=_num(obj, "t"), rows=tuple(rows), raw=dict(obj))
+
+
 def parse_object(
     obj: Any, hello: Hello | None = None, procs_cache: _ProcsCache | None = None
 ) -> Message:
@@ -356,6 +431,8 @@ def parse_object(
         return _parse_procs(obj, procs_cache)
     if kind == protocol.KIND_EVENT:
         return _parse_event(obj)
+    if kind == protocol.KIND_LINKS:
+        return _parse_links(obj, hello)
     if kind == protocol.KIND_ERROR:
         return ErrorMsg(
             message=str(obj.get("message") or ""), code=_opt_str(obj.get("code")), raw=dict(obj)

@@ -1,8 +1,8 @@
 """Parsed messages back to protocol objects: ``gpufleet stream --format jsonl`` prints what
 the sampler sent (hello first), so that its output can be replayed or fed to other tools.
 
-The round trip keeps every field the parser keeps; ``hello`` and ``event`` carry their raw
-object and come back unchanged."""
+The round trip keeps every field the parser keeps; ``hello``, ``event`` and ``links`` carry
+their raw object and come back unchanged."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 from gpufleet_sampler import protocol
 
-from gpufleet.core.messages import ErrorMsg, Event, Hello, Message, Procs, Sample
+from gpufleet.core.messages import ErrorMsg, Event, Hello, Links, Message, Procs, Sample
 
 
 def message_to_obj(msg: Message) -> dict[str, Any]:
@@ -30,7 +30,7 @@ def message_to_obj(msg: Message) -> dict[str, Any]:
             "t": msg.t,
             "procs": [{k: getattr(p, k) for k in protocol.PROC_KEYS} for p in msg.procs],
         }
-    if isinstance(msg, (Hello, Event, ErrorMsg)):
+    if isinstance(msg, (Hello, Event, ErrorMsg, Links)):
         return dict(msg.raw)
     raise TypeError(f"not a message: {type(msg).__name__}")
 

@@ -30,6 +30,13 @@ class Backend(object):
         """The processes on all GPUs, each a dict with ``protocol.PROC_KEYS``."""
         raise NotImplementedError
 
+    def links(self, mono: float) -> List[List[Any]]:
+        """Per-link NVLink rows (``protocol.LINK_COLUMNS``) read since the last call, one per
+        GPU with NVLink links, or [] when none are due. The backend reads them on its medium
+        tier (every ``links_interval`` seconds); the loop asks after every tick and sends a
+        ``links`` message when there are rows. The default: no NVLink, nothing to send."""
+        return []
+
     def events(self, mono: float) -> List[Dict[str, Any]]:
         """Events since the last call (Xid, ECC / remap changes, lost GPUs, notes), each a
         dict with ``type``, ``gpu`` (index or None), optional ``code``, and ``message``."""

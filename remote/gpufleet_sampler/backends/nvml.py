@@ -9,7 +9,8 @@ Tiers (see reference/nvml.md, "Sampling plan"):
 - every tick: one ``nvmlDeviceGetFieldValues`` call for the counters (energy, PCIe and NVLink
   bytes, throttle-time, ECC, memory temperature), plus the cheap calls (clocks, temperature,
   utilization, P-state, clock event reasons, memory v2, power, fan), plus GPM on Hopper+.
-- every ``medium_s`` (5 s): current PCIe generation/width, NVLink link states, enforced power limit.
+- every ``medium_s`` (5 s): current PCIe generation/width, NVLink link states, enforced power limit,
+  and on NVLink GPUs the per-link counters, states and speeds of the ``links`` message.
 - every ``slow_s`` (60 s): row remapping, retired pages, ECC totals, NVLink error totals; a
   change produces an event.
 - process lists are read only when the loop asks (``procs``, every few seconds).
@@ -208,6 +209,12 @@ class _Gpu(object):
         "index",
         "info",
         "last_dbe",
+        # per-link NVLink (the ``links`` message)
+        "link_cnt",
+        "link_fields",
+        "link_row",
+        "link_states",
+        "links_why",
         "lost",
         "m_struct",
         "m_used",
@@ -271,6 +278,11 @@ class _Gpu(object):
         self.nvlink_links = 0
         self.nvlink_up: Optional[int] = None
         self.nvlink_state_fields: Optional[List[Tuple[int, int]]] = None
+        self.link_fields: Optional[List[Tuple[int, int]]] = None
+        self.link_cnt: List[Optional[List[Any]]] = []
+        self.link_states: Optional[List[Optional[int]]] = None
+        self.link_row: Optional[List[Any]] = None
+        self.links_why: Optional[str] = None  # why this GPU sends no links rows
         self.remap: Optional[Tuple[int, int, int, int]] = None
         self.retired_pending: Optional[int] = None
         self.ecc_vol_call = False
@@ -323,6 +335,8 @@ class NvmlBackend(Backend):
             )
         self.interval = float(interval)
         self.medium_s = float(medium_s)
+        # How often the links message comes: the per-link read rides on the medium tier.
+        self.links_interval = self.medium_s
         self.slow_s = float(slow_s)
         try:
             N.nvmlInit()
@@ -665,6 +679,15 @@ class NvmlBackend(Backend):
             st = _fields(g.h, ids)
             if st is not None and all(r.nvmlReturn == N.NVML_SUCCESS for r in st):
                 g.nvlink_state_fields = ids
+            self._probe_links(g, links)
+        else:
+            why = "NotSupported: this GPU has no NVLink links (field 91 = 0)"
+            if links_fv is None or links_fv[0].nvmlReturn != N.NVML_SUCCESS:
+                code = _code_name(int(links_fv[0].nvmlReturn)) if links_fv is not None else ""
+                why = "{}: field 91 (NVLink link count): no NVLink here, PCIe only".format(
+                    code or "NotSupported"
+                )
+            g.links_why = why
         cand: List[Tuple[int, Any]] = [
             (_R_ENERGY, FI_ENERGY),
             (_R_MEMTEMP, FI_MEMORY_TEMP),
@@ -725,6 +748,32 @@ class NvmlBackend(Backend):
             if g.role[_R_NVL_RX] < 0:
                 gone("nvlink_rx_bps", (FI_NVLINK_RX_KIB, _ALL_LINKS))
         g.ecc_vol_call = g.role[_R_SBE] < 0 or g.role[_R_DBE] < 0
+
+    def _probe_links(self, g: _Gpu, links: int) -> None:
+        """Per-link TX/RX KiB counters (138/139) and speeds (164), scope = link: kept when
+        the driver answers any link's counter, else ``links_why`` says why (hello's
+        ``links_unsupported``)."""
+        ids: List[Tuple[int, int]] = []
+        for link in range(links):
+            ids += [
+                (FI_NVLINK_TX_KIB, link),
+                (FI_NVLINK_RX_KIB, link),
+                (FI_NVLINK_SPEED_MBPS, link),
+            ]
+        fv = _fields(g.h, ids)
+        if fv is None:
+            g.links_why = g.probes.get(
+                "nvmlDeviceGetFieldValues", "nvmlDeviceGetFieldValues failed"
+            )
+            return
+        rets = [int(r.nvmlReturn) for r in fv]
+        if any(rets[i] == N.NVML_SUCCESS for i in range(len(rets)) if i % 3 != 2):
+            g.link_fields = ids
+            g.link_cnt = [None] * (2 * links)
+            return
+        g.links_why = "{}: fields 138/139 per link".format(
+            _code_name(rets[0]) if rets else "NotSupported"
+        )
 
     def _probe_gpm(self, g: _Gpu) -> None:
         cols = ("sm_active_pct", "sm_occupancy_pct", "tensor_active_pct", "dram_active_pct")
@@ -855,12 +904,16 @@ class NvmlBackend(Backend):
                 fv = self._call(
                     g, "nvmlDeviceGetFieldValues", N.nvmlDeviceGetFieldValues, g.nvlink_state_fields
                 )
+            states: List[Optional[int]] = []  # per link, for the links message
             if fv is not None:
                 for r in fv:
                     if r.nvmlReturn == N.NVML_SUCCESS:
                         ok = True
                         if _fv_value(r):
                             up += 1
+                        states.append(1 if _fv_value(r) else 0)
+                    else:
+                        states.append(None)
             else:
                 for link in range(g.nvlink_links):
                     st = self._call(g, "nvmlDeviceGetNvLinkState", N.nvmlDeviceGetNvLinkState, link)
@@ -868,6 +921,8 @@ class NvmlBackend(Backend):
                         ok = True
                         if int(st):
                             up += 1
+                    states.append(None if st is None else 1 if int(st) else 0)
+            g.link_states = states
             prev = g.nvlink_up
             g.nvlink_up = up if ok else None
             if prev is not None and ok and up < prev:
@@ -881,6 +936,54 @@ class NvmlBackend(Backend):
                         ),
                     }
                 )
+
+        if g.link_fields is not None:
+            self._links_read(g)
+
+    def _links_read(self, g: _Gpu) -> None:
+        """The per-link row of the ``links`` message. Cost: one extra nvmlDeviceGetFieldValues
+        per NVLink GPU per medium tick (5 s), 3 fields per link (54 on an H100); the link
+        states come from the medium tier's state read just before."""
+        fv = self._call(g, "nvmlDeviceGetFieldValues", N.nvmlDeviceGetFieldValues, g.link_fields)
+        n = g.nvlink_links
+        states = g.link_states or []
+        up: List[Optional[int]] = [states[k] if k < len(states) else None for k in range(n)]
+        tx: List[Optional[int]] = [None] * n
+        rx: List[Optional[int]] = [None] * n
+        speed: List[Optional[int]] = [None] * n
+        if fv is not None:
+            cnt = g.link_cnt
+            for i, r in enumerate(fv):
+                ret = int(r.nvmlReturn)
+                if ret == N.NVML_ERROR_GPU_IS_LOST:
+                    raise _Lost() from None
+                if ret != N.NVML_SUCCESS:
+                    continue
+                link, what = divmod(i, 3)
+                v = _fv_value(r)
+                if v is None:
+                    continue
+                if what == 2:
+                    speed[link] = int(v) * 1000000  # MB/s -> B/s
+                    continue
+                # Counted like the per-GPU totals: KiB deltas over NVML's µs timestamps,
+                # a counter that went down (wrap, reset) gives null, never a negative rate.
+                rate = _rate(cnt, 2 * link + what, v, int(r.timestamp), 1024.0, _NVLINK_CAP)
+                if what == 0:
+                    tx[link] = rate
+                else:
+                    rx[link] = rate
+        g.link_row = [g.index, tx, rx, up, speed]
+
+    def links(self, mono: float) -> List[List[Any]]:
+        """The per-link rows read by the medium tiers since the last call (see base)."""
+        rows: List[List[Any]] = []
+        for g in self._gpus:
+            if g.link_row is not None:
+                if not g.lost:
+                    rows.append(g.link_row)
+                g.link_row = None
+        return rows
 
     def _slow(self, g: _Gpu, first: bool = False) -> None:
         idx = g.index
@@ -1402,7 +1505,11 @@ class NvmlBackend(Backend):
         }
 
     def hello(self) -> Dict[str, Any]:
-        return {"host": dict(self._host), "gpus": [self._gpu_hello(g) for g in self._gpus]}
+        gpus = [self._gpu_hello(g) for g in self._gpus]
+        for g, out in zip(self._gpus, gpus):  # noqa: B905 - Python 3.8
+            if g.links_why is not None:
+                out[protocol.LINKS_UNSUPPORTED_KEY] = g.links_why
+        return {"host": dict(self._host), "gpus": gpus}
 
     def info(self) -> Dict[str, Any]:
         return {

@@ -217,6 +217,7 @@ class Scenario(object):
         power_enforced_w: Optional[float] = None,
         thermal_fault: Optional[Tuple[int, float, float]] = None,
         ecc_fault: Optional[Tuple[int, float, float]] = None,
+        link_down: Optional[Tuple[int, int]] = None,
     ) -> None:
         self.name = name
         self.description = description
@@ -228,6 +229,8 @@ class Scenario(object):
         self.thermal_fault = thermal_fault
         # (gpu, time of the double-bit error and pending remap, time of the Xid 79)
         self.ecc_fault = ecc_fault
+        # (gpu, link): one NVLink link down from the start (a bad cable/NVSwitch port)
+        self.link_down = link_down
 
 
 def _train(gpus: Sequence[int], mem_bytes: int, argv: Sequence[str], **kw: Any) -> JobSpec:
@@ -351,7 +354,8 @@ SCENARIOS = {
         "ecc-xid",
         "4× A100 SXM 80GB; GPU 2 logs corrected ECC errors, then 30 s in a double-bit error "
         "(Xid 48) leaves a row remapping pending, and 45 s in it falls off the bus (Xid 79): "
-        "it is lost and the job dies",
+        "it is lost and the job dies; GPU 1 has NVLink link 5 down, its all-reduce traffic "
+        "squeezed onto the other 11 links",
         A100_80,
         4,
         [
@@ -363,6 +367,7 @@ SCENARIOS = {
             )
         ],
         ecc_fault=(2, 30.0, 45.0),
+        link_down=(1, 5),
     ),
 }  # type: Dict[str, Scenario]
 
@@ -463,6 +468,7 @@ class SimBackend(Backend):
         self._remap_pending = [0] * n
         self._lost = [False] * n
         self._util = [0.0] * n
+        self._init_links(scenario, seed)
         self._events = []  # type: List[Dict[str, Any]]
         self._fired: Set[Any] = set()
         self._live_procs = False
@@ -483,6 +489,13 @@ class SimBackend(Backend):
     # ---- static facts -------------------------------------------------------------------
 
     def _gpu_facts(self, i: int) -> Dict[str, Any]:
+        m = self._m
+        facts = self._gpu_facts_base(i)
+        if not m.nvlink_links:
+            facts[protocol.LINKS_UNSUPPORTED_KEY] = "NotSupported: this board has no NVLink"
+        return facts
+
+    def _gpu_facts_base(self, i: int) -> Dict[str, Any]:
         m = self._m
         return {
             "index": i,
@@ -661,6 +674,62 @@ class SimBackend(Backend):
         if self._tmpdir is not None:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
             self._tmpdir = None
+
+    # ---- per-link NVLink (the ``links`` message) ----------------------------------------
+
+    def _init_links(self, scenario: str, seed: int) -> None:
+        """Per-link state. A random stream of its own, so that adding links left every other
+        simulated value (drawn from ``self._rng``) exactly as it was."""
+        m = self._m
+        n = self._sc.n_gpus
+        self.links_interval = protocol.LINKS_INTERVAL_S
+        lrng = random.Random("links:{}:{}".format(scenario, seed))
+        # NCCL spreads an all-reduce evenly over the links; a few % of imbalance per link
+        # makes the grid look measured, not drawn.
+        self._link_w = [
+            [(1.0 + 0.06 * (lrng.random() - 0.5), 1.0 + 0.06 * (lrng.random() - 0.5))
+             for _ in range(m.nvlink_links)]
+            for _ in range(n)
+        ]  # fmt: skip
+        self._link_up = [[1] * m.nvlink_links for _ in range(n)]
+        ld = self._sc.link_down
+        if ld is not None and m.nvlink_links:
+            self._link_up[ld[0]][ld[1]] = 0
+        self._nvl_bytes = [0.0] * n  # NVLink bytes per GPU since the last links message
+        self._links_t = None  # type: Optional[float]
+        self._links_due = False
+
+    def _links_up(self, g: int) -> int:
+        return sum(self._link_up[g])
+
+    def links(self, mono: float) -> List[List[Any]]:
+        """Per-link rows when the medium tier is due (the first tick, then every
+        ``links_interval`` s of scenario time): the GPU's NVLink bytes since the last message
+        spread over its up links, as the per-link counters would show them."""
+        m = self._m
+        if not m.nvlink_links or not self._links_due:
+            return []
+        self._links_due = False
+        t = self._last_t
+        span = t - self._links_t if self._links_t is not None else 0.0
+        if span <= 0.0:
+            span = self.interval  # the first message: the first tick's own interval
+        self._links_t = t
+        speed = [m.nvlink_link_bps] * m.nvlink_links
+        rows = []  # type: List[List[Any]]
+        for g in range(self._sc.n_gpus):
+            total = self._nvl_bytes[g] / span
+            self._nvl_bytes[g] = 0.0
+            if self._lost[g]:
+                continue  # NVML answers nothing for a lost GPU: no row, not zeros
+            up = self._link_up[g]
+            w = self._link_w[g]
+            wtx = sum(w[k][0] for k in range(len(up)) if up[k]) or 1.0
+            wrx = sum(w[k][1] for k in range(len(up)) if up[k]) or 1.0
+            tx = [int(total * w[k][0] / wtx) if up[k] else 0 for k in range(len(up))]
+            rx = [int(total * w[k][1] / wrx) if up[k] else 0 for k in range(len(up))]
+            rows.append([g, tx, rx, list(up), speed])
+        return rows
 
     # ---- the physics, one tick ----------------------------------------------------------
 
@@ -846,8 +915,11 @@ class SimBackend(Backend):
             else:
                 sm_active = sm_occ = tensor = dram = None
             if m.nvlink_links:
+                nvl_up = self._links_up(g)  # type: Optional[int]
+                # A GPU with a link down cannot go above what its remaining links carry.
+                nvl = min(nvl, float(nvl_up or 0) * float(m.nvlink_link_bps or 0))
                 nvl_i = round(nvl)  # type: Optional[int]
-                nvl_up = m.nvlink_links  # type: Optional[int]
+                self._nvl_bytes[g] += nvl * dt
             else:
                 nvl_i = nvl_up = None
             mem_used = mem[g] + (int(mem[g] * 0.004 * (1.0 + math.sin(t / 7.0))) if busy else 0)
@@ -899,6 +971,9 @@ class SimBackend(Backend):
                     0,
                 ]
             )
+        lt = self._links_t
+        # The medium tier: per-link values on the first tick, then every links_interval s.
+        self._links_due = lt is None or t - lt >= self.links_interval - 1e-6
         return rows
 
     def events(self, mono: float) -> List[Dict[str, Any]]:
