@@ -765,8 +765,8 @@
         <translation>{Where}：自 {since} 以来未见 Xid 错误。</translation>
     </message>
     <message>
-        <source>Xid errors: unknown (no sampler daemon has been watching this host yet; they are recorded from now on).</source>
-        <translation>Xid 错误：未知（还没有采样守护进程监视过这台主机；从现在起开始记录）。</translation>
+        <source>Xid errors could not be checked: no sampler daemon has been watching this host yet (from now on they are recorded).</source>
+        <translation>无法检查 Xid 错误：还没有采样守护进程监视过这台主机（从现在起开始记录）。</translation>
     </message>
     <message>
         <source>{Where}: Xid {xids} seen ({xid_names}): usually application faults.</source>

@@ -861,8 +861,8 @@ FINDING_TEXT: Final[dict[tuple[str, str], str]] = {
     ("xid", "pass"): QT_TRANSLATE_NOOP("Findings", "{Where}: no Xid error seen since {since}."),
     ("xid", "unknown"): QT_TRANSLATE_NOOP(
         "Findings",
-        "Xid errors: unknown (no sampler daemon has been watching this host yet; they are "
-        "recorded from now on).",
+        "Xid errors could not be checked: no sampler daemon has been watching this host yet "
+        "(from now on they are recorded).",
     ),
     ("xid", "warn"): QT_TRANSLATE_NOOP(
         "Findings", "{Where}: Xid {xids} seen ({xid_names}): usually application faults."

@@ -243,7 +243,9 @@ def evaluate_check(facts: Mapping[str, Any], host: HostConfig | None = None) -> 
     xid = facts.get("xid") if isinstance(facts.get("xid"), Mapping) else None
     xid_events: list[Mapping[str, Any]] = []
     if xid is None or xid.get("seen") == "unknown" or xid.get("source") == "none":
-        out.append(Finding("xid", PASS, None, {"variant": "unknown"}))
+        # Not checked is not a pass: an INFO line that says why (it leaves the overall
+        # verdict, and so the exit code, to what was checked).
+        out.append(Finding("xid", INFO, None, {"variant": "unknown"}))
     else:
         xid_events = [e for e in xid.get("events") or [] if isinstance(e, Mapping)]
         if not xid_events:

@@ -15,10 +15,17 @@ Tiers (see reference/nvml.md, "Sampling plan"):
   change produces an event.
 - process lists are read only when the loop asks (``procs``, every few seconds).
 
-Rates come from counter deltas over NVML's own timestamps (µs). A counter that goes down was
-reset or wrapped: that tick's rate is ``null``, never negative, and an implausible jump is
-``null`` too. A GPU that raises ``NVMLError_GpuIsLost`` gets a row of nulls with ``lost`` = 1
-and one ``gpu_lost`` event; the others go on.
+Rates come from counter deltas over NVML's own timestamps (µs). A 64-bit counter that goes
+down was reset: that tick's rate is ``null``, never negative, and an implausible jump is
+``null`` too. A 32-bit one (valueType 1: the H200's PCIe byte counters 197/198 are) that goes
+down wrapped once, and is counted so. A GPU that raises ``NVMLError_GpuIsLost`` gets a row
+of nulls with ``lost`` = 1 and one ``gpu_lost`` event; the others go on.
+
+The per-tick field read: on a real H200 (driver 580) it took ~4 ms, the most of any per-tick
+call (tools/nvml_call_times.py). Which field costs what was not bisected: ``--bisect-fields``
+of that tool times each alone. The error counters that change rarely (PCIe replays 94,
+volatile ECC 3/4) are left out of it except on medium ticks, when they ride along in the same
+call (no extra call); in between their last values are sent.
 
 Python 3.8, stdlib + pynvml only. ``nvmlDeviceGetPcieThroughput`` is never called (it blocks
 for ~20 ms) and no process is ever spawned.
@@ -139,6 +146,12 @@ _R_ENERGY, _R_MEMTEMP, _R_PCIE_TX, _R_PCIE_RX, _R_REPLAY = 0, 1, 2, 3, 4
 _R_NVL_TX, _R_NVL_RX, _R_VPOW, _R_VBRAKE, _R_VSW, _R_VHW, _R_VOLD = 5, 6, 7, 8, 9, 10, 11
 _R_SBE, _R_DBE, _R_PINST = 12, 13, 14
 _NROLES = 15
+# Error counters that change rarely: read on medium ticks only (appended to that tick's
+# field read), their last values sent in between.
+_MED_ROLES = (_R_REPLAY, _R_SBE, _R_DBE)
+# A 32-bit counter (valueType 1: unsigned int; the H200's PCIe byte counters 197/198 are) wraps
+# every 4 GiB: a decrease is a wrap, not a reset. 64-bit counters have no entry.
+_WRAP = {1: 1 << 32, 6: 1 << 16}
 
 # Slots of the per-tick calls (_Gpu.reads), in the order they are made.
 _S_UTIL, _S_SM, _S_MEMCLK, _S_GFX, _S_TEMP, _S_PSTATE, _S_REASONS = 0, 1, 2, 3, 4, 5, 6
@@ -190,8 +203,11 @@ class _Gpu(object):
         "f_util",
         # fast fields
         "fv_ids",
+        "fv_ids_med",
         "fv_struct",
+        "fv_struct_med",
         "fv_types",
+        "fv_types_med_t",
         "fv_types_t",
         # GPM
         "gpm",
@@ -232,6 +248,7 @@ class _Gpu(object):
         "probes",
         "putil_ts",
         "reads",
+        "reads_med",
         "remap",
         "retired_pending",
         "role",
@@ -262,6 +279,7 @@ class _Gpu(object):
         self.clk_gfx = False
         self.f_energy: Optional[Callable[..., Any]] = None
         self.reads: List[Tuple[Optional[Callable[..., Any]], Tuple[Any, ...]]] = []
+        self.reads_med: List[Tuple[Optional[Callable[..., Any]], Tuple[Any, ...]]] = []
         self.u_struct: Optional[struct.Struct] = None
         self.m_struct: Optional[struct.Struct] = None
         self.m_used = 0
@@ -269,6 +287,10 @@ class _Gpu(object):
         self.fv_ids: List[Any] = []
         self.fv_struct: Optional[struct.Struct] = None
         self.fv_types: List[int] = []
+        # The same read on medium ticks, with the error counters (_MED_ROLES) appended.
+        self.fv_ids_med: List[Any] = []
+        self.fv_struct_med: Optional[struct.Struct] = None
+        self.fv_types_med_t: Tuple[int, ...] = ()
         self.role: List[int] = [-1] * _NROLES
         self.cnt: List[Optional[List[Any]]] = [None] * _NCOUNTERS
         self.power_limit_w: Optional[float] = None
@@ -633,7 +655,7 @@ class NvmlBackend(Backend):
 
         self._build_reads(g)
         # One read now primes the counters, so the first tick already has rates.
-        self._row(g, 0.0, gpm=False)
+        self._row(g, 0.0, gpm=False, med=True)
 
     def _build_reads(self, g: _Gpu) -> None:
         """The per-tick calls as (function, extra args), None where unsupported, plus the
@@ -654,6 +676,11 @@ class NvmlBackend(Backend):
             (g.f_energy, ()),
             (N.nvmlDeviceGetFieldValues if g.fv_ids else None, (g.fv_ids,)),
         ]
+        g.reads_med = list(g.reads)
+        g.reads_med[_S_FIELDS] = (
+            N.nvmlDeviceGetFieldValues if g.fv_ids_med else None,
+            (g.fv_ids_med,),
+        )
         g.u_struct = _layout(getattr(N, "c_nvmlUtilization_t", None), "=II")
         if g.mem_v2:
             g.m_struct = _layout(getattr(N, "c_nvmlMemory_v2_t", None), "=I4xQQQQ")
@@ -722,11 +749,16 @@ class NvmlBackend(Backend):
         roles = {k[0] for k in keep}
         if _R_VSW in roles or _R_VHW in roles:
             keep = [k for k in keep if k[0] != _R_VOLD]
+        med = [k for k in keep if k[0] in _MED_ROLES]
+        keep = [k for k in keep if k[0] not in _MED_ROLES]
         g.fv_ids = [k[1] for k in keep]
         g.fv_types = [k[2] for k in keep]
-        for pos, k in enumerate(keep):
+        for pos, k in enumerate(keep + med):
             g.role[k[0]] = pos * 7
         g.fv_struct = _fv_struct(g.fv_types)
+        g.fv_ids_med = g.fv_ids + [k[1] for k in med]
+        g.fv_types_med_t = tuple(g.fv_types + [k[2] for k in med])
+        g.fv_struct_med = _fv_struct(list(g.fv_types_med_t))
         why = g.probes.get("nvmlDeviceGetFieldValues", "")
 
         def gone(col: str, *fids: Any) -> None:
@@ -1127,22 +1159,23 @@ class NvmlBackend(Backend):
                     self._medium(g)
                 if slow:
                     self._slow(g)
-                rows.append(self._row(g, mono))
+                rows.append(self._row(g, mono, med=medium))
             except _Lost:
                 self._mark_lost(g, "while sampling")
                 rows.append(_lost_row(g.index))
         return rows
 
-    def _row(self, g: _Gpu, mono: float, gpm: bool = True) -> List[Any]:
+    def _row(self, g: _Gpu, mono: float, gpm: bool = True, med: bool = False) -> List[Any]:
         h = g.h
+        reads = g.reads_med if med else g.reads
         try:
             # Fast path: every per-tick call straight, in one comprehension.
-            raw = [fn(h, *args) if fn is not None else None for fn, args in g.reads]
+            raw = [fn(h, *args) if fn is not None else None for fn, args in reads]
         except N.NVMLError_GpuIsLost:
             raise _Lost() from None
         except (N.NVMLError, N.NVMLLibraryMismatchError):
             # A transient error somewhere: redo the calls one by one, each failing alone.
-            raw = [self._tick_call(g, fn, args) for fn, args in g.reads]
+            raw = [self._tick_call(g, fn, args) for fn, args in reads]
 
         u = raw[_S_UTIL]
         if u is not None:
@@ -1168,7 +1201,8 @@ class NvmlBackend(Backend):
         tmem = ptx = prx = replays = ntx = nrx = vpow = vth = sbe = dbe = None
         fv = raw[_S_FIELDS]
         if fv is not None:
-            t = _unpack(g, fv)
+            t = _unpack(g, fv, med)
+            nt = len(t)  # the error counters' roles point past a plain tick's fields
             role = g.role
             cnt = g.cnt
             b = role[_R_ENERGY]
@@ -1179,19 +1213,28 @@ class NvmlBackend(Backend):
                 tmem = t[b + 6]
             b = role[_R_PCIE_TX]
             if b >= 0 and t[b + 5] == 0:
-                ptx = _rate(cnt, _C_PCIE_TX, t[b + 6], t[b + 2], 1.0, _PCIE_CAP)
+                ptx = _rate(
+                    cnt, _C_PCIE_TX, t[b + 6], t[b + 2], 1.0, _PCIE_CAP, _WRAP.get(t[b + 4], 0)
+                )
             b = role[_R_PCIE_RX]
             if b >= 0 and t[b + 5] == 0:
-                prx = _rate(cnt, _C_PCIE_RX, t[b + 6], t[b + 2], 1.0, _PCIE_CAP)
+                prx = _rate(
+                    cnt, _C_PCIE_RX, t[b + 6], t[b + 2], 1.0, _PCIE_CAP, _WRAP.get(t[b + 4], 0)
+                )
             b = role[_R_REPLAY]
-            if b >= 0 and t[b + 5] == 0:
+            if 0 <= b < nt and t[b + 5] == 0:
                 replays = t[b + 6]
+                g.pcie_replays_call = replays  # (from field 94 here) sent until the next read
             b = role[_R_NVL_TX]
             if b >= 0 and t[b + 5] == 0:
-                ntx = _rate(cnt, _C_NVL_TX, t[b + 6], t[b + 2], 1024.0, _NVLINK_CAP)
+                ntx = _rate(
+                    cnt, _C_NVL_TX, t[b + 6], t[b + 2], 1024.0, _NVLINK_CAP, _WRAP.get(t[b + 4], 0)
+                )
             b = role[_R_NVL_RX]
             if b >= 0 and t[b + 5] == 0:
-                nrx = _rate(cnt, _C_NVL_RX, t[b + 6], t[b + 2], 1024.0, _NVLINK_CAP)
+                nrx = _rate(
+                    cnt, _C_NVL_RX, t[b + 6], t[b + 2], 1024.0, _NVLINK_CAP, _WRAP.get(t[b + 4], 0)
+                )
             b = role[_R_VPOW]
             if b >= 0 and t[b + 5] == 0:
                 ns = t[b + 6]
@@ -1216,21 +1259,23 @@ class NvmlBackend(Backend):
             if ns is not None:
                 vth = _pct(cnt, _C_VTHERM, ns, ts)
             b = role[_R_SBE]
-            if b >= 0 and t[b + 5] == 0:
+            if 0 <= b < nt and t[b + 5] == 0:
                 sbe = t[b + 6]
+                g.ecc_vol = (sbe, g.ecc_vol[1])
             b = role[_R_DBE]
-            if b >= 0 and t[b + 5] == 0:
+            if 0 <= b < nt and t[b + 5] == 0:
                 dbe = t[b + 6]
+                g.ecc_vol = (g.ecc_vol[0], dbe)
                 if dbe != g.last_dbe:
                     self._dbe_check(g, dbe, g.last_dbe is None)
             b = role[_R_PINST]
             if b >= 0 and t[b + 5] == 0:
                 power = t[b + 6] / 1000.0
-        if g.ecc_vol_call:
-            if sbe is None:
-                sbe = g.ecc_vol[0]
-            if dbe is None:
-                dbe = g.ecc_vol[1]
+        # Between medium ticks (or from the slow tier's call): the last values read.
+        if sbe is None:
+            sbe = g.ecc_vol[0]
+        if dbe is None:
+            dbe = g.ecc_vol[1]
         if replays is None:
             replays = g.pcie_replays_call
 
@@ -1727,13 +1772,13 @@ def _fv_struct(types: List[int]) -> Optional[struct.Struct]:
     return s
 
 
-def _unpack(g: _Gpu, fv: Any) -> Tuple[Any, ...]:
+def _unpack(g: _Gpu, fv: Any, med: bool = False) -> Tuple[Any, ...]:
     """Flat tuple, 7 items per field: id, scope, ts, latency, type, return, value."""
-    s = g.fv_struct
+    s = g.fv_struct_med if med else g.fv_struct
     if s is not None:
         t = s.unpack_from(fv)
         # Every entry still has the value type seen at start-up (else read it the slow way).
-        if t[4::7] == g.fv_types_t:
+        if t[4::7] == (g.fv_types_med_t if med else g.fv_types_t):
             return t
     out: List[Any] = []
     for r in fv:
@@ -1743,9 +1788,19 @@ def _unpack(g: _Gpu, fv: Any) -> Tuple[Any, ...]:
 
 
 def _rate(
-    cnt: List[Optional[List[Any]]], slot: int, v: Any, ts: int, scale: float, cap: float
+    cnt: List[Optional[List[Any]]],
+    slot: int,
+    v: Any,
+    ts: int,
+    scale: float,
+    cap: float,
+    wrap: int = 0,
 ) -> Optional[int]:
-    """Bytes/s from a cumulative counter and its µs timestamp; None on reset/wrap/glitch."""
+    """Bytes/s from a cumulative counter and its µs timestamp; None on reset/glitch.
+
+    ``wrap``: the modulus of a narrow counter (2**32 for a 32-bit one), whose decrease is
+    taken as one wrap. More than one wrap between two reads cannot be seen: a 32-bit byte
+    counter read once a second under-reads above 4 GiB/s."""
     st = cnt[slot]
     if st is None:
         cnt[slot] = [v, ts, None]
@@ -1758,6 +1813,8 @@ def _rate(
     st[0] = v
     st[1] = ts
     dv = v - pv
+    if dv < 0 and wrap:
+        dv += wrap
     if dv < 0:
         st[2] = None
         return None
