@@ -194,6 +194,41 @@ def test_critical_and_application_xids() -> None:
 
 
 @pytest.mark.parametrize(
+    "xid",
+    [
+        None,  # an older sampler: no xid section at all
+        {"seen": "unknown", "source": "none", "events": []},  # a one-shot check, no daemon
+    ],
+)
+def test_unknown_xids_are_not_a_pass(xid: dict[str, Any] | None) -> None:
+    """Nothing watched the driver's Xids: the line says they could not be checked and why,
+    as INFO, never PASS; the overall verdict (and the exit code) stays with what was checked."""
+    f = facts()
+    f["xid"] = xid
+    findings = evaluate_check(f)
+    (x,) = [x for x in findings if x.id == "xid"]
+    assert x.verdict == "info"
+    text = finding_sentence(x)
+    assert text.startswith("Xid errors could not be checked: no sampler daemon has been watching")
+    assert overall_verdict(findings) == "pass"
+
+
+def test_check_cli_prints_unknown_xids_as_info_and_exits_by_the_verdict() -> None:
+    p = subprocess.run(
+        [sys.executable, "-m", "gpufleet", "check", "demo:healthy-8xa100"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    lines = p.stdout.splitlines()
+    (xid,) = [line for line in lines if "Xid errors" in line]
+    assert xid.strip().startswith("[INFO] Xid errors could not be checked"), p.stdout
+    assert p.returncode == (1 if lines[0].endswith("FAIL") else 0), p.stderr
+
+
+@pytest.mark.parametrize(
     ("bad", "needle"),
     [
         ([], "must be a JSON object"),
