@@ -4,6 +4,12 @@ A device-check helper: the sampler's own work per tick is small; on a real drive
 tick is spent inside NVML. This wraps each pynvml function with a timer, runs the real nvml
 backend and loop for ``--ticks`` ticks, and prints per function: calls, total and mean µs.
 Run with ``PYTHONPATH=remote``. Stdlib + pynvml only.
+
+``--bisect-fields`` then times each field of the backend's per-tick ``nvmlDeviceGetFieldValues``
+call alone (GPU 0; the medium ticks' error counters included), and the whole list in one call,
+``--bisect-reps`` rounds ``--interval`` apart (so that no answer is one NVML cached a moment
+ago), the fields in a rotated order each round. It answers which field makes that call cost
+~4 ms on an H200; it was not measured when the first device check ran.
 """
 
 import argparse
@@ -16,6 +22,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--ticks", type=int, default=15)
     ap.add_argument("--interval", type=float, default=1.0)
+    ap.add_argument(
+        "--bisect-fields",
+        action="store_true",
+        help="then time each field of the per-tick field-value call alone (GPU 0)",
+    )
+    ap.add_argument("--bisect-reps", type=int, default=10, help="rounds for --bisect-fields")
     args = ap.parse_args()
     import pynvml
 
@@ -31,6 +43,7 @@ def main() -> int:
                 s[0] += 1
                 s[1] += time.perf_counter() - t0
 
+        call.__wrapped__ = fn  # type: ignore[attr-defined]
         return call
 
     for name in dir(pynvml):
@@ -56,11 +69,15 @@ def main() -> int:
         t0 = time.perf_counter()
         list(sampler.step(time.monotonic(), time.time()))
         tick_wall.append(time.perf_counter() - t0)
+    bisect = None
+    if args.bisect_fields:
+        bisect = _bisect_fields(pynvml, backend, args.bisect_reps, args.interval)
     backend.close()
     rows = sorted(stats.items(), key=lambda kv: -kv[1][1])
     print(
         json.dumps(
             {
+                "bisect_fields": bisect,
                 "init_s": round(init_s, 3),
                 "init_top": sorted(
                     ((k, round(v[1] * 1e3, 2)) for k, v in stats_init.items()),
@@ -81,6 +98,71 @@ def main() -> int:
         )
     )
     return 0
+
+
+def _bisect_fields(nvml: Any, backend: Any, reps: int, interval: float) -> Dict[str, Any]:
+    """Time each per-tick field of GPU 0 alone, and all of them in one call, in µs."""
+    gpus = getattr(backend, "_gpus", [])
+    g = next((x for x in gpus if not x.lost), None)
+    if g is None:
+        return {"error": "no GPU to bisect"}
+    # The medium ticks' list is the per-tick one plus the error counters: time them all.
+    ids = list(getattr(g, "fv_ids_med", None) or g.fv_ids)
+    if not ids:
+        return {"error": "this GPU answers no per-tick field"}
+    fv = nvml.nvmlDeviceGetFieldValues  # the wrapped one: calls made here are not counted
+    fv = getattr(fv, "__wrapped__", fv)
+    times: Dict[str, List[float]] = {_fid(f): [] for f in ids}
+    whole: List[float] = []
+    answers: Dict[str, str] = {}
+    for rnd in range(max(1, reps)):
+        if rnd:
+            time.sleep(interval)
+        k = rnd % len(ids)
+        for f in ids[k:] + ids[:k]:
+            t0 = time.perf_counter()
+            r = fv(g.h, [f])
+            times[_fid(f)].append(time.perf_counter() - t0)
+            ret = int(r[0].nvmlReturn)
+            answers[_fid(f)] = f"ok, type {int(r[0].valueType)}" if ret == 0 else _err(nvml, ret)
+        t0 = time.perf_counter()
+        fv(g.h, ids)
+        whole.append(time.perf_counter() - t0)
+    per = [
+        {
+            "field": name,
+            "answer": answers.get(name),
+            "us_median": round(_median(v) * 1e6, 1),
+            "us_max": round(max(v) * 1e6, 1),
+        }
+        for name, v in times.items()
+    ]
+    per.sort(key=lambda e: -float(e["us_median"]))
+    return {
+        "gpu": g.index,
+        "fields": len(ids),
+        "rounds": max(1, reps),
+        "whole_call_us_median": round(_median(whole) * 1e6, 1),
+        "sum_of_single_us_median": round(sum(float(e["us_median"]) for e in per), 1),
+        "per_field": per,
+    }
+
+
+def _err(nvml: Any, ret: int) -> str:
+    """An NVML return code by name ("NotSupported")."""
+    cls = getattr(nvml.NVMLError, "_valClassMapping", {}).get(ret)
+    return getattr(cls, "__name__", f"NVMLError {ret}").replace("NVMLError_", "")
+
+
+def _fid(f: Any) -> str:
+    """A field id as text: "197", or "138/4294967295" for (id, scope)."""
+    return f"{f[0]}/{f[1]}" if isinstance(f, tuple) else str(f)
+
+
+def _median(v: List[float]) -> float:
+    s = sorted(v)
+    n = len(s)
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2.0
 
 
 if __name__ == "__main__":

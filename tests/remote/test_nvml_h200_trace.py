@@ -338,3 +338,40 @@ def test_error_counters_ride_along_only_on_medium_ticks() -> None:
     assert [_val(r, "pcie_replays") for r in rows] == [0] * 5 + [2] * 7
     (ev,) = [e for e in events if e["type"] == protocol.EVENT_ECC]
     assert ev["code"] == 1 and "uncorrectable" in ev["message"]
+
+
+def test_call_times_bisect_fields_times_each_per_tick_field_alone() -> None:
+    """tools/nvml_call_times.py --bisect-fields, on the H200's answers: every field of the
+    per-tick read (and the medium ticks' error counters) timed alone, plus the whole call."""
+    res = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "tools" / "nvml_call_times.py"),
+            "--ticks",
+            "3",
+            "--interval",
+            "0.05",
+            "--bisect-fields",
+            "--bisect-reps",
+            "3",
+        ],
+        env=fake_env(TRACE, tick_s=0.05),
+        cwd=str(ROOT),
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert res.returncode == 0, res.stderr.decode()
+    out = json.loads(res.stdout)
+    bis = out["bisect_fields"]
+    assert bis["gpu"] == 0 and bis["rounds"] == 3 and bis["whole_call_us_median"] > 0
+    names = [e["field"] for e in bis["per_field"]]
+    assert sorted(names) == sorted(
+        ["83", "82", "197", "198", "74", "271", "269", "270", "94", "3", "4"]
+    )
+    assert bis["fields"] == len(names)
+    for e in bis["per_field"]:
+        assert e["answer"].startswith("ok, type ") and 0 < e["us_median"] <= e["us_max"], e
+    # The timings of the bisection stay out of the per-tick table.
+    (fv,) = [r for r in out["per_tick"] if r["fn"] == "nvmlDeviceGetFieldValues"]
+    assert fv["calls_per_tick"] == 1.0
