@@ -3,8 +3,7 @@
 # trace for tests/fixtures/nvml/, measures the sampler's CPU and memory on real NVML, runs the
 # deployed zipapp's `stream` and `check` on it, and probes NVLink link by link. Runs as root on
 # the device machine from the repository root; writes everything under $OUT. About 3 minutes.
-# NEXT RUN: add `PYTHONPATH=remote python3 tools/nvml_call_times.py --ticks 20 --bisect-fields`
-# (under load, ~30 s) to learn which field makes the per-tick nvmlDeviceGetFieldValues ~4 ms.
+# NEXT RUN: add `tools/nvml_call_times.py --ticks 20 --bisect-fields` (which field costs 4 ms?)
 set -u
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/devout}
