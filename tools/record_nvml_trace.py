@@ -20,9 +20,10 @@ Two phases:
 The output drives ``tests/fakes/pynvml.py`` as is (``GPUFLEET_FAKE_NVML=trace.json``): commit
 it under ``tests/fixtures/nvml/`` and the test suite replays it.
 
-No GPU was available where this tool was written: it has been run only against the fake
-itself (tests/remote/test_nvml_trace.py), which checks the format round-trips, not that a
-real driver's answers convert. Check the first real recording by eye.
+First run on a real GPU: an H200 with driver 580 (tests/fixtures/nvml/h200x1.json), replayed
+by tests/remote/test_nvml_h200_trace.py. Process ids in a trace are the recording host's:
+a replay must map them onto live processes of its own (that test does) or /proc answers for
+whatever has that pid there. NaN answers (GPM) are written as the string "NaN".
 """
 
 import argparse
@@ -328,6 +329,17 @@ def _jsonable(res: Any) -> Any:
     return str(res)
 
 
+def _finite(obj: Any) -> Any:
+    """``obj`` with every NaN / infinity as the string Python's float() reads back."""
+    if isinstance(obj, float) and (obj != obj or obj in (float("inf"), float("-inf"))):
+        return "NaN" if obj != obj else ("Infinity" if obj > 0 else "-Infinity")
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_finite(v) for v in obj]
+    return obj
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description="Record NVML's answers in the fake's profile format")
     ap.add_argument("--seconds", type=float, default=60.0)
@@ -373,7 +385,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         "measurements": measurements,
     }
     with open(args.out, "w") as f:
-        json.dump(prof, f, separators=(",", ":"))
+        # Strict JSON: GPM answers NaN for a metric it has no interval for yet (the H200 did
+        # for DRAM bandwidth on its first sample); the fake reads "NaN" back as float("NaN").
+        json.dump(_finite(prof), f, separators=(",", ":"), allow_nan=False)
     sys.stdout.write(
         json.dumps(
             {

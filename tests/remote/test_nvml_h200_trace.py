@@ -375,3 +375,49 @@ def test_call_times_bisect_fields_times_each_per_tick_field_alone() -> None:
     # The timings of the bisection stay out of the per-tick table.
     (fv,) = [r for r in out["per_tick"] if r["fn"] == "nvmlDeviceGetFieldValues"]
     assert fv["calls_per_tick"] == 1.0
+
+
+def test_recorder_writes_strict_json_for_nan_answers(tmp_path: Path) -> None:
+    """GPM answered NaN on the H200 (DRAM bandwidth, first sample); the recorder writes it as
+    the string "NaN", which the fake reads back as a NaN and the backend sends as null."""
+    prof = _trace()
+    prof["tick_s"] = 0.2  # recorded at 0.2 s, so the fake must tick at that pace
+    for row in prof["ticks"]:
+        row[0]["gpm:10"] = float("nan")
+    src = tmp_path / "h200-nan.json"
+    src.write_text(json.dumps(prof), encoding="utf-8")
+    out = tmp_path / "rerecorded.json"
+    res = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "tools" / "record_nvml_trace.py"),
+            "--seconds",
+            "0.8",
+            "--interval",
+            "0.2",
+            "--skip-measure",
+            "--out",
+            str(out),
+        ],
+        env=fake_env(src),
+        cwd=str(ROOT),
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert res.returncode == 0, res.stderr.decode()
+
+    def no_constants(name: str) -> Any:
+        raise AssertionError(f"{name} in the recorded JSON")
+
+    rec = json.loads(out.read_text(encoding="utf-8"), parse_constant=no_constants)
+    assert rec["gpus"][0]["nvmlDeviceGetName"] == "NVIDIA H200"
+    assert {row[0].get("gpm:10") for row in rec["ticks"]} - {None} == {"NaN"}
+    with fake_nvml(rec) as fake:
+        b = NvmlBackend(interval=0.2, events=False)
+        try:
+            rows = _ticks(fake, b, 1, 3)
+        finally:
+            b.close()
+    assert [_val(r, "dram_active_pct") for r in rows] == [None] * 3
+    assert all(_val(r, "sm_active_pct") is not None for r in rows[1:])
