@@ -150,7 +150,7 @@ def test_prometheus_host_group_plots_scraped_history_and_a_down_one_says_why(
         w.select_tab("thermal")
         w.redraw()
         thermal = w.tab_list[2]
-        curves = [c for c in thermal.temp.plot.listDataItems() if c.getData()[0] is not None]
+        curves = [c for c in thermal.temp.curves.values() if c.getData()[0] is not None]
         assert any(len(c.getData()[0]) >= 4 for c in curves)
         # The down one: its reason in words, and the window still answers.
         qtbot.waitUntil(lambda: w.states.get("gone", ("",))[0] == "reconnecting", timeout=15_000)

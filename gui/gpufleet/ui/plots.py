@@ -19,8 +19,10 @@ import numpy.typing as npt
 import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPen
-from PySide6.QtWidgets import QGraphicsItem, QLabel
+from PySide6.QtWidgets import QLabel
 
+from gpufleet.ui.curveset import CurveHandle, CurveSet
+from gpufleet.ui.legend import FastLegend
 from gpufleet.ui.theme import REASON_BANDS, Theme, gpu_colour, gpu_pen
 
 F64 = npt.NDArray[np.float64]
@@ -199,13 +201,17 @@ class TimePlot:
         self._yhi = -np.inf
         self.y_span_frac = 0.25  # the y range is at least this share of the top value tall
         self.y_floor: float | None = 0.0
-        self.legend: pg.LegendItem | None = None
+        self.legend: FastLegend | None = None
         if legend:
-            self.legend = self.plot.addLegend(offset=(-8, 4), colCount=4)
-            self.legend.setLabelTextColor(theme.fg)
-            # Opaque: a translucent box is a slow blend over its whole area on every paint.
-            self.legend.setBrush(pg.mkBrush(theme.bg))
-        self.curves: dict[Hashable, LiveCurve] = {}
+            self.legend = FastLegend(
+                self.vb, fg=theme.fg, bg=theme.bg, muted=theme.muted, border=theme.grid
+            )
+        # Live curves (set_curve) share one item; curve() still makes a PlotCurveItem for
+        # the few that need one (fills between curves on the cost tab).
+        self.set = CurveSet()
+        self.plot.addItem(self.set)
+        self._set_dirty = False
+        self.curves: dict[Hashable, LiveCurve | CurveHandle] = {}
         self.nominals: dict[Hashable, _Nominal] = {}
         self.note = pg.TextItem("", color=theme.muted, anchor=(0.5, 0.5))
         self._note_text = ""
@@ -219,58 +225,76 @@ class TimePlot:
     # -- curves ----------------------------------------------------------------------------
 
     def curve(self, key: Hashable, name: str, pen: object, legend: bool = True) -> LiveCurve:
+        """A curve as its own PlotCurveItem (for a FillBetweenItem); ``set_curve`` is the
+        cheap path for plain lines."""
         c = self.curves.get(key)
+        if isinstance(c, CurveHandle):
+            self._drop(key)
+            c = None
         if c is None:
             # A bare PlotCurveItem: the data arrive clipped to the range and reduced to the
             # pixel width already (LiveBuffers.series), so PlotDataItem's own clipping and
             # downsampling would only cost time. NaN breaks the line (connect="finite").
-            # A curve without a name stays out of the legend (pyqtgraph adds named ones).
-            c = LiveCurve(name=name if legend else None, pen=pen, connect="finite")
+            c = LiveCurve(pen=pen, connect="finite")
             self.plot.addItem(c)
             self.curves[key] = c
-            if legend:
-                self._cache_legend()
+            if legend and self.legend is not None:
+                self.legend.addItem(c, name)
         return c
 
-    def _cache_legend(self) -> None:
-        """Legend entries change rarely: Qt keeps each one as a pixmap, so a redraw blits
-        them instead of laying out rich text again (~0.1 ms per entry and paint)."""
-        if self.legend is None:
-            return
-        for sample, label in self.legend.items:
-            for item in (sample, label):
-                if item.cacheMode() != QGraphicsItem.CacheMode.DeviceCoordinateCache:
-                    item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
-
     def set_curve(
-        self, key: Hashable, name: str, pen: object, t: F64, v: F64, legend: bool = True
+        self, key: Hashable, name: str, pen: QPen, t: F64, v: F64, legend: bool = True
     ) -> None:
-        c = self.curve(key, name, pen, legend)
-        if legend and c.name() != name and self.legend is not None:
-            # A renamed curve (another host selected) gets a fresh legend entry.
-            self.legend.removeItem(c)
-            c.opts["name"] = name
-            self.legend.addItem(c, name)
-            self._cache_legend()
+        """Show (t, v) as the curve ``key``; drawn with the plot's other live curves by one
+        item (see curveset.py)."""
+        h = self.curves.get(key)
+        if isinstance(h, LiveCurve):
+            self._drop(key)
+            h = None
+        if h is None:
+            h = self.set.handle(key, name if legend else None, pen)
+            self.curves[key] = h
+            if legend and self.legend is not None:
+                self.legend.addItem(h, name)
+        else:
+            h.opts["pen"] = pen
+            if legend and h.name() != name and self.legend is not None:
+                # A renamed curve (another host selected) gets a fresh legend entry.
+                self.legend.removeItem(h)
+                h.opts["name"] = name
+                self.legend.addItem(h, name)
         # Visibility stays the user's: clicking a legend entry hides or shows that GPU.
-        c.setData(t, v)
-        yb = c.y_bounds()
+        h.setData(t, v)
+        self._set_dirty = True
+        yb = h.y_bounds()
         if yb is not None:
             self._ylo = min(self._ylo, yb[0])
             self._yhi = max(self._yhi, yb[1])
+
+    def _flush_set(self) -> None:
+        if self._set_dirty:
+            self._set_dirty = False
+            self.set.changed()
+
+    def _drop(self, key: Hashable) -> None:
+        c = self.curves.pop(key)
+        if self.legend is not None:
+            self.legend.removeItem(c)
+        if isinstance(c, CurveHandle):
+            self.set.remove(key)
+        else:
+            self.plot.removeItem(c)
 
     def retain(self, keys: Sequence[Hashable]) -> None:
         """Remove curves and nominal lines whose keys are not in ``keys``."""
         keep = set(keys)
         for k in [k for k in self.curves if k not in keep]:
-            c = self.curves.pop(k)
-            if self.legend is not None:
-                self.legend.removeItem(c)
-            self.plot.removeItem(c)
+            self._drop(k)
         for k in [k for k in self.nominals if k not in keep]:
             n = self.nominals.pop(k)
             self.plot.removeItem(n.curve)
             self.plot.removeItem(n.text)
+        self._flush_set()
 
     def set_nominal(
         self,
@@ -324,6 +348,7 @@ class TimePlot:
         """Set the y range to what this refresh drew, at least ``min_span_frac`` of the top
         value tall (a flat line stays a flat line, not noise blown up), never below
         ``floor``; then start collecting afresh for the next refresh."""
+        self._flush_set()
         min_span_frac = self.y_span_frac if min_span_frac is None else min_span_frac
         floor = self.y_floor if floor == -1.0 else floor
         lo, hi = self._ylo, self._yhi
@@ -363,6 +388,12 @@ class TimePlot:
 
     def pixel_width(self) -> int:
         return max(100, int(self.vb.width()))
+
+    def max_points(self) -> int:
+        """Points per curve for LiveBuffers.series: a min and a max per 3 pixels. Stroking
+        costs ~0.2 µs per point (docs/benchmarks.md, GUI); at this density a one-sample spike
+        still shows and a noisy line still reads as a band."""
+        return max(64, self.pixel_width() * 2 // 3)
 
 
 class ReasonBands:

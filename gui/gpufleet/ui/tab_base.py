@@ -191,7 +191,7 @@ class PlotTab(Tab):
     ) -> tuple[list[int], list[Series]]:
         """One curve per GPU of the selected host; returns which GPUs had any value."""
         gpus = view.gpus()
-        series = view.series_many(metric, gpus, plot.pixel_width())
+        series = view.series_many(metric, gpus, plot.max_points())
         reported = []
         for g, s in zip(gpus, series, strict=True):
             v = s.v * scale if scale != 1.0 else s.v

@@ -34,7 +34,7 @@ class ThermalTab(PlotTab):
         rep, temps = self.draw_metric(self.temp, view, "temp_gpu_c")
         # Memory (HBM) temperature, dotted, only where the GPU reports it: GDDR6X boards have
         # no sensor, and a flat 0 would read as "cold".
-        mem = view.series_many("temp_mem_c", gpus, self.temp.pixel_width())
+        mem = view.series_many("temp_mem_c", gpus, self.temp.max_points())
         rep_m = []
         for g, sm in zip(gpus, mem, strict=True):
             if len(sm.v) and np.isfinite(sm.v).any():
