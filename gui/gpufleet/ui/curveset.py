@@ -46,7 +46,7 @@ def polylines(t: F64, v: F64) -> list[QPolygonF]:
 
 
 def _polygon(t: F64, v: F64) -> QPolygonF:
-    poly = pg.functions.create_qpolygonf(len(t))
+    poly: QPolygonF = pg.functions.create_qpolygonf(len(t))
     buf = pg.functions.ndarray_from_qpolygonf(poly)
     buf[:, 0] = t
     buf[:, 1] = v
