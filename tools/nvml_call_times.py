@@ -5,11 +5,15 @@ tick is spent inside NVML. This wraps each pynvml function with a timer, runs th
 backend and loop for ``--ticks`` ticks, and prints per function: calls, total and mean µs.
 Run with ``PYTHONPATH=remote``. Stdlib + pynvml only.
 
-``--bisect-fields`` then times each field of the backend's per-tick ``nvmlDeviceGetFieldValues``
-call alone (GPU 0; the medium ticks' error counters included), and the whole list in one call,
-``--bisect-reps`` rounds ``--interval`` apart (so that no answer is one NVML cached a moment
-ago), the fields in a rotated order each round. It answers which field makes that call cost
-~4 ms on an H200; it was not measured when the first device check ran.
+It also prints VmRSS after ``import pynvml``, after the backend started (``nvmlInit`` maps
+libnvidia-ml and the driver's memory) and after the ticks.
+
+``--bisect-fields`` then times each field of the backend's per-tick
+``nvmlDeviceGetFieldValues`` call alone (GPU 0; the medium ticks' error counters included),
+and the whole list in one call, ``--bisect-reps`` rounds ``--interval`` apart (so that no
+answer is one NVML cached a moment ago), the fields in a rotated order each round. It answers
+which field makes that call cost ~4 ms on an H200; that was not measured when the first
+device check ran.
 """
 
 import argparse
@@ -54,8 +58,11 @@ def main() -> int:
     from gpufleet_sampler.backends.nvml import NvmlBackend
     from gpufleet_sampler.loop import Sampler
 
+    rss = {"after_import_mib": _rss_mib()}
     t_init = time.perf_counter()
     backend = NvmlBackend(interval=args.interval)
+    # What nvmlInit maps (libnvidia-ml and the driver's own mappings) shows up here.
+    rss["after_backend_start_mib"] = _rss_mib()
     sampler = Sampler(backend, interval=args.interval, procs_interval=2.0)
     sampler.hello()
     init_s = time.perf_counter() - t_init
@@ -69,6 +76,7 @@ def main() -> int:
         t0 = time.perf_counter()
         list(sampler.step(time.monotonic(), time.time()))
         tick_wall.append(time.perf_counter() - t0)
+    rss["after_ticks_mib"] = _rss_mib()
     bisect = None
     if args.bisect_fields:
         bisect = _bisect_fields(pynvml, backend, args.bisect_reps, args.interval)
@@ -77,6 +85,7 @@ def main() -> int:
     print(
         json.dumps(
             {
+                "rss": rss,
                 "bisect_fields": bisect,
                 "init_s": round(init_s, 3),
                 "init_top": sorted(
@@ -152,6 +161,18 @@ def _err(nvml: Any, ret: int) -> str:
     """An NVML return code by name ("NotSupported")."""
     cls = getattr(nvml.NVMLError, "_valClassMapping", {}).get(ret)
     return getattr(cls, "__name__", f"NVMLError {ret}").replace("NVMLError_", "")
+
+
+def _rss_mib() -> float:
+    """This process's VmRSS in MiB (0.0 where /proc has none)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return round(int(line.split()[1]) / 1024.0, 1)
+    except OSError:
+        pass
+    return 0.0
 
 
 def _fid(f: Any) -> str:

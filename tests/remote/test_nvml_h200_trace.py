@@ -363,6 +363,9 @@ def test_call_times_bisect_fields_times_each_per_tick_field_alone() -> None:
     )
     assert res.returncode == 0, res.stderr.decode()
     out = json.loads(res.stdout)
+    # RSS before and after nvmlInit: how much libnvidia-ml maps, on the next real run.
+    rss = out["rss"]
+    assert 0 < rss["after_import_mib"] <= rss["after_backend_start_mib"] + 1
     bis = out["bisect_fields"]
     assert bis["gpu"] == 0 and bis["rounds"] == 3 and bis["whole_call_us_median"] > 0
     names = [e["field"] for e in bis["per_field"]]
