@@ -114,6 +114,9 @@ def test_six_and_24_hour_ranges_read_the_store_and_5_min_follows_live(
     i = int(np.flatnonzero(np.isfinite(y) & (x < stored.gap[0]))[5])
     assert history.value_at(HOST, 0, "temp_gpu_c", float(x[i]) + 1.0) == y[i]
     assert history.value_at(HOST, 0, "temp_gpu_c", sum(stored.gap) / 2) is None
+    # The crosshair's readout on that older point says the stored value, not "—".
+    readout = w.tab_list[2].readout(float(x[i]) + 1.0)
+    assert f"{y[i]:.0f} °C" in readout
 
     # 24 h: a query of its own (the store's rollups); wait until it is answered and drawn.
     w.range_group.button(_range_button(24 * 3600.0)).click()

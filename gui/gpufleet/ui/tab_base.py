@@ -164,12 +164,16 @@ class PlotTab(Tab):
         v = self.last_view
         if v is None or v.host is None:
             return ""
-        live, host = v.live, v.host
+        live, host, history = v.live, v.host, v.history
         lines = [f"<b>{clock_text(t)}</b>"]
         for g in v.gpus():
 
             def at(metric: str, g: int = g) -> float | None:
-                return live.value_at(host, g, metric, t)
+                x = live.value_at(host, g, metric, t)
+                if x is None and history is not None:
+                    # Before the live window (6 h / 24 h ranges): what the store answered.
+                    x = history.value_at(host, g, metric, t)
+                return x
 
             lines.append(f"{swatch(g)} {gpu_label(g)} {line(g, at)}")
         return "<br>".join(lines)
