@@ -80,6 +80,7 @@ class MetricsState(object):
         self._columns: Tuple[str, ...] = protocol.COLUMN_NAMES
         self._driver: Optional[str] = None
         self._rows: List[List[Any]] = []
+        self._link_rows: List[List[Any]] = []  # the latest links message (every ~5 s)
         self._procs: List[pn.ProcRow] = []
         self._xids: Dict[int, Dict[int, Tuple[int, float]]] = {}
         self._last_t: Optional[float] = None
@@ -106,10 +107,13 @@ class MetricsState(object):
         procs: Optional[List[pn.ProcRow]] = None
         t: Optional[float] = None
         xids: List[Tuple[int, int, float]] = []
+        link_rows: Optional[List[List[Any]]] = None
         for m in msgs:
             kind = m.get("kind")
             if kind == protocol.KIND_SAMPLE:
                 rows, t = m.get("gpus") or [], m.get("t")
+            elif kind == protocol.KIND_LINKS:
+                link_rows = m.get("gpus") or []
             elif kind == protocol.KIND_PROCS:
                 procs = [
                     (
@@ -131,6 +135,8 @@ class MetricsState(object):
                 self._rows, self._last_t = rows, t
             if procs is not None:
                 self._procs = procs
+            if link_rows is not None:
+                self._link_rows = link_rows
             for gpu, code, xt in xids:
                 seen = self._xids.setdefault(gpu, {})
                 count = seen.get(code, (0, 0.0))[0]
@@ -153,6 +159,7 @@ class MetricsState(object):
                 self._xids,
                 self._driver,
             )
+            pn.render_links(exp, self._hostname, self._gpus, self._link_rows, self._driver)
             pn.render_host_info(exp, self._hostname, self._hello, self._last_t)
             self._cache = exp.render().encode("utf-8")
             self._cache_version = self._version

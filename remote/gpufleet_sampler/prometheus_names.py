@@ -17,7 +17,8 @@ branches write ``hostname``); existing dashboards and rules match on ``Hostname`
 
 What dcgm-exporter lacks is exported under ``gpufleet_*`` names in Prometheus' own style
 (base units in the name): processes, one series per clock event reason, violation shares,
-NVLink link counts, lost GPUs, Xid times, and the app's cost, alerts and host state.
+NVLink link counts and per-link rates and states (label ``link``), lost GPUs, Xid times, and
+the app's cost, alerts and host state.
 
 A value the GPU does not report is left out (no series), never written as 0.
 
@@ -353,6 +354,29 @@ GPUFLEET_GPU_FAMILIES = (
         "nvlink_link_bps",
     ),
     F(
+        "gpufleet_nvlink_link_tx_bytes_per_second",
+        "gauge",
+        "Data transmitted on one NVLink link (label link), from its KiB counter, in bytes per "
+        "second (every 5 s).",
+    ),
+    F(
+        "gpufleet_nvlink_link_rx_bytes_per_second",
+        "gauge",
+        "Data received on one NVLink link (label link), from its KiB counter, in bytes per "
+        "second (every 5 s).",
+    ),
+    F(
+        "gpufleet_nvlink_link_up",
+        "gauge",
+        "1 while this NVLink link (label link) is up, 0 while it is down.",
+    ),
+    F(
+        "gpufleet_nvlink_link_nominal_bytes_per_second",
+        "gauge",
+        "Nominal bandwidth of this NVLink link (label link) in one direction (in bytes per "
+        "second).",
+    ),
+    F(
         "gpufleet_gpu_lost",
         "gauge",
         "1 when NVML reports the GPU lost (fallen off the bus), else 0.",
@@ -632,6 +656,46 @@ def render_host(
         )
         exp.add("gpufleet_process_gpu_memory_bytes", pl, mem)
         exp.add("gpufleet_process_sm_percent", pl, sm)
+
+
+# Per-link families: (name, links-row position of the value list).
+LINK_SERIES = (
+    ("gpufleet_nvlink_link_tx_bytes_per_second", protocol.LINK_POS["tx_bps"]),
+    ("gpufleet_nvlink_link_rx_bytes_per_second", protocol.LINK_POS["rx_bps"]),
+    ("gpufleet_nvlink_link_up", protocol.LINK_POS["up"]),
+    ("gpufleet_nvlink_link_nominal_bytes_per_second", protocol.LINK_POS["speed_bps"]),
+)
+
+
+def render_links(
+    exp: Exposition,
+    hostname: str,
+    gpus: Sequence[Mapping[str, Any]],
+    link_rows: Sequence[Sequence[Any]],
+    driver: Optional[str] = None,
+    extra_gpu_labels: str = "",
+) -> None:
+    """Add one host's latest per-link NVLink values (the rows of its latest ``links``
+    message: ``[index, tx_bps[], rx_bps[], up[], speed_bps[]]``), one series per link with
+    the GPU's labels plus ``link``. A null (not reported) is left out, never a 0."""
+    by_index = {g.get("index"): g for g in gpus}
+    for row in link_rows:
+        if not row or len(row) <= len(protocol.LINK_COLUMNS):
+            continue
+        info = by_index.get(row[0])
+        if info is None:
+            continue
+        lt = gpu_label_text(hostname, info, driver)
+        if extra_gpu_labels:
+            lt += "," + extra_gpu_labels
+        for name, pos in LINK_SERIES:
+            values = row[pos]
+            if not isinstance(values, list):
+                continue
+            for link, v in enumerate(values):
+                if v is None or isinstance(v, bool):
+                    continue
+                exp.add(name, '{},link="{}"'.format(lt, link), v)
 
 
 def render_host_info(

@@ -1186,6 +1186,58 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <source>PCIe link (now of max): </source>
         <translation>PCIe 链路（当前/最高）：</translation>
     </message>
+    <message>
+        <source>NVLink per link</source>
+        <translation>逐链路显示 NVLink</translation>
+    </message>
+    <message>
+        <source>Per-link NVLink traffic and state, every 5 s</source>
+        <translation>每条 NVLink 链路的流量与状态，每 5 秒一次</translation>
+    </message>
+    <message>
+        <source>No NVLink on this host: {why}</source>
+        <translation>此主机没有 NVLink：{why}</translation>
+    </message>
+    <message>
+        <source>no NVLink links</source>
+        <translation>没有 NVLink 链路</translation>
+    </message>
+    <message>
+        <source>Waiting for the first per-link values (sent every {s} s).</source>
+        <translation>正在等待第一批逐链路数据（每 {s} 秒发送一次）。</translation>
+    </message>
+    <message>
+        <source>TX+RX per link (GB/s) at {time}; colour: share of the link&apos;s nominal {nominal} each way, dark 0 % to yellow 100 %</source>
+        <translation>{time} 时每条链路的发送+接收 (GB/s)；颜色：占该链路单向标称带宽 {nominal} 的比例，深色 0 % 到黄色 100 %</translation>
+    </message>
+    <message>
+        <source>All {links} NVLink links of {gpus} GPUs are up; the busiest carries {pct} of its nominal bandwidth.</source>
+        <translation>{gpus} 块 GPU 的全部 {links} 条 NVLink 链路均已连通；最繁忙的链路达到其标称带宽的 {pct}。</translation>
+    </message>
+    <message>
+        <source>GPU {gpu} link {link}</source>
+        <translation>GPU {gpu} 链路 {link}</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;NVLink down: {names}.&lt;/b&gt; GPU {gpu} runs on {up} of {total} links: its all-reduce traffic is squeezed onto the others, its total stays below nominal and every GPU waiting for it slows down.</source>
+        <translation>&lt;b&gt;NVLink 断开：{names}。&lt;/b&gt;GPU {gpu} 只用 {total} 条链路中的 {up} 条运行：其 all-reduce 流量被挤到其余链路上，总带宽低于标称值，等待它的每块 GPU 都会变慢。</translation>
+    </message>
+    <message>
+        <source>GPU {gpu} link {link} ({value} vs {reference})</source>
+        <translation>GPU {gpu} 链路 {link}（{value}，其他链路 {reference}）</translation>
+    </message>
+    <message>
+        <source>Slower than its sibling links: {names}.</source>
+        <translation>比同一 GPU 的其他链路慢：{names}。</translation>
+    </message>
+    <message>
+        <source>Check on the instance with &lt;code&gt;nvidia-smi nvlink -s&lt;/code&gt; (and &lt;code&gt;nvidia-smi nvlink -e&lt;/code&gt; for errors); if a link stays down or slow, ask the provider to move you to another node.</source>
+        <translation>在实例上用 &lt;code&gt;nvidia-smi nvlink -s&lt;/code&gt; 检查（错误计数用 &lt;code&gt;nvidia-smi nvlink -e&lt;/code&gt;）；如果链路一直断开或偏慢，请服务商把你迁移到另一台节点。</translation>
+    </message>
+    <message>
+        <source>down</source>
+        <translation>断开</translation>
+    </message>
 </context>
 <context>
     <name>KillDialog</name>

@@ -34,7 +34,7 @@ from gpufleet.core.cost import CostSummary
 from gpufleet.core.findings import Finding
 from gpufleet.core.fleetevents import STREAMING, FleetEvent, HostMessage, HostStatus
 from gpufleet.core.hostconfig import HostConfig
-from gpufleet.core.messages import Event, Hello, Procs, Sample
+from gpufleet.core.messages import Event, Hello, Links, Procs, Sample
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +67,7 @@ class _Host:
     last_t: float | None = None
     procs: list[pn.ProcRow] = field(default_factory=list)
     xids: dict[int, dict[int, tuple[int, float]]] = field(default_factory=dict)
+    link_rows: list[list[Any]] = field(default_factory=list)  # latest per-link NVLink rows
     state: str = "connecting"
     findings: tuple[Finding, ...] = ()
 
@@ -111,13 +112,18 @@ class FleetMetrics:
             h = self._host(host)
             if isinstance(msg, Sample):
                 h.columns, h.rows, h.last_t = msg.columns, msg.rows, msg.t
+            elif isinstance(msg, Links):
+                h.link_rows = [
+                    [r.gpu, list(r.tx_bps), list(r.rx_bps), list(r.up), list(r.speed_bps)]
+                    for r in msg.rows
+                ]
             elif isinstance(msg, Procs):
                 h.procs = [(p.gpu, p.pid, p.name, p.user, p.mem_bytes, p.sm_pct) for p in msg.procs]
             elif isinstance(msg, Hello):
                 h.hello, h.gpus = msg, hello_gpus(msg)
                 h.driver = msg.host.get("driver_version")
                 h.columns = msg.columns
-                h.rows, h.procs = (), []
+                h.rows, h.procs, h.link_rows = (), [], []
             elif (
                 isinstance(msg, Event)
                 and msg.type == "xid"
@@ -181,6 +187,7 @@ class FleetMetrics:
             pn.render_host(
                 exp, h.name, h.gpus, h.columns, h.rows, h.procs, h.xids, h.driver or None
             )
+            pn.render_links(exp, h.name, h.gpus, h.link_rows, h.driver or None)
             pn.render_host_info(exp, h.name, h.hello.raw, h.last_t)
         c = self._cost.get(h.name)
         if c is not None:

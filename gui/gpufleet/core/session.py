@@ -39,6 +39,7 @@ from gpufleet.core.messages import (
     ErrorMsg,
     Event,
     Hello,
+    Links,
     Procs,
     Sample,
     StreamDecoder,
@@ -382,7 +383,7 @@ class HostSession:
             HostGap(self.host.name, max(0, gap_from - 1), time.time(), note.message or "gap")
         )
 
-    def _on_seq(self, msg: Sample | Procs | Event) -> bool:
+    def _on_seq(self, msg: Sample | Procs | Event | Links) -> bool:
         """Dedupes and detects holes in the sequence; False to drop the message."""
         seq = msg.seq
         if seq <= self.last_seq:

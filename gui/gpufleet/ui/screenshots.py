@@ -103,5 +103,33 @@ def render_tabs(
         if ch is not None:
             ch.hide()
         files.append(path)
+    if not only or names == ["interconnect"]:
+        files += _render_per_link(w, out, tab_host.get("interconnect-links", "a100-ecc"))
     w.close()
     return files
+
+
+def _render_per_link(w: MainWindow, out: Path, host: str) -> list[Path]:
+    """``interconnect-links.png``: the Interconnect tab with its per-link NVLink grid shown
+    (the demo's a100-ecc host: GPU 1 has a link down)."""
+    from gpufleet.ui.tab_interconnect import InterconnectTab
+
+    app = QApplication.instance()
+    if host not in w.hosts or app is None:
+        return []
+    w.select_host(host)
+    w.select_tab("interconnect")
+    tab = w.current_tab()
+    if not isinstance(tab, InterconnectTab):
+        return []
+    w.redraw()
+    tab.per_link.setChecked(True)
+    for _ in range(3):
+        app.processEvents()
+        w.redraw()
+    path = out / "interconnect-links.png"
+    ok = w.grab().save(str(path))
+    tab.per_link.setChecked(False)
+    if not ok:
+        raise OSError(f"could not write {path}")
+    return [path]
