@@ -16,12 +16,12 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QSplitter,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
 
 from gpufleet.core.catalogue import QT_TRANSLATE_NOOP
+from gpufleet.ui.fast_table import FastTableView
 from gpufleet.ui.i18n import state_name
 from gpufleet.ui.summary import GpuSummary, HostSummary, money
 from gpufleet.ui.table_model import KEY_ROLE, Cell, RowsModel, sorted_proxy
@@ -123,7 +123,7 @@ class FleetPanel(QWidget):
             tuple(QCoreApplication.translate("FleetPanel", h) for h in HOST_HEADERS)
         )
         self.proxy = sorted_proxy(self.model)
-        self.table = QTableView()
+        self.table = FastTableView()
         self.table.setModel(self.proxy)
         self.table.setSortingEnabled(True)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)

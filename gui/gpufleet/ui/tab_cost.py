@@ -17,11 +17,12 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, Qt
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QWidget
 
 from gpufleet.core.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.core.cost import accumulate, idle_mask
 from gpufleet.core.live import LiveBuffers
+from gpufleet.ui.fast_table import FastTableView
 from gpufleet.ui.plots import clock_text, set_axis_label
 from gpufleet.ui.summary import money
 from gpufleet.ui.tab_base import PlotTab
@@ -86,7 +87,7 @@ class CostTab(PlotTab):
             tuple(QCoreApplication.translate("CostTab", h) for h in TOTAL_HEADERS)
         )
         self.proxy = sorted_proxy(self.model)
-        self.table = QTableView()
+        self.table = FastTableView()
         self.table.setModel(self.proxy)
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(4, Qt.SortOrder.DescendingOrder)

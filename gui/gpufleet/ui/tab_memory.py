@@ -11,12 +11,12 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QSplitter,
-    QTableView,
     QWidget,
 )
 
 from gpufleet.core.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.core.messages import Proc
+from gpufleet.ui.fast_table import FastTableView
 from gpufleet.ui.plots import clock_text, set_label_text
 from gpufleet.ui.sentences import memory_sentence
 from gpufleet.ui.tab_base import PlotTab, ValueAt, fmt
@@ -73,7 +73,7 @@ class MemoryTab(PlotTab):
             tuple(QCoreApplication.translate("MemoryTab", h) for h in PROC_HEADERS)
         )
         self.proxy = sorted_proxy(self.model)
-        self.table = QTableView()
+        self.table = FastTableView()
         self.table.setModel(self.proxy)
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(6, Qt.SortOrder.DescendingOrder)

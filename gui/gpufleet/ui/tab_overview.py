@@ -8,9 +8,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import QCoreApplication, Qt, Signal
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QWidget
 
 from gpufleet.core.catalogue import QT_TRANSLATE_NOOP, reason_name
+from gpufleet.ui.fast_table import FastTableView
 from gpufleet.ui.i18n import state_name
 from gpufleet.ui.summary import GpuSummary, HostSummary, money
 from gpufleet.ui.tab_base import Tab, fmt
@@ -63,7 +64,7 @@ class OverviewTab(Tab):
         super().__init__(theme, parent)
         self.model = RowsModel(tuple(QCoreApplication.translate("OverviewTab", h) for h in HEADERS))
         self.proxy = sorted_proxy(self.model)
-        self.table = QTableView()
+        self.table = FastTableView()
         self.table.setModel(self.proxy)
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
