@@ -371,7 +371,9 @@ class NvmlBackend(Backend):
         self._lost_reported: Dict[int, bool] = {}
         self._next_medium: Optional[float] = None
         self._next_slow: Optional[float] = None
-        self._proc_cache: Dict[Tuple[int, Optional[int]], Tuple[Any, Any, Any]] = {}
+        # procfs.ProcCache: keyed by (pid, start ticks) and re-read when the comm in stat
+        # changes, so a process that exec()s shows its new name and command line.
+        self._proc_cache: Any = None
         self._host = self._read_host()
         self._gpus: List[_Gpu] = []
         count = int(N.nvmlDeviceGetCount())
@@ -1419,28 +1421,28 @@ class NvmlBackend(Backend):
             from gpufleet_sampler import procfs
         except ImportError:  # pragma: no cover - procfs.py is part of the sampler
             procfs = None  # type: ignore[assignment]
+        cache = None
+        if procfs is not None:
+            cache = self._proc_cache
+            if cache is None:
+                cache = self._proc_cache = procfs.ProcCache()
         out: List[Dict[str, Any]] = []
-        seen: Dict[Tuple[int, Optional[int]], bool] = {}
-        # One process can use several GPUs: read its start ticks once per snapshot.
-        ticks_seen: Dict[int, Optional[int]] = {}
+        # One process can use several GPUs: read its stat once per snapshot.
+        info_seen: Dict[int, Any] = {}
         for g in self._gpus:
             if g.lost:
                 continue
             try:
-                out.extend(self._gpu_procs(g, procfs, seen, ticks_seen))
+                out.extend(self._gpu_procs(g, cache, info_seen))
             except _Lost:
                 self._mark_lost(g, "while listing processes")
-        cache = self._proc_cache
-        for key in [k for k in cache if k not in seen]:
-            del cache[key]
         return out
 
     def _gpu_procs(
         self,
         g: _Gpu,
-        procfs: Any,
-        seen: Dict[Tuple[int, Optional[int]], bool],
-        ticks_seen: Dict[int, Optional[int]],
+        cache: Any,
+        info_seen: Dict[int, Any],
     ) -> List[Dict[str, Any]]:
         by_pid: Dict[int, List[Any]] = {}  # pid -> [mem, type]
         for fn, kind in ((g.f_procs_c, "C"), (g.f_procs_g, "G")):
@@ -1489,22 +1491,14 @@ class NvmlBackend(Backend):
         out: List[Dict[str, Any]] = []
         for pid, (mem, kind) in sorted(by_pid.items()):
             st = user = name = cmd = None
-            if procfs is not None:
-                st = ticks_seen.get(pid, -1)
-                if st == -1:
-                    st = procfs.start_ticks(pid)
-                    ticks_seen[pid] = st
-                key = (pid, st)
-                cached = self._proc_cache.get(key)
-                if cached is None:
-                    cached = (
-                        procfs.proc_user(pid),
-                        procfs.proc_name(pid),
-                        procfs.proc_cmdline(pid),
-                    )
-                    self._proc_cache[key] = cached
-                seen[key] = True
-                user, name, cmd = cached
+            if cache is not None:
+                if pid in info_seen:
+                    info = info_seen[pid]
+                else:
+                    # None: gone, or in another pid namespace (a container's NVML).
+                    info = info_seen[pid] = cache.lookup(pid)
+                if info is not None:
+                    st, user, name, cmd = info.start_ticks, info.user, info.name, info.cmd
             out.append(
                 {
                     "gpu": g.index,
