@@ -15,6 +15,7 @@ overview rows, tray; once a second), the longest GUI-thread stall (the largest l
 from __future__ import annotations
 
 import argparse
+import collections
 import gc
 import os
 import queue
@@ -24,6 +25,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -74,6 +76,12 @@ def main() -> int:
     ap.add_argument("--prefill-minutes", type=float, default=55.0)
     ap.add_argument("--no-store", action="store_true", help="skip the history store")
     ap.add_argument("--profile", metavar="FILE", help="cProfile the GUI thread into FILE")
+    ap.add_argument(
+        "--stall-trace",
+        action="store_true",
+        help="sample the GUI thread's Python stack while it is blocked over 40 ms; print the "
+        "most frequent stacks",
+    )
     args = ap.parse_args()
 
     from gpufleet.ui.app import make_qapp, make_rules, setup_theme
@@ -206,6 +214,20 @@ def main() -> int:
         if late > 50:
             stall["over50"] += 1
 
+    stall_stacks: collections.Counter[str] = collections.Counter()
+    gui_ident = threading.get_ident()
+
+    def stall_watch() -> None:
+        # While the 10 ms probe is late by over 40 ms, the GUI thread is stuck: note where.
+        while not stop.wait(0.005):
+            if (time.perf_counter() - stall["last"]) * 1000 > 40:
+                frame = sys._current_frames().get(gui_ident)
+                if frame is not None:
+                    stack = traceback.extract_stack(frame, limit=8)
+                    stall_stacks[
+                        " < ".join(f"{Path(f.filename).name}:{f.name}" for f in reversed(stack))
+                    ] += 1
+
     prober = QTimer()
     prober.setInterval(10)
     prober.timeout.connect(probe)
@@ -271,6 +293,10 @@ def main() -> int:
     bridge.start()
     th = threading.Thread(target=feeder, name="bench-feeder")
     th.start()
+    watch = None
+    if args.stall_trace:
+        watch = threading.Thread(target=stall_watch, name="bench-stall-watch", daemon=True)
+        watch.start()
     for t in (prober, rotator, sampler, done):
         t.start()
     w.tabs.setCurrentIndex(0)
@@ -338,6 +364,10 @@ def main() -> int:
     if os.environ.get("GPUFLEET_BENCH_RSS"):
         print("RSS series (s, MiB):", " ".join(f"{a:.0f}:{b:.0f}" for a, b in rss))
     print(f"samples: {live.samples_total}; bridge errors: {bridge.bad}")
+    if stall_stacks:
+        print("GUI thread during stalls (5 ms samples; innermost first):")
+        for stack, count in stall_stacks.most_common(12):
+            print(f"{count:6d}  {stack}")
     return 0
 
 

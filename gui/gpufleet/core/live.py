@@ -219,6 +219,7 @@ class LiveBuffers:
         with self._lock:
             self._rings.pop(host, None)
             self._events.pop(host, None)
+        self.links.remove_host(host)
 
     # -- reading ---------------------------------------------------------------------------
 
