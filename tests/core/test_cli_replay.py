@@ -25,12 +25,13 @@ EXPECTED: dict[str, tuple[int, dict[tuple[str, int | None, str], float]]] = {
     "power-capped-4090": (30, {("power_limit_low", 0, ""): 0, ("power_limit_low", 1, ""): 0}),
     "crashed-idle": (1100, {("idle_billed", None, ""): 1080}),
     "foreign-process": (90, {("miner_process", 3, ""): 60}),
-    "ecc-xid": (60, {
-        ("ecc_dbe_increase", 2, ""): 30,
+    # 21 min degraded on GPU 1's down link, then GPU 2's double-bit error and its fall.
+    "ecc-xid": (1380, {
+        ("ecc_dbe_increase", 2, ""): 1260,
         ("remap_pending", 2, ""): 0,
-        ("xid", 2, "48"): 30,
-        ("xid", 2, "79"): 45,
-        ("gpu_lost", 2, ""): 45,
+        ("xid", 2, "48"): 1260,
+        ("xid", 2, "79"): 1275,
+        ("gpu_lost", 2, ""): 1275,
         ("nvlink_down", 1, ""): 10,  # GPU 1's NVLink link 5 is down from the start (for 10 s)
     }),
 }  # fmt: skip
@@ -71,13 +72,13 @@ def test_replay_names_the_right_alert_at_the_right_time(
 
 
 def test_text_output_and_garbage_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = record(tmp_path, "ecc-xid", 60, b'not json\n{"kind": "sample"}\n' + b"x" * 100 + b"\n")
+    path = record(tmp_path, "ecc-xid", 1380, b'not json\n{"kind": "sample"}\n' + b"x" * 100 + b"\n")
     assert main(["replay", str(path), "--host", "rented-a100"]) == 0
     text = capsys.readouterr().out
     assert "3 bad line(s) skipped" in text
     lines = [line for line in text.splitlines() if "FIRING" in line]
     assert len(lines) == 6  # five on GPU 2, GPU 1's NVLink link down
-    assert any("+45s" in line and "Xid 79" in line for line in lines)
+    assert any("+1275s" in line and "Xid 79" in line for line in lines)
     assert "Diagnosis:" in text and "fell off the bus" in text
     assert "rented-a100" in text
 

@@ -61,7 +61,7 @@ def test_shared_gpu() -> None:
 
 
 def test_ecc_and_xid_before_the_crash() -> None:
-    out = run(decode(sim_stream_lines("ecc-xid", 120)))
+    out = run(decode(sim_stream_lines("ecc-xid", 1380)))  # GPU 2 fails 21 min in
     got = ids(out)
     assert {("diag_xid", 2), ("diag_lost", 2), ("diag_ecc", 2), ("diag_crash", None)} <= got
     assert [f.values["xid"] for f in out if f.id == "diag_xid"] == [48, 79]

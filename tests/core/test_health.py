@@ -64,7 +64,7 @@ def test_power_capped_4090_fails_on_the_power_limit(tmp_path: Path) -> None:
 
 def test_ecc_xid_fails_once_a_daemon_has_seen_the_xids(tmp_path: Path) -> None:
     common = ["--backend", "sim", "--scenario", "ecc-xid", "--state-dir", str(tmp_path)]
-    env = {"GPUFLEET_SIM_TIME_SCALE": "0.02"}  # Xid 48 after 0.6 s, Xid 79 after 0.9 s
+    env = {"GPUFLEET_SIM_TIME_SCALE": "0.0007"}  # Xid 48 after 0.88 s, Xid 79 10 ms later
     # Before anyone watched: the board arrives with the previous tenant's uncorrectable error
     # still waiting for a reset (remap pending), which fails the start-of-rental check.
     fresh = evaluate_check(check("ecc-xid", "--state-dir", str(tmp_path)))

@@ -91,8 +91,8 @@ def test_a_metric_the_gpu_lacks_is_left_out_never_zero() -> None:
 
 
 def test_xid_and_lost_gpu() -> None:
-    # ecc-xid: GPU 2 gets Xid 48 at 30 s and falls off the bus (Xid 79) at 45 s.
-    text = run_sim("ecc-xid", 50).render().decode()
+    # ecc-xid 25x fast: GPU 2 gets Xid 48 at 50.4 s and falls off the bus (Xid 79) at 51 s.
+    text = run_sim("ecc-xid", 55, time_scale=0.04).render().decode()
     last = series(text, "DCGM_FI_DEV_XID_ERRORS")
     assert [(lab["gpu"], lab["err_code"], v) for lab, v in last] == [("2", "79", "79")]
     codes = {lab["err_code"] for lab, _ in series(text, "gpufleet_xid_errors_total")}

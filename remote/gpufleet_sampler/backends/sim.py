@@ -45,6 +45,9 @@ AMBIENT_C = 28.0
 TAU_S = 20.0  # thermal time constant of a GPU with its heatsink
 ALLREDUCE_PERIOD_S = 3.0  # one training step; the all-reduce is at its end
 ALLREDUCE_ON_S = 0.8
+# ecc-xid's double-bit error: a job runs a while on its bad link before the GPU fails (long
+# enough for a 30 min window to show the slow all-reduce first and the crash after it).
+ECC_XID_DBE_S = 1260.0
 CHECKPOINT_PERIOD_S = 600.0
 CHECKPOINT_LEN_S = 15.0
 MIB = 1 << 20
@@ -352,10 +355,11 @@ SCENARIOS = {
     ),
     "ecc-xid": Scenario(
         "ecc-xid",
-        "4× A100 SXM 80GB; GPU 2 logs corrected ECC errors, then 30 s in a double-bit error "
-        "(Xid 48) leaves a row remapping pending, and 45 s in it falls off the bus (Xid 79): "
-        "it is lost and the job dies; GPU 1 has NVLink link 5 down, its all-reduce traffic "
-        "squeezed onto the other 11 links",
+        "4× A100 SXM 80GB; GPU 1 has NVLink link 5 down from the start: the job trains "
+        "degraded, every all-reduce at 11/12 of the bandwidth, GPU 1's traffic squeezed onto "
+        "its other 11 links; GPU 2 logs corrected ECC errors, then 21 min in a double-bit "
+        "error (Xid 48) leaves a row remapping pending, and 15 s later it falls off the bus "
+        "(Xid 79): it is lost, the job dies and the instance idles on, billed",
         A100_80,
         4,
         [
@@ -363,10 +367,10 @@ SCENARIOS = {
                 range(4),
                 70 * GIB,
                 ["python", "train.py", "--model", "gpt-neox-20b"],
-                end_s=48.0,
+                end_s=ECC_XID_DBE_S + 18.0,
             )
         ],
-        ecc_fault=(2, 30.0, 45.0),
+        ecc_fault=(2, ECC_XID_DBE_S, ECC_XID_DBE_S + 15.0),
         link_down=(1, 5),
     ),
 }  # type: Dict[str, Scenario]
@@ -696,6 +700,15 @@ class SimBackend(Backend):
         if ld is not None and m.nvlink_links:
             self._link_up[ld[0]][ld[1]] = 0
         self._nvl_bytes = [0.0] * n  # NVLink bytes per GPU since the last links message
+        # An all-reduce moves at the pace of its slowest GPU: with a link down on one of the
+        # training GPUs every GPU's burst runs at (up links / links) of the rate and lasts
+        # that much longer (the same bytes per step), so the whole job slows down.
+        slowest = m.nvlink_links
+        for job in self._sc.jobs:
+            if job.kind == "train":
+                for g in job.gpus:
+                    slowest = min(slowest, sum(self._link_up[g]))
+        self._allreduce_f = float(slowest) / m.nvlink_links if m.nvlink_links else 1.0
         self._links_t = None  # type: Optional[float]
         self._links_due = False
 
@@ -808,8 +821,11 @@ class SimBackend(Backend):
                 elif sp.kind == "infer":
                     infer[g] = True
 
-        comm = _on_frac(t0, t, ALLREDUCE_PERIOD_S, ALLREDUCE_ON_S)
-        ckpt_period = CHECKPOINT_PERIOD_S * scale
+        ar_f = self._allreduce_f
+        comm = _on_frac(t0, t, ALLREDUCE_PERIOD_S, min(ALLREDUCE_PERIOD_S, ALLREDUCE_ON_S / ar_f))
+        # Not below a few checkpoints' length: a tiny test time scale would otherwise make
+        # the windows overlap (a share above 1, negative utilization).
+        ckpt_period = max(CHECKPOINT_PERIOD_S * scale, 4.0 * CHECKPOINT_LEN_S)
         ckpt = 0.0
         if t >= ckpt_period:
             ckpt = _on_frac(t0 - ckpt_period, t - ckpt_period, ckpt_period, CHECKPOINT_LEN_S)
@@ -894,7 +910,7 @@ class SimBackend(Backend):
             if train[g]:
                 rx = 1.2e9 * (1.0 - comm) * (1.0 - ckpt) + 2e8 * jit
                 tx = 1.5e8 + 9.0e9 * ckpt
-                nvl = nvl_bps * (0.82 * comm + 0.02) * (1.0 - ckpt)
+                nvl = nvl_bps * (0.82 * comm * ar_f + 0.02) * (1.0 - ckpt)
             elif infer[g]:
                 rx = 4.0e8 + 1e8 * jit
                 tx = 1.5e8 + 5e7 * jit
