@@ -5,8 +5,8 @@ NVLink: per link, TX and RX rate, up/down and nominal speed. ``LinkBuffers`` kee
 a fixed-size ring of them covering the live window (``window_s`` / the host's
 ``links_interval_s`` slots × GPUs × links, float32), allocated on the host's first ``links``
 message, so a host without NVLink costs nothing. ``latest`` gives what the Interconnect tab's
-per-link grid draws; ``series`` one link's history; ``link_issues`` names the links that are
-down or slow, for the sentence under the grid.
+per-link grid draws, ``at`` what it draws under the crosshair, ``series`` one link's history;
+``link_issues`` names the links that are down or slow, for the sentence under the grid.
 
 Live only: per-link values are not written to the SQLite history (a day of 8 GPUs × 18 links
 every 5 s would out-weigh every other column together, and the per-GPU totals are there).
@@ -86,6 +86,7 @@ class _HostLinks:
         self.rx = np.full(shape, np.nan, dtype=np.float32)
         self.up = np.full(shape, np.nan, dtype=np.float32)
         self.speed = np.full((len(gpus), n_links), np.nan, dtype=np.float64)
+        self.seqs = [0] * cap
         self.head = 0
         self.count = 0
         self.latest: Links | None = None
@@ -95,6 +96,7 @@ class _HostLinks:
             return  # a replayed older message (reattach): the grid shows the newest
         slot = self.head
         self.t[slot] = msg.t
+        self.seqs[slot] = msg.seq
         for a in (self.tx, self.rx, self.up):
             a[slot].fill(np.nan)
         for r in msg.rows:
@@ -179,14 +181,39 @@ class LinkBuffers:
             ring = self._hosts.get(host)
             if ring is None or ring.latest is None:
                 return None
-            slot = (ring.head - 1) % ring.cap
-            speed = ring.speed.copy()
-            hello = self._hello.get(host)
-            msg = ring.latest
-            tx = ring.tx[slot].astype(np.float64)
-            rx = ring.rx[slot].astype(np.float64)
-            up = ring.up[slot].astype(np.float64)
-            gpus = ring.gpus
+            return self._snapshot(host, ring, (ring.head - 1) % ring.cap)
+
+    def at(self, host: str | None, t: float) -> LinkSnapshot | None:
+        """The per-link values of ``host`` at the moment ``t`` (a crosshair's): the message
+        whose interval holds ``t`` (each message's rates cover the time since the one before,
+        so the first at or after ``t``); the newest for a ``t`` after it; None for a ``t``
+        before the live window (or nothing yet)."""
+        if host is None or not math.isfinite(t):
+            return None
+        with self._lock:
+            ring = self._hosts.get(host)
+            if ring is None or ring.latest is None:
+                return None
+            newest = (ring.head - 1) % ring.cap
+            if t >= ring.t[newest]:
+                return self._snapshot(host, ring, newest)
+            order = _ring_order(ring)
+            times = ring.t[order]
+            k = int(np.searchsorted(times, t, side="left"))
+            if k == 0 and times[0] - t > _interval(self._hello.get(host)) * 1.5:
+                return None  # before the first message kept
+            return self._snapshot(host, ring, int(order[k]))
+
+    def _snapshot(self, host: str, ring: _HostLinks, slot: int) -> LinkSnapshot:
+        """The snapshot of one ring slot (called with the lock held)."""
+        speed = ring.speed.copy()
+        hello = self._hello.get(host)
+        t = float(ring.t[slot])
+        seq = ring.seqs[slot]
+        tx = ring.tx[slot].astype(np.float64)
+        rx = ring.rx[slot].astype(np.float64)
+        up = ring.up[slot].astype(np.float64)
+        gpus = ring.gpus
         if hello is not None:
             for gi, g in enumerate(gpus):
                 info = hello.gpu(g)
@@ -194,7 +221,7 @@ class LinkBuffers:
                 if isinstance(nom, (int, float)) and nom > 0:
                     row = speed[gi]
                     row[np.isnan(row)] = float(nom)
-        return LinkSnapshot(msg.t, msg.seq, gpus, tx, rx, up, speed)
+        return LinkSnapshot(t, seq, gpus, tx, rx, up, speed)
 
     def series(
         self, host: str, gpu: int, link: int, t0: float = -math.inf, t1: float = math.inf
@@ -206,15 +233,19 @@ class LinkBuffers:
             gi = ring.row_of.get(gpu) if ring is not None else None
             if ring is None or gi is None or not 0 <= link < ring.n_links:
                 return empty, empty, empty
-            if ring.count < ring.cap:
-                order = np.arange(ring.count)
-            else:
-                order = (np.arange(ring.cap) + ring.head) % ring.cap
+            order = _ring_order(ring)
             t = ring.t[order]
             tx = ring.tx[order, gi, link].astype(np.float64)
             rx = ring.rx[order, gi, link].astype(np.float64)
         keep = (t >= t0) & (t <= t1)
         return t[keep], tx[keep], rx[keep]
+
+
+def _ring_order(ring: _HostLinks) -> npt.NDArray[np.int64]:
+    """The ring's filled slots, oldest first."""
+    if ring.count < ring.cap:
+        return np.arange(ring.count, dtype=np.int64)
+    return (np.arange(ring.cap, dtype=np.int64) + ring.head) % ring.cap
 
 
 def _interval(hello: Hello | None) -> float:

@@ -1,7 +1,8 @@
 """Interconnect: PCIe TX/RX per GPU with the link generation and width (current vs max), and
 NVLink TX/RX per GPU against its nominal bandwidth; "per link" on demand: a GPU × link grid of
-the latest per-link NVLink traffic against each link's nominal, with the down and slow links
-named in a sentence that says what to do."""
+the per-link NVLink traffic against each link's nominal, with the down and slow links named in
+a sentence that says what to do. The grid shows the moment under the crosshair while it is
+shown (its title says which), the latest values otherwise."""
 
 from __future__ import annotations
 
@@ -59,6 +60,20 @@ class InterconnectTab(PlotTab):
         self.box.insertWidget(self.box.indexOf(self.sentence), self.link_panel)
         self._links_drawn: object = None
         self.links_populated = False  # True once the grid drew a links message (tests)
+
+    def refresh_if_changed(self, view: View) -> bool:
+        if super().refresh_if_changed(view):
+            return True
+        # No new samples (a still picture, a host that went quiet): the grid still follows
+        # the crosshair hiding; _refresh_links returns at once when its moment is unchanged.
+        if self.link_panel.isVisible():
+            self._refresh_links(view)
+        return False
+
+    def _moment(self) -> float | None:
+        """The crosshair's time while it is shown, else None (the latest values)."""
+        ch = self.crosshair
+        return ch.t if ch is not None else None
 
     def _toggled(self, _on: bool) -> None:
         self._links_drawn = None
@@ -170,11 +185,17 @@ class InterconnectTab(PlotTab):
             self.link_panel.setVisible(show)
         if not show:
             return
-        key = (view.host, view.live.links.version(view.host))
+        links = view.live.links
+        moment = self._moment()
+        snap = links.at(view.host, moment) if moment is not None else None
+        if snap is None:
+            # No crosshair, or one before the live window (per-link values are live only):
+            # the latest values, and the title's time says which moment they are.
+            snap = links.latest(view.host)
+        key = (view.host, links.version(view.host), snap.t if snap is not None else None)
         if key == self._links_drawn:
             return
         self._links_drawn = key
-        snap = view.live.links.latest(view.host)
         self.grid.set_snapshot(snap)
         if snap is None:
             hello = view.hello()
@@ -255,6 +276,9 @@ class InterconnectTab(PlotTab):
         return " ".join(parts)
 
     def readout(self, t: float) -> str:
+        # Called by the crosshair as it moves (its t already set): the grid follows it.
+        if self.last_view is not None and self.link_panel.isVisible():
+            self._refresh_links(self.last_view)
         return self.gpu_readout(t, _readout_line)
 
 

@@ -1,0 +1,99 @@
+"""The header follows the host selection at once, and the Interconnect tab's per-link NVLink
+grid shows the crosshair's moment (the latest values otherwise). The window is fed with
+simulated history of the demo's a100-ecc host in-process (the real sampler loop over the sim
+backend, as ``gpufleet screenshot`` does), so 30 min of scenario take a second; Qt offscreen."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from conftest import demo
+from gpufleet.core.hostconfig import HostConfig
+from gpufleet.core.live import LiveBuffers
+from gpufleet.ui.main_window import MainWindow
+from gpufleet.ui.screenshots import build_window, prefill
+from gpufleet.ui.tab_interconnect import InterconnectTab
+from pytestqt.qtbot import QtBot
+
+MINUTES = 25.0  # past the scenario's crash (21 min): traffic first, then none
+
+
+@pytest.fixture(scope="module")
+def fed() -> tuple[list[HostConfig], LiveBuffers, float]:
+    hosts = demo("a100-ecc", "a100-eval")
+    now = time.time()
+    live, _rules, _n = prefill(hosts, MINUTES * 60.0, now)
+    return hosts, live, now
+
+
+@pytest.fixture
+def window(qtbot: QtBot, fed: tuple[list[HostConfig], LiveBuffers, float]) -> Iterator[MainWindow]:
+    hosts, live, now = fed
+    w = build_window(hosts, live, None, (1400, 900), now)
+    qtbot.addWidget(w)
+    yield w
+    w.close()
+
+
+def test_header_names_the_selected_host_at_once(window: MainWindow) -> None:
+    w = window
+    w.select_host("a100-eval")
+    w.update_summaries()
+    assert w.host_label.text().startswith("<b>a100-eval</b>")
+    # No summaries tick in between: selecting a host alone must update the header.
+    w.select_host("a100-ecc")
+    assert w.selected_host == "a100-ecc"
+    assert w.host_label.text().startswith("<b>a100-ecc</b>")
+    assert "4× NVIDIA A100-SXM4-80GB" in w.host_label.text()
+
+
+def _per_link_tab(w: MainWindow) -> InterconnectTab:
+    w.select_host("a100-ecc")
+    w.select_tab("interconnect")
+    tab = w.current_tab()
+    assert isinstance(tab, InterconnectTab)
+    w.redraw()
+    tab.per_link.setChecked(True)
+    w.redraw()
+    assert tab.links_populated
+    return tab
+
+
+def test_per_link_grid_shows_the_crosshair_moment(
+    window: MainWindow, fed: tuple[list[HostConfig], LiveBuffers, float]
+) -> None:
+    _hosts, live, now = fed
+    w = window
+    tab = _per_link_tab(w)
+    # Latest values: the job died at 21 min, so no traffic now; GPU 2 is lost (unknown).
+    latest, newest = tab.grid.snap, live.links.latest("a100-ecc")
+    assert latest is not None and newest is not None and latest.t == newest.t
+    assert np.isnan(latest.up[latest.gpus.index(2)]).all()
+    assert np.nansum(latest.tx + latest.rx) == 0
+    assert "at " + time.strftime("%H:%M:%S", time.localtime(latest.t)) in tab.link_key.text()
+    # The crosshair 10 min into the window: the job is training there, degraded.
+    t = now - (MINUTES - 10) * 60.0
+    ch = tab.crosshair
+    assert ch is not None
+    ch.show_at(t)
+    snap = tab.grid.snap
+    assert snap is not None and abs(snap.t - t) <= 5.0
+    assert snap.gpus == (0, 1, 2, 3)
+    row = snap.gpus.index(1)
+    assert snap.up[row, 5] == 0 and tab.grid.cell_text(row, 5) == "down"
+    total = snap.tx + snap.rx
+    assert np.all(total[snap.up == 1] > 1e9)  # every up link carries the all-reduce
+    assert "at " + time.strftime("%H:%M:%S", time.localtime(snap.t)) in tab.link_key.text()
+    assert "GPU 1 link 5" in tab.link_text.text()
+    # Hidden again: back to the latest values at the next timer redraw, even without new
+    # samples (here none come: a still window).
+    ch.hide()
+    assert not w.redraw(force=False)
+    assert tab.grid.snap is not None and tab.grid.snap.t == latest.t
+    # A new redraw (e.g. the 1 Hz timer) keeps the moment while the crosshair is shown.
+    ch.show_at(t)
+    w.redraw()
+    assert tab.grid.snap is not None and abs(tab.grid.snap.t - t) <= 5.0
