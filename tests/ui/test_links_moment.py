@@ -14,7 +14,7 @@ from conftest import demo
 from gpufleet.core.hostconfig import HostConfig
 from gpufleet.core.live import LiveBuffers
 from gpufleet.ui.main_window import MainWindow
-from gpufleet.ui.screenshots import build_window, prefill
+from gpufleet.ui.screenshots import build_window, busy_link_moment, prefill
 from gpufleet.ui.tab_interconnect import InterconnectTab
 from pytestqt.qtbot import QtBot
 
@@ -98,3 +98,22 @@ def test_per_link_grid_shows_the_crosshair_moment(
     ch.show_at(t)
     w.redraw()
     assert tab.grid.snap is not None and abs(tab.grid.snap.t - t) <= 5.0
+
+
+def test_screenshot_puts_the_crosshair_where_the_job_trains(
+    fed: tuple[list[HostConfig], LiveBuffers, float],
+) -> None:
+    _hosts, live, now = fed
+    t0 = now - MINUTES * 60.0
+    t = busy_link_moment(live, "a100-ecc", t0, now)
+    assert t is not None
+    assert t0 + 60 < t < t0 + 21 * 60  # during the degraded run, before GPU 2 fails
+    snap = live.links.at("a100-ecc", t - 1.0)
+    assert snap is not None and snap.t == t
+    total = snap.tx + snap.rx
+    assert float(np.min(total[snap.up == 1])) > 1e9
+    assert snap.up[snap.gpus.index(1), 5] == 0
+    # a100-eval's job dies 3 min in: a busy moment in those minutes, none after them.
+    early = busy_link_moment(live, "a100-eval", t0, now)
+    assert early is not None and early < t0 + 180
+    assert busy_link_moment(live, "a100-eval", t0 + 200, now) is None

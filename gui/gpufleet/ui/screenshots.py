@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from PySide6.QtWidgets import QApplication
 
 from gpufleet.core.demo import demo_hosts
@@ -109,9 +110,34 @@ def render_tabs(
     return files
 
 
+def busy_link_moment(live: LiveBuffers, host: str, t0: float, t1: float) -> float | None:
+    """A moment in [t0, t1] whose per-link values show the job at work: every GPU reporting
+    and every up link carrying more than 1 GB/s (not a checkpoint, when NVLink rests), two
+    thirds of the way through such moments (the middle of the run, not its last seconds).
+    None when the host never had traffic there."""
+    step = 5.0
+    found: list[float] = []
+    seen: set[float] = set()
+    t = t0
+    while t <= t1:
+        snap = live.links.at(host, t)
+        t += step
+        if snap is None or snap.t in seen or not t0 <= snap.t <= t1:
+            continue
+        seen.add(snap.t)
+        total = snap.tx + snap.rx
+        up = snap.up == 1
+        if np.isnan(snap.up).any() or not up.any():
+            continue
+        if float(np.min(total[up])) > 1e9:
+            found.append(snap.t)
+    return found[len(found) * 2 // 3] if found else None
+
+
 def _render_per_link(w: MainWindow, out: Path, host: str) -> list[Path]:
     """``interconnect-links.png``: the Interconnect tab with its per-link NVLink grid shown
-    (the demo's a100-ecc host: GPU 1 has a link down)."""
+    (the demo's a100-ecc host: GPU 1 has a link down), the crosshair on a moment when the job
+    was training, so the grid shows real per-link traffic beside the down link."""
     from gpufleet.ui.tab_interconnect import InterconnectTab
 
     app = QApplication.instance()
@@ -127,8 +153,16 @@ def _render_per_link(w: MainWindow, out: Path, host: str) -> list[Path]:
     for _ in range(3):
         app.processEvents()
         w.redraw()
+    t0, t1 = w.time_range()
+    moment = busy_link_moment(w.live, host, t0, t1)
+    ch = tab.crosshair
+    if ch is not None and moment is not None:
+        ch.show_at(moment - 1.0)  # inside the message's interval, as a mouse would be
+    app.processEvents()
     path = out / "interconnect-links.png"
     ok = w.grab().save(str(path))
+    if ch is not None:
+        ch.hide()
     tab.per_link.setChecked(False)
     if not ok:
         raise OSError(f"could not write {path}")
