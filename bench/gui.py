@@ -77,6 +77,12 @@ def main() -> int:
     ap.add_argument("--no-store", action="store_true", help="skip the history store")
     ap.add_argument("--profile", metavar="FILE", help="cProfile the GUI thread into FILE")
     ap.add_argument(
+        "--slow-events",
+        action="store_true",
+        help="time the gaps between Qt events; print the events after which the GUI thread "
+        "was busy over 40 ms (C++ work that has no Python stack)",
+    )
+    ap.add_argument(
         "--stall-trace",
         action="store_true",
         help="sample the GUI thread's Python stack while it is blocked over 40 ms; print the "
@@ -204,15 +210,24 @@ def main() -> int:
     w.update_summaries = timed_summaries  # type: ignore[method-assign]
 
     # Stall probe: a 10 ms timer; its lateness is how long the GUI thread was busy.
-    stall = {"max": 0.0, "last": time.perf_counter(), "over50": 0}
+    # A stall that began with a tab switch or host selection (the user's own action) is
+    # counted apart from the ones that come of the data arriving in the background.
+    stall = {"max": 0.0, "last": time.perf_counter(), "over50": 0, "action": -1.0}
+    action_stalls: list[float] = []
 
     def probe() -> None:
         now = time.perf_counter()
         late = (now - stall["last"]) * 1000 - 10
+        began = stall["last"]
         stall["last"] = now
+        if late > 10 and began <= stall["action"] <= now:
+            action_stalls.append(late)
+            return
         stall["max"] = max(stall["max"], late)
         if late > 50:
             stall["over50"] += 1
+            if args.slow_events:
+                stall_log.append((late, event_gaps.during(now - late / 1000 - 0.012, now)))
 
     stall_stacks: collections.Counter[str] = collections.Counter()
     gui_ident = threading.get_ident()
@@ -227,6 +242,41 @@ def main() -> int:
                     stall_stacks[
                         " < ".join(f"{Path(f.filename).name}:{f.name}" for f in reversed(stack))
                     ] += 1
+
+    slow_events: collections.Counter[str] = collections.Counter()
+
+    class EventGaps(QObject):
+        """An application-wide filter: the gap after an event is how long its handling (and
+        whatever it sent on) kept the GUI thread; the probe timer bounds idle gaps at 10 ms."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.last: tuple[float, str] = (0.0, "")
+            self.recent: collections.deque[tuple[float, str]] = collections.deque(maxlen=400)
+
+        def eventFilter(self, obj: QObject, ev: QEvent) -> bool:
+            now = time.perf_counter()
+            t, what = self.last
+            if t and now - t > 0.04:
+                slow_events[what] += 1
+            self.last = (now, f"{type(obj).__name__}/{obj.objectName()}:{ev.type().name}")
+            self.recent.append(self.last)
+            return False
+
+        def during(self, t0: float, t1: float) -> str:
+            """The events handled between t0 and t1 with the ms to the next, the long ones."""
+            evs = [e for e in self.recent if t0 <= e[0] <= t1]
+            parts = []
+            for (ta, wa), (tb, _) in zip(evs, [*evs[1:], (t1, "")], strict=True):
+                if tb - ta > 0.005:
+                    parts.append(f"{wa} {1000 * (tb - ta):.0f}")
+            return "; ".join(parts)
+
+    stall_log: list[tuple[float, str]] = []
+
+    event_gaps = EventGaps()
+    if args.slow_events:
+        qapp.installEventFilter(event_gaps)
 
     prober = QTimer()
     prober.setInterval(10)
@@ -257,6 +307,7 @@ def main() -> int:
     warmup_s = per_tab * len(names) + 2
 
     def rotate() -> None:
+        stall["action"] = time.perf_counter()
         i = (w.tabs.currentIndex() + 1) % len(names)
         w.tabs.setCurrentIndex(i)
         w.select_host(feed.hosts[(i * 7) % len(feed.hosts)])
@@ -336,7 +387,16 @@ def main() -> int:
             f"{pct(summary_ms, 99):>9.1f}{max(summary_ms):>9.1f}   (list, cards, overview, 1 Hz)"
         )
     print(f"redraw ticks skipped (nothing new to show): {skipped[0]}")
-    print(f"longest GUI-thread stall: {stall['max']:.0f} ms; stalls over 50 ms: {stall['over50']}")
+    print(
+        f"longest GUI-thread stall: {stall['max']:.0f} ms; stalls over 50 ms: {stall['over50']} "
+        "(background: data arriving, summaries, redraws)"
+    )
+    if action_stalls:
+        print(
+            f"tab switch + host selection (the user's action, {len(action_stalls)}): GUI thread "
+            f"held median {statistics.median(action_stalls):.0f} ms, "
+            f"max {max(action_stalls):.0f} ms"
+        )
     for gen in (0, 1, 2):
         ms = [d for g, d in gc_ms if g == gen]
         if ms:
@@ -364,6 +424,14 @@ def main() -> int:
     if os.environ.get("GPUFLEET_BENCH_RSS"):
         print("RSS series (s, MiB):", " ".join(f"{a:.0f}:{b:.0f}" for a, b in rss))
     print(f"samples: {live.samples_total}; bridge errors: {bridge.bad}")
+    if slow_events:
+        print("events followed by a GUI-thread hold over 40 ms (count):")
+        for what, count in slow_events.most_common(15):
+            print(f"{count:6d}  {what}")
+    if stall_log:
+        print("longest stalls (ms) and the events handled in them (ms to the next event):")
+        for late, what in sorted(stall_log, reverse=True)[:10]:
+            print(f"{late:6.0f}  {what}")
     if stall_stacks:
         print("GUI thread during stalls (5 ms samples; innermost first):")
         for stack, count in stall_stacks.most_common(12):
