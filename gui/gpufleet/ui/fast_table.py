@@ -20,7 +20,9 @@ from PySide6.QtWidgets import QTableView, QWidget
 from gpufleet.ui.table_model import Cell, RowsModel
 
 PAD = 4  # pixels of text inset, as Fusion's item views
-CACHE_CELLS = 4000  # pixmaps kept per view before the older half is dropped
+# Pixmaps kept per view (two generations; ~8 KiB each at 100 x 20 px): twice the cells of a
+# full-screen overview, so the unchanged ones survive while the values turn over.
+CACHE_CELLS = 1600
 
 
 class FastTableView(QTableView):
