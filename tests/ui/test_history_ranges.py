@@ -58,12 +58,15 @@ def _range_button(seconds: float) -> int:
     return next(i for i, (_, s) in enumerate(RANGES) if s == seconds)
 
 
-def _curve(app: App) -> LiveCurve:
-    tab = app.window.tab_list[2]  # Thermal & power: GPU temperature, one curve per GPU
-    return tab.temp.curves[("", 0)]  # type: ignore[attr-defined,no-any-return]
+def _curve(app: App) -> LiveCurve | None:
+    """GPU 0's temperature curve on the Thermal & power tab; None until the tab drew it."""
+    tab = app.window.tab_list[2]
+    return tab.temp.curves.get(("", 0))  # type: ignore[attr-defined,no-any-return]
 
 
-def _xy(c: LiveCurve) -> tuple[np.ndarray, np.ndarray]:
+def _xy(c: LiveCurve | None) -> tuple[np.ndarray, np.ndarray]:
+    if c is None:
+        return np.empty(0), np.empty(0)
     x, y = c.xData, c.yData
     return (np.asarray(x), np.asarray(y)) if x is not None else (np.empty(0), np.empty(0))
 
@@ -115,7 +118,7 @@ def test_six_and_24_hour_ranges_read_the_store_and_5_min_follows_live(
     assert history.value_at(HOST, 0, "temp_gpu_c", float(x[i]) + 1.0) == y[i]
     assert history.value_at(HOST, 0, "temp_gpu_c", sum(stored.gap) / 2) is None
     # The crosshair's readout on that older point says the stored value, not "—".
-    readout = w.tab_list[2].readout(float(x[i]) + 1.0)
+    readout = w.tab_list[2].readout(float(x[i]) + 1.0)  # type: ignore[attr-defined]
     assert f"{y[i]:.0f} °C" in readout
 
     # 24 h: a query of its own (the store's rollups); wait until it is answered and drawn.

@@ -364,7 +364,18 @@ class TimePlot:
         pad = (hi - lo) * 0.06
         lo2 = lo - pad if floor is None or lo - pad >= floor else floor
         # Extra room at the top for the nominal lines' labels and the legend.
-        self.vb.setYRange(lo2, hi + 2.5 * pad, padding=0)
+        hi2 = hi + 2.5 * pad
+        # Snap outwards to a 1/25 of the span's decade: the range (and with it the axis's
+        # ticks, labels and grid, ~1.5 ms to lay out) then changes only when the data move
+        # by a visible amount, not with every new sample's noise.
+        step = 10.0 ** math.floor(math.log10(max(hi2 - lo2, 1e-9))) / 25
+        lo3 = math.floor(lo2 / step) * step
+        if floor is not None and lo3 < floor <= lo2:
+            lo3 = floor
+        hi3 = math.ceil(hi2 / step) * step
+        (cur_lo, cur_hi) = self.vb.viewRange()[1]
+        if (cur_lo, cur_hi) != (lo3, hi3):
+            self.vb.setYRange(lo3, hi3, padding=0)
 
     def set_note(self, text: str) -> None:
         """A centred note, e.g. "not reported by this GPU" instead of a misleading flat 0."""

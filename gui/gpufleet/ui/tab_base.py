@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, Qt, Signal
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsScene, QLabel, QVBoxLayout, QWidget
 
 from gpufleet.core.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.core.live import Series
@@ -110,6 +110,9 @@ class PlotTab(Tab):
         self.glw = pg.GraphicsLayoutWidget()
         self.glw.setBackground(theme.bg)
         self.glw.ci.setSpacing(2)
+        # A few dozen items whose bounds change on every redraw: a BSP index would be
+        # rebuilt for nothing (Qt's advice for dynamic scenes).
+        self.glw.scene().setItemIndexMethod(QGraphicsScene.ItemIndexMethod.NoIndex)
         self.box.addWidget(self.glw, 1)
         self.box.addWidget(self.sentence)
         self.plots: list[TimePlot | ReasonBands] = []
