@@ -401,12 +401,12 @@ class TimePlot:
         return max(100, int(self.vb.width()))
 
     def max_points(self) -> int:
-        """Points per curve for LiveBuffers.series: a min and a max per 3 pixels, per 4–5
-        pixels when the plot holds more than 8 curves (16–32 lines on top of one another
-        show no finer detail). Stroking costs ~0.2 µs per point (docs/benchmarks.md, GUI);
+        """Points per curve for LiveBuffers.series: a min and a max per 3 pixels, per 5
+        pixels when the plot holds more than 8 curves (16 lines on top of one another show
+        no finer detail). Stroking costs ~0.2 µs per point (docs/benchmarks.md, GUI);
         at these densities a one-sample spike still shows and a noisy line reads as a band."""
         n = len(self.set.curves)
-        per_px = 2 / 3 if n <= 8 else 1 / 2 if n <= 16 else 2 / 5
+        per_px = 2 / 3 if n <= 8 else 2 / 5
         return max(64, int(self.pixel_width() * per_px))
 
 
