@@ -2318,6 +2318,10 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <translation>GPU 温度</translation>
     </message>
     <message>
+        <source>cap (all GPUs)</source>
+        <translation>功耗上限（所有 GPU）</translation>
+    </message>
+    <message>
         <source> cap</source>
         <translation> 上限</translation>
     </message>

@@ -3,13 +3,17 @@ power draw against the enforced cap (dashed, per GPU, as sampled) and the defaul
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
+import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
 from gpufleet.core.catalogue import QT_TRANSLATE_NOOP
+from gpufleet.core.live import Series
 from gpufleet.ui.i18n import unsupported_text
 from gpufleet.ui.sentences import thermal_sentence
 from gpufleet.ui.tab_base import PlotTab, ValueAt, fmt
@@ -26,6 +30,7 @@ class ThermalTab(PlotTab):
         super().__init__(theme, parent)
         self.temp = self.add_plot(self.tr("GPU bright, memory dark (°C)"))
         self.power = self.add_plot(self.tr("power (W)"))
+        self._cap_pen = pg.mkPen(theme.nominal, width=1, style=Qt.PenStyle.DashLine)
         self.finish()
 
     def refresh(self, view: View) -> None:
@@ -84,15 +89,25 @@ class ThermalTab(PlotTab):
         self.temp.retain([*keys, "slow", "shut"])
         self.note_unreported(self.temp, view, "temp_gpu_c", rep, self.tr("GPU temperature"))
         rep_p, power = self.draw_metric(self.power, view, "power_w")
-        _, limits = self.draw_metric(
-            self.power,
-            view,
-            "power_limit_w",
-            key_prefix="cap",
-            name_suffix=self.tr(" cap"),
-            style=Qt.PenStyle.DashLine,
-            steps=True,
-        )
+        limits = view.series_many("power_limit_w", gpus, self.power.max_points())
+        cap_keys: list[Any]
+        if len(gpus) > 1 and _all_same(limits):
+            # One cap for every GPU (the usual case): one dashed line, not eight on top of
+            # one another (each a dashed stroke across the plot).
+            t, v = _steps(limits[0].t, limits[0].v)
+            self.power.set_curve(("cap", "all"), self.tr("cap (all GPUs)"), self._cap_pen, t, v)
+            cap_keys = [("cap", "all")]
+        else:
+            _, limits = self.draw_metric(
+                self.power,
+                view,
+                "power_limit_w",
+                key_prefix="cap",
+                name_suffix=self.tr(" cap"),
+                style=Qt.PenStyle.DashLine,
+                steps=True,
+            )
+            cap_keys = [("cap", g) for g in gpus]
         dflt = {g: view.nominal(g, "power_default_w") for g in gpus}
         d = max((x for x in dflt.values() if x), default=None)
         self.power.set_nominal(
@@ -103,7 +118,7 @@ class ThermalTab(PlotTab):
             view.t1,
             style=Qt.PenStyle.DotLine,
         )
-        self.power.retain([("", g) for g in gpus] + [("cap", g) for g in gpus] + ["default"])
+        self.power.retain([("", g) for g in gpus] + cap_keys + ["default"])
         self.note_unreported(self.power, view, "power_w", rep_p, self.tr("power draw"))
         self.set_range(view.t0, view.t1)
         self.set_sentence(
@@ -129,3 +144,21 @@ class ThermalTab(PlotTab):
             power=fmt(at("power_w"), "W"),
             cap=fmt(at("power_limit_w"), "W"),
         )
+
+
+def _all_same(series: Sequence[Series]) -> bool:
+    """Every GPU's series holds the same values (NaN equal to NaN)."""
+    first = series[0]
+    return all(
+        len(s.v) == len(first.v) and np.array_equal(s.v, first.v, equal_nan=True)
+        for s in series[1:]
+    )
+
+
+def _steps(t: npt.NDArray[np.float64], v: npt.NDArray[np.float64]) -> tuple[Any, Any]:
+    """Keep only the points where a slowly changing value (a limit) changes."""
+    if len(v) <= 2:
+        return t, v
+    keep = np.ones(len(v), dtype=bool)
+    keep[1:-1] = ~((v[1:-1] == v[:-2]) & (v[1:-1] == v[2:]))
+    return t[keep], v[keep]
