@@ -36,6 +36,7 @@ from gpufleet.ui import i18n
 from gpufleet.ui.bridge import BridgeStats
 from gpufleet.ui.fleet_panel import FleetPanel
 from gpufleet.ui.history import HistoryCache
+from gpufleet.ui.memtrim import start_trimmer
 from gpufleet.ui.summary import HostSummary, money, summarize_host
 from gpufleet.ui.tab_base import Tab
 from gpufleet.ui.tab_clocks import ClocksTab
@@ -123,6 +124,7 @@ class MainWindow(QMainWindow):
         self._ticks = 0
         self._drawn_once = False
         self._timer.start()
+        self._trimmer = start_trimmer(self)
         if history is not None:
             history.updated.connect(self.redraw)
         # Everything built so far (modules, Qt wrappers, the plot items) lives as long as the
