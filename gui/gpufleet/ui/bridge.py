@@ -178,6 +178,10 @@ class FleetBridge(QObject):
                     self.hello_received.emit(ev.host, msg)
                 elif isinstance(msg, ErrorMsg):
                     self.error_message.emit(ev.host, msg.message)
+                # Hand the GIL over between messages (~1 ms of work each): a GUI thread that
+                # wants it to paint waits at most that long, not Python's 5 ms switch
+                # interval per hand-over (docs/benchmarks.md, GUI).
+                time.sleep(0)
             elif isinstance(ev, HostStatus):
                 if self.rules is not None:
                     changed.extend(self.rules.host_status(ev.host, ev.state, ev.t, ev.reason))
