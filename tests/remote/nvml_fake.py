@@ -13,6 +13,7 @@ import copy
 import importlib.util
 import json
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -86,3 +87,28 @@ def fake_env(profile_path: Path | str, tick_s: float | None = None) -> dict[str,
     if tick_s is not None:
         env["GPUFLEET_FAKE_NVML_TICK_S"] = str(tick_s)
     return env
+
+
+def record_trace(
+    src: Path, out: Path, seconds: float, interval: float, *extra: str
+) -> subprocess.CompletedProcess[bytes]:
+    """Run tools/record_nvml_trace.py against the fake driven by ``src``; the trace goes to
+    ``out``."""
+    return subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "tools" / "record_nvml_trace.py"),
+            "--seconds",
+            str(seconds),
+            "--interval",
+            str(interval),
+            *extra,
+            "--out",
+            str(out),
+        ],
+        env=fake_env(src),
+        cwd=str(ROOT),
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )

@@ -26,7 +26,7 @@ from gpufleet.core.health import evaluate_check, overall_verdict
 from gpufleet.core.messages import ErrorMsg, Event, Hello, Procs, Sample, StreamDecoder
 from gpufleet_sampler import protocol
 from gpufleet_sampler.backends.nvml import NvmlBackend
-from nvml_fake import PROFILES, ROOT, fake_env, fake_nvml
+from nvml_fake import PROFILES, ROOT, fake_env, fake_nvml, record_trace
 
 TRACE = PROFILES / "h200x1.json"
 REAL_STREAM = ROOT / "docs" / "device" / "h200-stream.jsonl"
@@ -390,24 +390,7 @@ def test_recorder_writes_strict_json_for_nan_answers(tmp_path: Path) -> None:
     src = tmp_path / "h200-nan.json"
     src.write_text(json.dumps(prof), encoding="utf-8")
     out = tmp_path / "rerecorded.json"
-    res = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "tools" / "record_nvml_trace.py"),
-            "--seconds",
-            "0.8",
-            "--interval",
-            "0.2",
-            "--skip-measure",
-            "--out",
-            str(out),
-        ],
-        env=fake_env(src),
-        cwd=str(ROOT),
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
+    res = record_trace(src, out, 0.8, 0.2, "--skip-measure")
     assert res.returncode == 0, res.stderr.decode()
 
     def no_constants(name: str) -> Any:

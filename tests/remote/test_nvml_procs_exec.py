@@ -6,28 +6,20 @@ process list names a real ``sh`` that really execs Python."""
 from __future__ import annotations
 
 import os
-import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
 
+import exec_child
 import pytest
 from gpufleet_sampler.backends.nvml import NvmlBackend
 from nvml_fake import fake_nvml, profile
 
-PY_CODE = "import sys; print('ready', flush=True); sys.stdin.read()"
-
 
 @pytest.fixture
 def shell_then_python() -> Iterator[subprocess.Popen[str]]:
-    """``sh`` waits for a line on stdin, then execs Python (which says ready and waits)."""
-    script = f"read go; exec {shlex.quote(sys.executable)} -c {shlex.quote(PY_CODE)} --token=s3cret"
-    p = subprocess.Popen(
-        ["sh", "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    yield p
-    p.kill()
-    p.wait()
+    with exec_child.shell_then_python() as p:
+        yield p
 
 
 def test_nvml_procs_follow_exec(shell_then_python: subprocess.Popen[str]) -> None:
@@ -60,7 +52,7 @@ def test_nvml_procs_follow_exec(shell_then_python: subprocess.Popen[str]) -> Non
     assert {x["name"] for x in after} == {os.path.basename(sys.executable)[:15]}
     cmd = after[0]["cmd"]
     assert cmd.startswith(sys.executable + " -c ")
-    assert "--token=***" in cmd and "s3cret" not in cmd
+    assert "--token=***" in cmd and exec_child.TOKEN not in cmd
     assert {x["cmd"] for x in after} == {cmd}
 
 

@@ -4,13 +4,11 @@ drive the fake again and give the backend the same picture (the format round-tri
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from gpufleet_sampler import protocol
 from gpufleet_sampler.backends.nvml import NvmlBackend
-from nvml_fake import PROFILES, ROOT, fake_env, fake_nvml
+from nvml_fake import PROFILES, fake_nvml, record_trace
 
 
 def _record(prof: str, out: Path) -> dict:
@@ -21,23 +19,7 @@ def _record(prof: str, out: Path) -> dict:
         paced = dict(json.load(f), tick_s=0.2)
     src = out.with_name(f"{prof}-paced.json")
     src.write_text(json.dumps(paced), encoding="utf-8")
-    res = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "tools" / "record_nvml_trace.py"),
-            "--seconds",
-            "1.2",
-            "--interval",
-            "0.2",
-            "--out",
-            str(out),
-        ],
-        env=fake_env(src),
-        cwd=str(ROOT),
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
+    res = record_trace(src, out, 1.2, 0.2)
     assert res.returncode == 0, res.stderr.decode()
     with open(out, encoding="utf-8") as f:
         return json.load(f)

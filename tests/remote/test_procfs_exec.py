@@ -5,29 +5,19 @@ A real shell that really execs Python."""
 from __future__ import annotations
 
 import os
-import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
 
+import exec_child
 import pytest
 from gpufleet_sampler import procfs
-
-PY_CODE = "import sys; print('ready', flush=True); sys.stdin.read()"
 
 
 @pytest.fixture
 def shell_then_python() -> Iterator[subprocess.Popen[str]]:
-    """``sh`` waits for a line on stdin, then execs Python (which says ready and waits)."""
-    script = (
-        f"read go; exec {shlex.quote(sys.executable)} -c {shlex.quote(PY_CODE)} --token=hunter2"
-    )
-    p = subprocess.Popen(
-        ["sh", "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    yield p
-    p.kill()
-    p.wait()
+    with exec_child.shell_then_python() as p:
+        yield p
 
 
 def test_cache_follows_exec(shell_then_python: subprocess.Popen[str]) -> None:
@@ -48,7 +38,7 @@ def test_cache_follows_exec(shell_then_python: subprocess.Popen[str]) -> None:
     assert after.start_ticks == before.start_ticks  # same process, same identity
     assert after.name == os.path.basename(sys.executable)[:15]
     assert after.cmd is not None and after.cmd.startswith(sys.executable + " -c ")
-    assert "--token=***" in after.cmd and "hunter2" not in after.cmd
+    assert "--token=***" in after.cmd and exec_child.TOKEN not in after.cmd
     assert len(cache) == 1
     assert cache.lookup(p.pid) is after
 

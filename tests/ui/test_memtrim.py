@@ -5,9 +5,8 @@ from __future__ import annotations
 import sys
 
 import pytest
-from PySide6.QtCore import QObject
-
 from gpufleet.ui.memtrim import TRIM_EVERY_S, _malloc_trim, start_trimmer
+from PySide6.QtCore import QObject
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc_trim")
