@@ -134,22 +134,15 @@ class FastTableView(QTableView):
             return pm
         pm = self._old.pop(key, None)
         if pm is None:
-            pm = self._render(cell, w, h, selected, base_text, hi_text, fm)
+            colour = hi_text if selected else (QColor(cell.colour) if cell.colour else base_text)
+            pm = self._render(cell, w, h, colour, fm)
         if len(self._new) >= CACHE_CELLS // 2:
             self._old, self._new = self._new, {}
         self._new[key] = pm
         return pm
 
-    def _render(
-        self,
-        cell: Cell,
-        w: int,
-        h: int,
-        selected: bool,
-        base_text: QColor,
-        hi_text: QColor,
-        fm: QFontMetrics,
-    ) -> QPixmap:
+    def _render(self, cell: Cell, w: int, h: int, colour: QColor, fm: QFontMetrics) -> QPixmap:
+        """The cell's text, elided to the column, in ``colour`` on a transparent pixmap."""
         ratio = self.devicePixelRatioF()
         pm = QPixmap(max(1, round(w * ratio)), max(1, round(h * ratio)))
         pm.setDevicePixelRatio(ratio)
@@ -157,7 +150,6 @@ class FastTableView(QTableView):
         p = QPainter(pm)
         try:
             p.setFont(self.font())
-            colour = hi_text if selected else (QColor(cell.colour) if cell.colour else base_text)
             p.setPen(colour)
             text = fm.elidedText(cell.text, Qt.TextElideMode.ElideRight, max(0, w - 2 * PAD))
             align = (
