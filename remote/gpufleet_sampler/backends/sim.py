@@ -169,6 +169,13 @@ _BUS_IDS = (0x07, 0x0F, 0x47, 0x4E, 0x87, 0x90, 0xB7, 0xBD)
 
 _CHILD_SCRIPT = """\
 import os, time
+# Take the job's name ("xmrig", "python") as our comm, the name a process table shows, as the
+# real program would have it; we are a Python interpreter under a label.
+try:
+    with open("/proc/self/comm", "w") as f:
+        f.write(os.environ.get("GPUFLEET_SIM_NAME", "")[:15] or "python")
+except OSError:
+    pass
 # Exit when the sampler that started us is gone (orphaned: our parent pid changes).
 p = int(os.environ.get("GPUFLEET_SIM_PARENT") or "0") or os.getppid()
 while os.getppid() == p:
@@ -582,6 +589,7 @@ class SimBackend(Backend):
             self._tmpdir = tempfile.mkdtemp(prefix="gpufleet-sim-")
         env = dict(os.environ)
         env["GPUFLEET_SIM_PARENT"] = str(os.getpid())
+        env["GPUFLEET_SIM_NAME"] = os.path.basename(spec.argv[0])
         # argv[0] is only a label: the real program is this interpreter.
         kwargs = {
             "executable": sys.executable,
@@ -648,7 +656,10 @@ class SimBackend(Backend):
                 info = procfs.proc_info(proc.pid)
                 if info is None:
                     continue
-                if info.cmd and not info.cmd.startswith("["):
+                # Keep it once the child has taken its job's name (it renames itself just
+                # after it starts; until then the cache re-reads it when the name changes).
+                named = info.name == os.path.basename(job.spec.argv[0])[:15]
+                if named and info.cmd and not info.cmd.startswith("["):
                     job.info = info
             for g in job.spec.gpus:
                 if self._lost[g]:
