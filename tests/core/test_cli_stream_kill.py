@@ -113,6 +113,9 @@ def test_hidden_sampler_entry_runs_the_sampler_and_stays_out_of_help() -> None:
     assert p.returncode == 0, p.stderr
     assert '"kind":"info"' in p.stdout.replace(" ", "")
     assert "_sampler" not in gpufleet("--help").stdout
+    wrong = gpufleet("nope")
+    assert wrong.returncode == 2 and "invalid choice: 'nope'" in wrong.stderr
+    assert "'stream'" in wrong.stderr and "_sampler" not in wrong.stderr
 
 
 def test_check_prints_verdicts_as_json_and_text() -> None:

@@ -12,16 +12,25 @@ import importlib
 import logging
 import os
 import pkgutil
+import re
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from gpufleet import __version__
 from gpufleet.cli import commands
 from gpufleet.cli.errors import CliError
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse lists every subcommand in "invalid choice" errors, the hidden ones too."""
+
+    def error(self, message: str) -> NoReturn:
+        super().error(re.sub(r", '_[a-z_]+'", "", message))
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="gpufleet",
         description="Watch every GPU you rent, from your laptop. Without a subcommand, "
         "opens the desktop app.",
