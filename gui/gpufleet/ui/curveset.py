@@ -45,6 +45,19 @@ def polylines(t: F64, v: F64) -> list[QPolygonF]:
     return out
 
 
+def padded_rect(
+    vb: pg.ViewBox | None, x0: float, x1: float, y0: float, y1: float, pixels: float
+) -> QRectF:
+    """The data rectangle grown by ``pixels`` screen pixels each way (the slack a cosmetic pen
+    needs around its line), at the view's current scale."""
+    px = py = 0.0
+    if vb is not None:
+        (a, b), (c, d) = vb.viewRange()
+        px = pixels * (b - a) / max(1.0, vb.width())
+        py = pixels * (d - c) / max(1.0, vb.height())
+    return QRectF(x0 - px, y0 - py, x1 - x0 + 2 * px, y1 - y0 + 2 * py)
+
+
 def _polygon(t: F64, v: F64) -> QPolygonF:
     poly: QPolygonF = pg.functions.create_qpolygonf(len(t))
     buf = pg.functions.ndarray_from_qpolygonf(poly)
@@ -109,12 +122,8 @@ class CurveSet(pg.GraphicsObject):  # type: ignore[misc]
         self.curves: dict[Hashable, CurveHandle] = {}
         self._rect = QRectF()
 
-    def handle(self, key: Hashable, name: str | None, pen: QPen) -> CurveHandle:
-        h = self.curves.get(key)
-        if h is None:
-            h = self.curves[key] = CurveHandle(self, name, pen)
-        elif h.opts["pen"] is not pen:
-            h.opts["pen"] = pen
+    def add(self, key: Hashable, name: str | None, pen: QPen) -> CurveHandle:
+        h = self.curves[key] = CurveHandle(self, name, pen)
         return h
 
     def remove(self, key: Hashable) -> CurveHandle | None:
@@ -134,14 +143,7 @@ class CurveSet(pg.GraphicsObject):  # type: ignore[misc]
             x1 = max(s[1] for s in spans)
             y0 = min(s[2] for s in spans)
             y1 = max(s[3] for s in spans)
-            px = py = 0.0
-            vb = self.getViewBox()
-            if vb is not None:
-                # A few pixels of slack around 1-pixel cosmetic pens.
-                (a, b), (c, d) = vb.viewRange()
-                px = 3 * (b - a) / max(1.0, vb.width())
-                py = 3 * (d - c) / max(1.0, vb.height())
-            rect = QRectF(x0 - px, y0 - py, x1 - x0 + 2 * px, y1 - y0 + 2 * py)
+            rect = padded_rect(self.getViewBox(), x0, x1, y0, y1, 3)
         else:
             rect = QRectF()
         if rect != self._rect:

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPen, QPixmap
-from PySide6.QtWidgets import QApplication, QGraphicsItem
+from PySide6.QtWidgets import QApplication
 
 PAD = 4  # pixels around and between entries
 SAMPLE_W = 18  # the short line drawn in each entry's pen
@@ -48,7 +48,6 @@ class FastLegend(pg.GraphicsObject):  # type: ignore[misc]
         super().__init__()
         self.setParentItem(vb)
         self.setZValue(30)
-        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations, False)
         self.vb = vb
         self.fg, self.bg, self.muted, self.border = QColor(fg), QColor(bg), QColor(muted), border
         self.columns = columns

@@ -21,7 +21,7 @@ from PySide6.QtCore import QCoreApplication, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import QLabel
 
-from gpufleet.ui.curveset import CurveHandle, CurveSet
+from gpufleet.ui.curveset import CurveHandle, CurveSet, padded_rect
 from gpufleet.ui.legend import FastLegend
 from gpufleet.ui.theme import REASON_BANDS, Theme, gpu_colour, gpu_pen
 
@@ -150,14 +150,7 @@ class LiveCurve(pg.PlotCurveItem):  # type: ignore[misc]
             if self._span is None or self.opts["fillLevel"] is not None:
                 return super().boundingRect()  # type: ignore[no-any-return]
             x0, x1, y0, y1 = self._span
-            px = py = 0.0
-            vb = self.getViewBox()
-            if vb is not None:
-                # Two pixels of slack around a 1-pixel cosmetic pen.
-                (a, b), (c, d) = vb.viewRange()
-                px = 2 * (b - a) / max(1.0, vb.width())
-                py = 2 * (d - c) / max(1.0, vb.height())
-            self._boundingRect = QRectF(x0 - px, y0 - py, x1 - x0 + 2 * px, y1 - y0 + 2 * py)
+            self._boundingRect = padded_rect(self.getViewBox(), x0, x1, y0, y1, 2)
         return self._boundingRect
 
 
@@ -252,7 +245,7 @@ class TimePlot:
             self._drop(key)
             h = None
         if h is None:
-            h = self.set.handle(key, name if legend else None, pen)
+            h = self.set.add(key, name if legend else None, pen)
             self.curves[key] = h
             if legend and self.legend is not None:
                 self.legend.addItem(h, name)

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
+import numpy.typing as npt
 import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtWidgets import QGraphicsScene, QLabel, QVBoxLayout, QWidget
@@ -22,6 +23,8 @@ from gpufleet.ui.i18n import unsupported_text
 from gpufleet.ui.plots import Crosshair, ReasonBands, TimePlot, clock_text, swatch
 from gpufleet.ui.theme import Theme, gpu_pen, gpu_pen_secondary
 from gpufleet.ui.view import View
+
+F64 = npt.NDArray[np.float64]
 
 # lupdate extracts translate("Context", "text") calls.
 translate = QCoreApplication.translate
@@ -204,13 +207,8 @@ class PlotTab(Tab):
             v = s.v * scale if scale != 1.0 else s.v
             pen = gpu_pen_secondary(g, self.theme.dark) if secondary else gpu_pen(g, 1.0, style)
             t_draw = s.t
-            if steps and len(v) > 2:
-                # A slowly changing value (a limit): keep only where it changes, so a dashed
-                # pen strokes a handful of segments, not a thousand.
-                keep = np.ones(len(v), dtype=bool)
-                same = (v[1:-1] == v[:-2]) & (v[1:-1] == v[2:])
-                keep[1:-1] = ~same
-                t_draw, v = t_draw[keep], v[keep]
+            if steps:
+                t_draw, v = step_points(t_draw, v)
             plot.set_curve((key_prefix, g), gpu_label(g) + name_suffix, pen, t_draw, v, legend)
             if len(v) and np.isfinite(v).any():
                 reported.append(g)
@@ -230,6 +228,16 @@ class PlotTab(Tab):
             plot.set_note(f"{what}: {translate('Tab', NOT_REPORTED)}{why}")
         else:
             plot.set_note("")
+
+
+def step_points(t: F64, v: F64) -> tuple[F64, F64]:
+    """A slowly changing value (a limit) kept only where it changes, so that a dashed pen
+    strokes a handful of segments, not a thousand."""
+    if len(v) <= 2:
+        return t, v
+    keep = np.ones(len(v), dtype=bool)
+    keep[1:-1] = ~((v[1:-1] == v[:-2]) & (v[1:-1] == v[2:]))
+    return t[keep], v[keep]
 
 
 def gpu_label(g: int) -> str:

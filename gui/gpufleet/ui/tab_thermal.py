@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
@@ -16,7 +15,7 @@ from gpufleet.core.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.core.live import Series
 from gpufleet.ui.i18n import unsupported_text
 from gpufleet.ui.sentences import thermal_sentence
-from gpufleet.ui.tab_base import PlotTab, ValueAt, fmt
+from gpufleet.ui.tab_base import PlotTab, ValueAt, fmt, step_points
 from gpufleet.ui.theme import REASON_BANDS, Theme, gpu_pen_secondary
 from gpufleet.ui.view import View
 
@@ -94,7 +93,7 @@ class ThermalTab(PlotTab):
         if len(gpus) > 1 and _all_same(limits):
             # One cap for every GPU (the usual case): one dashed line, not eight on top of
             # one another (each a dashed stroke across the plot).
-            t, v = _steps(limits[0].t, limits[0].v)
+            t, v = step_points(limits[0].t, limits[0].v)
             self.power.set_curve(("cap", "all"), self.tr("cap (all GPUs)"), self._cap_pen, t, v)
             cap_keys = [("cap", "all")]
         else:
@@ -153,12 +152,3 @@ def _all_same(series: Sequence[Series]) -> bool:
         len(s.v) == len(first.v) and np.array_equal(s.v, first.v, equal_nan=True)
         for s in series[1:]
     )
-
-
-def _steps(t: npt.NDArray[np.float64], v: npt.NDArray[np.float64]) -> tuple[Any, Any]:
-    """Keep only the points where a slowly changing value (a limit) changes."""
-    if len(v) <= 2:
-        return t, v
-    keep = np.ones(len(v), dtype=bool)
-    keep[1:-1] = ~((v[1:-1] == v[:-2]) & (v[1:-1] == v[2:]))
-    return t[keep], v[keep]

@@ -92,26 +92,9 @@ class RowsModel(QStandardItemModel):
         rows = list(rows)
         keys = list(keys)
         if len(rows) == len(self.rows) and keys == self.keys:
-            # Each item change would make the sort proxy re-sort and the view repaint (1–2 ms
-            # apiece): change silently, then announce the changed rows once.
-            first = last = -1
-            self.blockSignals(True)
-            try:
-                for r, (new, old) in enumerate(zip(rows, self.rows, strict=True)):
-                    if new == old:
-                        continue
-                    first = r if first < 0 else first
-                    last = r
-                    for c, (cn, co) in enumerate(zip(new, old, strict=True)):
-                        if cn != co:
-                            item = self.item(r, c)
-                            if item is not None:
-                                _apply(item, cn, co)
-            finally:
-                self.blockSignals(False)
-            self.rows = rows
-            if first >= 0:
-                self.dataChanged.emit(self.index(first, 0), self.index(last, len(self.headers) - 1))
+            # Same rows: change only the cells that differ (each item change would make the
+            # sort proxy re-sort and the view repaint, 1–2 ms apiece).
+            self.update_rows(dict(enumerate(rows)))
             return
         self.removeRows(0, self.rowCount())
         for row, key in zip(rows, keys, strict=True):
