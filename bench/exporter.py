@@ -56,9 +56,9 @@ def render_cost(n: int = 300) -> tuple[float, int]:
 
 
 def fleet_render_cost(hosts: int = 32, n: int = 50) -> float:
-    from gpufleet.core.fleetevents import HostMessage, HostStatus
-    from gpufleet.core.messages import StreamDecoder
-    from gpufleet.core.metrics_server import FleetMetrics
+    from gpufleet.core.fleet.events import HostMessage, HostStatus
+    from gpufleet.core.prometheus.exporter import FleetMetrics
+    from gpufleet.core.wire.messages import StreamDecoder
     from gpufleet_sampler import protocol
 
     b = SimBackend(scenario="healthy-8xa100", seed=1, interval=1.0)

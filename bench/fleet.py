@@ -39,8 +39,8 @@ def cpu_s() -> float:
 
 
 def drain(q: queue.Queue[object], until: float, counts: dict[str, int]) -> None:
-    from gpufleet.core.fleet import HostMessage
-    from gpufleet.core.messages import Sample
+    from gpufleet.core.fleet.fleet import HostMessage
+    from gpufleet.core.wire.messages import Sample
 
     while True:
         left = until - time.monotonic()
@@ -74,9 +74,9 @@ def main() -> int:
 
     logging.getLogger("paramiko").setLevel(logging.CRITICAL)
 
-    from gpufleet.core import hostkeys
-    from gpufleet.core.fleet import Fleet
-    from gpufleet.core.messages import StreamDecoder
+    from gpufleet.core.fleet.fleet import Fleet
+    from gpufleet.core.link import hostkeys
+    from gpufleet.core.wire.messages import StreamDecoder
     from sampler_daemons import stop_daemons
     from sshd import make_sshd
 
@@ -139,8 +139,8 @@ def main() -> int:
         # The bare parse rate of the same lines on one core (no SSH, no threads).
         sample_lines: list[bytes] = []
         dec = StreamDecoder()
-        from gpufleet.core import samplercmd
-        from gpufleet.core.transport import LocalTransport
+        from gpufleet.core.link import sampler_argv as samplercmd
+        from gpufleet.core.link.transport import LocalTransport
 
         lt = LocalTransport(hosts[0])
         _rc, out, _ = lt.run(

@@ -32,11 +32,11 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "gui"), str(ROOT / "remote")]
 
-from gpufleet.core.fleetevents import HostMessage, HostStatus  # noqa: E402
-from gpufleet.core.hostconfig import HostConfig  # noqa: E402
-from gpufleet.core.live import LiveBuffers  # noqa: E402
-from gpufleet.core.messages import Hello, Sample  # noqa: E402
-from gpufleet.core.synth import make_hello, make_procs, rows_of, sample_values  # noqa: E402
+from gpufleet.core.config.hostconfig import HostConfig  # noqa: E402
+from gpufleet.core.fleet.events import HostMessage, HostStatus  # noqa: E402
+from gpufleet.core.live.buffers import LiveBuffers  # noqa: E402
+from gpufleet.core.wire.messages import Hello, Sample  # noqa: E402
+from gpufleet.core.wire.synth import make_hello, make_procs, rows_of, sample_values  # noqa: E402
 
 STARTUP_S = 2.0
 
@@ -93,8 +93,8 @@ def main() -> int:
     args = ap.parse_args()
 
     from gpufleet.ui.app import make_qapp, make_rules, setup_theme
-    from gpufleet.ui.bridge import FleetBridge
-    from gpufleet.ui.main_window import MainWindow
+    from gpufleet.ui.controllers.bridge import FleetBridge
+    from gpufleet.ui.window.main_window import MainWindow
     from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer
 
     qapp = make_qapp()
@@ -106,7 +106,7 @@ def main() -> int:
     tmp = tempfile.mkdtemp(prefix="gpufleet-bench-gui-")
     store = None
     if not args.no_store:
-        from gpufleet.core.store import Store
+        from gpufleet.core.history.store import Store
 
         store = Store(Path(tmp) / "history.sqlite")
     prefill = int(args.prefill_minutes * 60)

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 
-from gpufleet.core.messages import Sample, StreamDecoder
+from gpufleet.core.wire.messages import Sample, StreamDecoder
 
 
 def record(count: int) -> list[bytes]:

@@ -21,9 +21,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "remote"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gui"))
 
-from gpufleet.core.hostconfig import HostConfig
-from gpufleet.core.messages import Message, Proc, Procs, Sample, parse_object
-from gpufleet.core.rules import RuleEngine, load_rules
+from gpufleet.core.alerts.rules import RuleEngine, load_rules
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.wire.messages import Message, Proc, Procs, Sample, parse_object
 from gpufleet_sampler import protocol
 
 GIB = 1 << 30

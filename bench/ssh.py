@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "tests" / "integration"))
 sys.path.insert(0, str(ROOT / "gui"))
 sys.path.insert(0, str(ROOT / "remote"))
 
-from gpufleet.core.ssh import SshConnection  # noqa: E402
+from gpufleet.core.link.ssh import SshConnection  # noqa: E402
 from sshd import make_sshd  # noqa: E402
 
 

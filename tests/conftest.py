@@ -50,7 +50,7 @@ def no_leftover_threads(request: pytest.FixtureRequest) -> Iterator[None]:
 def secret_service() -> None:
     """Skips the test unless a private Secret Service is usable (tools/run-tests starts one:
     dbus-run-session + an unlocked gnome-keyring), so no test touches the user's keyring."""
-    from gpufleet.core import secrets
+    from gpufleet.core.config import secrets
 
     if not os.environ.get("GPUFLEET_TEST_KEYRING_HOME"):
         pytest.skip(

@@ -28,7 +28,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import FrameType
 from typing import Any, Dict, List, Optional, Protocol, Tuple
 
-from gpufleet_sampler import prometheus_names as pn
+from gpufleet_sampler import metric_names as pn
 from gpufleet_sampler import protocol, stream
 from gpufleet_sampler.loop import Sampler
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from gpufleet.core.messages import Hello, Message, StreamDecoder, parse_object
+from gpufleet.core.wire.messages import Hello, Message, StreamDecoder, parse_object
 from gpufleet_sampler import protocol
 
 ROOT = Path(__file__).resolve().parents[2]

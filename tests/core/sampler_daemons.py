@@ -8,11 +8,11 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from gpufleet.core import samplercmd
-from gpufleet.core.fleet import FleetEvent, HostMessage
-from gpufleet.core.hostconfig import HostConfig
-from gpufleet.core.messages import Event, Links, Procs, Sample
-from gpufleet.core.transport import LocalTransport
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.fleet.fleet import FleetEvent, HostMessage
+from gpufleet.core.link import sampler_argv as samplercmd
+from gpufleet.core.link.transport import LocalTransport
+from gpufleet.core.wire.messages import Event, Links, Procs, Sample
 from gpufleet_sampler.daemon import read_state
 
 

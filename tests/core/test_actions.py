@@ -10,11 +10,11 @@ import time
 from pathlib import Path
 
 from _rules_support import Stream
-from gpufleet.core.actions import ActionRunner, ActionSpec
-from gpufleet.core.alerts import Alert
-from gpufleet.core.audit import read_audit
-from gpufleet.core.hostconfig import HostConfig
-from gpufleet.core.rules import RuleEngine, load_rules_text
+from gpufleet.core.alerts.actions import ActionRunner, ActionSpec
+from gpufleet.core.alerts.alert import Alert
+from gpufleet.core.alerts.rules import RuleEngine, load_rules_text
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.history.audit import read_audit
 
 
 def fire(tmp_path: Path, action: str) -> tuple[Alert, tuple[dict[str, object], ...]]:
@@ -123,7 +123,7 @@ def test_resolved_alerts_run_nothing_and_stop_cancels(tmp_path: Path) -> None:
 
 
 def test_dispatcher_routes_a_firing_alert_to_its_rule_actions(tmp_path: Path) -> None:
-    from gpufleet.core.dispatch import AlertDispatcher
+    from gpufleet.core.pipeline.dispatch import AlertDispatcher
 
     out = tmp_path / "out.txt"
     rules = load_rules_text(

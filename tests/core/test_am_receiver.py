@@ -11,15 +11,16 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from gpufleet.core import catalogue, secrets
-from gpufleet.core.alerts import Alert
-from gpufleet.core.am_receiver import (
+from gpufleet.core.alerts.alert import Alert
+from gpufleet.core.config import secrets
+from gpufleet.core.prometheus.am_receiver import (
     EXTERNAL,
     AlertmanagerReceiver,
     ReceiverError,
     parse_payload,
     parse_time,
 )
+from gpufleet.core.text import catalogue
 
 TOKEN = "s3cret-shared-token"
 
@@ -140,7 +141,7 @@ def test_payload_mapping_edge_cases() -> None:
 
 
 def test_no_token_refuses_to_start(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("gpufleet.core.am_receiver.stored_token", lambda: None)
+    monkeypatch.setattr("gpufleet.core.prometheus.am_receiver.stored_token", lambda: None)
     with pytest.raises(ReceiverError, match="needs a shared token"):
         AlertmanagerReceiver(lambda alerts: None)
 

@@ -14,7 +14,9 @@ import paramiko
 import pytest
 from gpufleet.cli.errors import EXIT_FAILURE, EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE
 from gpufleet.cli.main import main
-from gpufleet.core import config, hostkeys, secrets
+from gpufleet.core.config import configfile as config
+from gpufleet.core.config import secrets
+from gpufleet.core.link import hostkeys
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -105,7 +105,7 @@ def test_replay_errors_are_one_line(tmp_path: Path) -> None:
 def test_config_host_price_and_rule_overrides_apply(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from gpufleet.core import paths
+    from gpufleet.core.config import paths
 
     paths.config_dir().mkdir(parents=True, exist_ok=True)
     paths.rules_file().write_text("[rules.idle_billed]\nfor_s = 60\n")
@@ -137,9 +137,9 @@ def test_diagnose_from_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 
 def test_diagnose_from_the_history_store(capsys: pytest.CaptureFixture[str]) -> None:
     from _rules_support import decode
-    from gpufleet.core import paths
-    from gpufleet.core.messages import Sample
-    from gpufleet.core.store import Store
+    from gpufleet.core.config import paths
+    from gpufleet.core.history.store import Store
+    from gpufleet.core.wire.messages import Sample
 
     msgs = decode(sim_stream_lines("power-capped-4090", 120))
     with Store(paths.history_file()) as st:

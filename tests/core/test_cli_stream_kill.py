@@ -10,12 +10,12 @@ from collections.abc import Iterator
 
 import pytest
 from gpufleet.cli.errors import EXIT_FAILURE, EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE
-from gpufleet.core import paths
-from gpufleet.core.audit import read_audit
-from gpufleet.core.demo import demo_host, demo_state_dir
-from gpufleet.core.fleet import Fleet
-from gpufleet.core.messages import Hello, Links, Procs, Sample, StreamDecoder
-from gpufleet.core.store import Store
+from gpufleet.core.config import paths
+from gpufleet.core.fleet.demo import demo_host, demo_state_dir
+from gpufleet.core.fleet.fleet import Fleet
+from gpufleet.core.history.audit import read_audit
+from gpufleet.core.history.store import Store
+from gpufleet.core.wire.messages import Hello, Links, Procs, Sample, StreamDecoder
 from sampler_daemons import Recorder, contiguous, stop_daemons
 
 
@@ -34,7 +34,7 @@ def gpufleet(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str
 @pytest.fixture
 def demo_daemons() -> Iterator[None]:
     yield
-    from gpufleet.core.demo import demo_hosts
+    from gpufleet.core.fleet.demo import demo_hosts
 
     stop_daemons(demo_hosts(), str(demo_state_dir()))
 

@@ -7,9 +7,9 @@ import stat
 from pathlib import Path
 
 import pytest
-from gpufleet.core import config
-from gpufleet.core.config import AppConfig, ConfigError, load_config, save_config
-from gpufleet.core.hostconfig import HostConfig
+from gpufleet.core.config import configfile as config
+from gpufleet.core.config.configfile import AppConfig, ConfigError, load_config, save_config
+from gpufleet.core.config.hostconfig import HostConfig
 
 
 def _write(text: str) -> Path:

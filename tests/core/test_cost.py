@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 from _rules_support import BUSY, GIB, IDLE, T0, Stream, decode, sim_stream_lines
-from gpufleet.core.catalogue import cost_sentence
-from gpufleet.core.cost import CostTracker
-from gpufleet.core.hostconfig import HostConfig
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.cost.rental import CostTracker
+from gpufleet.core.text.catalogue import cost_sentence
 
 
 def test_exact_cost_for_price_times_time() -> None:

@@ -15,7 +15,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from gpufleet.core import autostart
+from gpufleet.core.config import autostart
 
 ROOT = Path(__file__).resolve().parents[2]
 RES = ROOT / "resources"

@@ -4,10 +4,10 @@ lines of the slowdowns no scenario has."""
 from __future__ import annotations
 
 from _rules_support import T0, Stream, decode, sim_stream_lines
-from gpufleet.core.catalogue import finding_sentence
-from gpufleet.core.diagnosis import diagnose
-from gpufleet.core.findings import Finding
-from gpufleet.core.messages import Event, Hello, Message, Procs, Sample
+from gpufleet.core.text.catalogue import finding_sentence
+from gpufleet.core.verdicts.diagnosis import diagnose
+from gpufleet.core.verdicts.findings import Finding
+from gpufleet.core.wire.messages import Event, Hello, Message, Procs, Sample
 
 
 def run(msgs: list[Message], t0: float | None = None, t1: float | None = None) -> list[Finding]:

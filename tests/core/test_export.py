@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 from gpufleet.cli.main import main
-from gpufleet.core import paths, synth
-from gpufleet.core.export import export_csv, export_jsonl
-from gpufleet.core.messages import Event, Hello, Procs, Sample, StreamDecoder
-from gpufleet.core.store import Store
+from gpufleet.core.config import paths
+from gpufleet.core.history.export import export_csv, export_jsonl
+from gpufleet.core.history.store import Store
+from gpufleet.core.wire import synth
+from gpufleet.core.wire.messages import Event, Hello, Procs, Sample, StreamDecoder
 from gpufleet_sampler import protocol
 
 HOST = "h100-a"

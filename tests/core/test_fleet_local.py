@@ -7,14 +7,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from gpufleet.core import paths
-from gpufleet.core.audit import read_audit
-from gpufleet.core.demo import demo_hosts, demo_state_dir
-from gpufleet.core.fleet import Fleet
-from gpufleet.core.fleetevents import RECONNECTING, STREAMING
-from gpufleet.core.hostconfig import HostConfig
-from gpufleet.core.messages import Procs
-from gpufleet.core.transport import LocalTransport, Transport
+from gpufleet.core.config import paths
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.fleet.demo import demo_hosts, demo_state_dir
+from gpufleet.core.fleet.events import RECONNECTING, STREAMING
+from gpufleet.core.fleet.fleet import Fleet
+from gpufleet.core.history.audit import read_audit
+from gpufleet.core.link.transport import LocalTransport, Transport
+from gpufleet.core.wire.messages import Procs
 from gpufleet_sampler.backends.sim import SCENARIOS
 from sampler_daemons import Recorder, contiguous, daemon_pid, stop_daemons
 

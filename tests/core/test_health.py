@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 from _rules_support import ROOT
-from gpufleet.core.catalogue import finding_sentence
-from gpufleet.core.findings import Finding
-from gpufleet.core.health import evaluate_check, overall_verdict
-from gpufleet.core.hostconfig import HostConfig
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.text.catalogue import finding_sentence
+from gpufleet.core.verdicts.findings import Finding
+from gpufleet.core.verdicts.health import evaluate_check, overall_verdict
 
 
 def sampler(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

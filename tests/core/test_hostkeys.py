@@ -6,8 +6,8 @@ import stat
 from pathlib import Path
 
 import paramiko
-from gpufleet.core import hostkeys
-from gpufleet.core.hostkeys import KnownHosts
+from gpufleet.core.link import hostkeys
+from gpufleet.core.link.hostkeys import KnownHosts
 
 
 def _key(tmp_path: Path, name: str) -> paramiko.PKey:

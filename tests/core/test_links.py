@@ -8,12 +8,12 @@ import math
 from typing import Any
 
 import orjson
-from gpufleet.core.fleetevents import HostMessage, HostStatus
-from gpufleet.core.links import LinkBuffers, link_issues
-from gpufleet.core.live import LiveBuffers
-from gpufleet.core.messages import Links, StreamDecoder
-from gpufleet.core.metrics_server import FleetMetrics
-from gpufleet.core.wireformat import encode_line
+from gpufleet.core.fleet.events import HostMessage, HostStatus
+from gpufleet.core.live.buffers import LiveBuffers
+from gpufleet.core.live.links import LinkBuffers, link_issues
+from gpufleet.core.prometheus.exporter import FleetMetrics
+from gpufleet.core.wire.encode import encode_line
+from gpufleet.core.wire.messages import Links, StreamDecoder
 from gpufleet_sampler import protocol
 from gpufleet_sampler.backends.sim import SimBackend
 from gpufleet_sampler.loop import Sampler

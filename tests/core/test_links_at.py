@@ -4,8 +4,8 @@ the newest. Fed with the real sampler loop over the sim's ecc-xid scenario (GPU 
 
 from __future__ import annotations
 
-from gpufleet.core.links import LinkBuffers
-from gpufleet.core.messages import Hello, Links, StreamDecoder
+from gpufleet.core.live.links import LinkBuffers
+from gpufleet.core.wire.messages import Hello, Links, StreamDecoder
 from gpufleet_sampler import protocol
 from gpufleet_sampler.backends.sim import SimBackend
 from gpufleet_sampler.loop import Sampler

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from gpufleet.core.live import LiveBuffers, downsample_peak
-from gpufleet.core.messages import Hello, Procs, Sample, parse_object
+from gpufleet.core.live.buffers import LiveBuffers, downsample_peak
+from gpufleet.core.wire.messages import Hello, Procs, Sample, parse_object
 from gpufleet_sampler import protocol
 
 

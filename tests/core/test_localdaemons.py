@@ -10,11 +10,11 @@ import subprocess
 import sys
 import time
 
-from gpufleet.core.demo import demo_hosts, demo_state_dir
-from gpufleet.core.fleet import Fleet
-from gpufleet.core.fleetevents import HostMessage
-from gpufleet.core.localdaemons import running_local_daemons, started_here
-from gpufleet.core.messages import Sample
+from gpufleet.core.fleet.demo import demo_hosts, demo_state_dir
+from gpufleet.core.fleet.events import HostMessage
+from gpufleet.core.fleet.fleet import Fleet
+from gpufleet.core.fleet.localdaemons import running_local_daemons, started_here
+from gpufleet.core.wire.messages import Sample
 
 SERVE = [sys.executable, "-m", "gpufleet", "serve-metrics"]
 

@@ -8,7 +8,7 @@ import sys
 
 import orjson
 import pytest
-from gpufleet.core.messages import (
+from gpufleet.core.wire.messages import (
     Procs,
     Sample,
     StreamDecoder,

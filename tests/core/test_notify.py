@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 from _rules_support import Stream
-from gpufleet.core.alerts import Alert
-from gpufleet.core.hostconfig import HostConfig
-from gpufleet.core.notify import (
+from gpufleet.core.alerts.alert import Alert
+from gpufleet.core.alerts.rules import RuleEngine, load_rules
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.notify.webhooks import (
     FORMATS,
     Notifier,
     Webhook,
@@ -22,7 +23,6 @@ from gpufleet.core.notify import (
     set_webhook_url,
     webhook_url,
 )
-from gpufleet.core.rules import RuleEngine, load_rules
 
 
 class Hook:

@@ -9,9 +9,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from gpufleet.core.hostconfig import HostConfig
-from gpufleet.core.promrules import export_prometheus, prom_rules
-from gpufleet.core.rules import load_rules, load_rules_text
+from gpufleet.core.alerts.rules import load_rules, load_rules_text
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.prometheus.rules_export import export_prometheus, prom_rules
 
 PROMTOOL = shutil.which("promtool") or "/usr/bin/promtool"
 

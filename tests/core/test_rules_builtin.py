@@ -7,11 +7,11 @@ from collections.abc import Iterable
 
 import pytest
 from _rules_support import BUSY, GIB, IDLE, T0, Stream, decode, sim_stream_lines
-from gpufleet.core.alerts import Alert
-from gpufleet.core.catalogue import alert_sentence, alert_title
-from gpufleet.core.hostconfig import HostConfig
-from gpufleet.core.messages import Message, Sample
-from gpufleet.core.rules import RuleEngine, load_rules
+from gpufleet.core.alerts.alert import Alert
+from gpufleet.core.alerts.rules import RuleEngine, load_rules
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.text.catalogue import alert_sentence, alert_title
+from gpufleet.core.wire.messages import Message, Sample
 
 SHIPPED = load_rules(include_user=False)
 SHIPPED_IDS = {r.id for r in SHIPPED}

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 from _rules_support import T0, Stream
-from gpufleet.core import paths
-from gpufleet.core.alerts import Alert
-from gpufleet.core.catalogue import alert_sentence, alert_title
-from gpufleet.core.hostconfig import HostConfig
-from gpufleet.core.rules import Rule, RuleEngine, RulesError, load_rules, load_rules_text
+from gpufleet.core.alerts.alert import Alert
+from gpufleet.core.alerts.rules import Rule, RuleEngine, RulesError, load_rules, load_rules_text
+from gpufleet.core.config import paths
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.text.catalogue import alert_sentence, alert_title
 
 
 def only(rules: list[Rule], *ids: str) -> list[Rule]:
@@ -197,7 +197,7 @@ def test_bad_host_override_is_a_clear_error() -> None:
 
 
 def test_shipped_rules_all_have_sentences() -> None:
-    from gpufleet.core.catalogue import ALERT_TEXT, RULE_MEANINGS
+    from gpufleet.core.text.catalogue import ALERT_TEXT, RULE_MEANINGS
 
     for r in load_rules(include_user=False):
         assert r.condition in ALERT_TEXT and r.condition in RULE_MEANINGS
@@ -219,7 +219,7 @@ def test_sentences_carry_numbers_and_cost() -> None:
 
 
 def test_translator_hook_is_used() -> None:
-    from gpufleet.core import catalogue
+    from gpufleet.core.text import catalogue
 
     eng = RuleEngine([rule("thermal_throttle", for_s=0.0)])
     s = Stream()
@@ -235,7 +235,7 @@ def test_translator_hook_is_used() -> None:
 
 
 def test_webhook_table_from_the_user_rules_file() -> None:
-    from gpufleet.core.rules import load_webhook_table
+    from gpufleet.core.alerts.rules import load_webhook_table
 
     assert load_webhook_table() == {}
     paths.config_dir().mkdir(parents=True, exist_ok=True)

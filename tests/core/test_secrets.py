@@ -18,7 +18,7 @@ import keyring
 import keyring.backend
 import keyring.errors
 import pytest
-from gpufleet.core import secrets
+from gpufleet.core.config import secrets
 from keyring.backends import fail
 from keyring.compat import properties
 
@@ -131,7 +131,7 @@ def test_backend_errors_never_carry_the_secret(swap_backend):
 
 _LOCKED_SCRIPT = """
 import secretstorage
-from gpufleet.core import secrets
+from gpufleet.core.config import secrets
 secrets.set_secret("h", "password", "locked-away-secret")
 conn = secretstorage.dbus_init()
 secretstorage.get_default_collection(conn).lock()

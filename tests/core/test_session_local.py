@@ -9,11 +9,11 @@ import signal
 import sys
 from pathlib import Path
 
-from gpufleet.core.fleetevents import RECONNECTING, STOPPED, STREAMING, FleetEvent, HostGap
-from gpufleet.core.hostconfig import HostConfig
-from gpufleet.core.messages import Hello
-from gpufleet.core.session import HostSession
-from gpufleet.core.transport import LocalTransport
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.fleet.events import RECONNECTING, STOPPED, STREAMING, FleetEvent, HostGap
+from gpufleet.core.fleet.session import HostSession
+from gpufleet.core.link.transport import LocalTransport
+from gpufleet.core.wire.messages import Hello
 from sampler_daemons import Recorder, contiguous, daemon_pid, stop_daemons
 
 FAKE = str(Path(__file__).with_name("fake_sampler.py"))

@@ -8,10 +8,10 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from gpufleet.core import config
-from gpufleet.core.config import AppConfig, ConfigError, load_config, save_config
-from gpufleet.core.hostconfig import HostConfig
-from gpufleet.core.settings import (
+from gpufleet.core.config import configfile as config
+from gpufleet.core.config.configfile import AppConfig, ConfigError, load_config, save_config
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.config.settings import (
     KEYS,
     Settings,
     SettingsError,
@@ -157,8 +157,8 @@ def test_parse_ignores_keys_owned_by_others() -> None:
 
 
 def test_webhook_url_and_token_go_to_the_keyring(secret_service: None) -> None:
-    from gpufleet.core import secrets
-    from gpufleet.core.settings import (
+    from gpufleet.core.config import secrets
+    from gpufleet.core.config.settings import (
         forget_webhook_url,
         has_webhook_url,
         store_alertmanager_token,
@@ -182,8 +182,8 @@ def test_webhook_url_and_token_go_to_the_keyring(secret_service: None) -> None:
 
 
 def test_listeners_use_the_prometheus_wiring_keys(tmp_path: Path) -> None:
-    """gpufleet.ui.prom_wiring starts a listener when its key is present: an off switch must
-    leave no key behind, an on switch writes the address under that key."""
+    """gpufleet.ui.controllers.prom_wiring starts a listener when its key is present: an off
+    switch must leave no key behind, an on switch writes the address under that key."""
     path = tmp_path / "config.toml"
     save_settings(CHANGED, path)
     table = load_config(path).settings

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from gpufleet.core.sshcmd import SshCommandError, parse_ssh_command
+from gpufleet.core.link.ssh_command import SshCommandError, parse_ssh_command
 
 
 @pytest.mark.parametrize(

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from gpufleet.core import sshconfig
-from gpufleet.core.hostconfig import HostConfig
-from gpufleet.core.ssh import resolve_hops
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.link import ssh_config as sshconfig
+from gpufleet.core.link.ssh import resolve_hops
 
 
 @pytest.fixture

@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from gpufleet.core import synth
-from gpufleet.core.messages import Sample
-from gpufleet.core.store import CHUNK_S, Store, StoreError
+from gpufleet.core.history.store import CHUNK_S, Store, StoreError
+from gpufleet.core.wire import synth
+from gpufleet.core.wire.messages import Sample
 from gpufleet_sampler import protocol
 
 HOST = "a100-train"

@@ -7,10 +7,10 @@ import random
 
 import numpy as np
 import pytest
-from gpufleet.core import store_codec as codec
-from gpufleet.core import synth
-from gpufleet.core.messages import Sample, Value
-from gpufleet.core.store_rows import RowPacker
+from gpufleet.core.history import codec
+from gpufleet.core.history.rows import RowPacker
+from gpufleet.core.wire import synth
+from gpufleet.core.wire.messages import Sample, Value
 
 # A format-2 chunk (before narrow times and zero-width columns) written by the previous
 # encoder: 3 samples × 5 columns (ints, quarters, all-null, milli, big ints).

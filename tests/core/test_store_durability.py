@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-from gpufleet.core import synth
-from gpufleet.core.store import DAY_S, Store
+from gpufleet.core.history.store import DAY_S, Store
+from gpufleet.core.wire import synth
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # seq committed; the parent kills it with SIGKILL while the next batch is in flight.
 CHILD = r"""
 import sys, time
-from gpufleet.core import synth
-from gpufleet.core.store import Store
+from gpufleet.core.wire import synth
+from gpufleet.core.history.store import Store
 st = Store(sys.argv[1], flush_interval_s=0.02, batch_rows=2000)
 st.write("h", synth.make_hello("h", 8))
 t0 = time.time() - 4 * 3600
@@ -143,7 +143,7 @@ def test_full_queue_drops_and_counts_never_blocks(tmp_path: Path) -> None:
 
 
 def test_corrupt_file_is_a_clear_error(tmp_path: Path) -> None:
-    from gpufleet.core.store import StoreError
+    from gpufleet.core.history.store import StoreError
 
     path = tmp_path / "history.sqlite"
     path.write_bytes(b"this is not a database" * 100)

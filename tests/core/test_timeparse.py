@@ -6,7 +6,7 @@ import time
 from datetime import datetime, timezone
 
 import pytest
-from gpufleet.core.timeparse import TimeParseError, format_utc, parse_duration, parse_time
+from gpufleet.core.history.timeparse import TimeParseError, format_utc, parse_duration, parse_time
 
 NOW = 1_714_567_890.5
 

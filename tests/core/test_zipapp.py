@@ -10,7 +10,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-from gpufleet.core import zipapp
+from gpufleet.core.link import zipapp
 
 
 def test_builds_byte_identically_twice(tmp_path: Path) -> None:
@@ -19,7 +19,7 @@ def test_builds_byte_identically_twice(tmp_path: Path) -> None:
     assert a == b
     # And in a fresh interpreter (another import order, other mtimes in the cache).
     code = (
-        "import hashlib,sys; from gpufleet.core import zipapp; "
+        "import hashlib,sys; from gpufleet.core.link import zipapp; "
         "sys.stdout.write(hashlib.sha256(zipapp._build_bytes()).hexdigest())"
     )
     out = subprocess.run(

@@ -46,8 +46,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from gpufleet.core import hostkeys
-from gpufleet.core.hostconfig import HostConfig
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.link import hostkeys
 from sshd import Sshd, have_sshd, keygen, make_sshd
 from tcpproxy import TcpProxy
 

@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gpufleet.core.audit import read_audit
-from gpufleet.core.fleet import Fleet
-from gpufleet.core.fleetevents import FAILED, RECONNECTING, STREAMING, HostGap, HostStatus
-from gpufleet.core.hostconfig import HostConfig
-from gpufleet.core.messages import Procs
-from gpufleet.core.zipapp import sampler_zipapp_bytes
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.fleet.events import FAILED, RECONNECTING, STREAMING, HostGap, HostStatus
+from gpufleet.core.fleet.fleet import Fleet
+from gpufleet.core.history.audit import read_audit
+from gpufleet.core.link.zipapp import sampler_zipapp_bytes
+from gpufleet.core.wire.messages import Procs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "core"))
 from sampler_daemons import Recorder, contiguous, stop_daemons
@@ -181,7 +181,7 @@ def test_kill_over_ssh_ends_a_sim_process_refuses_a_wrong_start_and_audits(
 def test_deploy_uploads_once_and_retires_older_samplers(
     remote: Callable[..., HostConfig], tmp_path: Path
 ) -> None:
-    from gpufleet.core.transport import SshTransport
+    from gpufleet.core.link.transport import SshTransport
 
     host = remote("fresh")
     cache = tmp_path / "home-fresh" / ".cache" / "gpufleet"
@@ -237,7 +237,7 @@ def test_cli_stream_and_check_over_ssh_with_a_configured_host(
     import subprocess
 
     from gpufleet.cli.errors import EXIT_HOSTKEY, EXIT_NOT_FOUND
-    from gpufleet.core.config import AppConfig, save_config
+    from gpufleet.core.config.configfile import AppConfig, save_config
 
     host = remote("cfg", "power-capped-4090", 37, known=False)
     save_config(AppConfig(hosts=[host]))

@@ -124,8 +124,8 @@ def test_frozen_local_sampler_runs_through_the_bundle(
         assert all("hf_Demo" not in pr["cmd"] for pr in procs), "token not redacted"
     finally:
         # The demo daemon outlives the stream by design: stop it (same key: backend, seed...).
-        from gpufleet.core.demo import demo_hosts, demo_state_dir
-        from gpufleet.core.samplercmd import stop_argv
+        from gpufleet.core.fleet.demo import demo_hosts, demo_state_dir
+        from gpufleet.core.link.sampler_argv import stop_argv
 
         host = next(h for h in demo_hosts() if h.scenario == "foreign-process")
         state = str(demo_state_dir())  # the same GPUFLEET_DATA_DIR as the bundle's
@@ -135,7 +135,7 @@ def test_frozen_local_sampler_runs_through_the_bundle(
 def test_frozen_deploys_the_same_zipapp_over_ssh(
     bundle_env: dict[str, str], tmp_path: Path, sshd: object
 ) -> None:
-    from gpufleet.core.zipapp import sampler_zipapp_bytes
+    from gpufleet.core.link.zipapp import sampler_zipapp_bytes
 
     ssh = f"ssh -p {sshd.port} -i {sshd.client_key} {sshd.user}@127.0.0.1"  # type: ignore[attr-defined]
     add = run_bundle(

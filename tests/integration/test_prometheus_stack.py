@@ -19,9 +19,15 @@ from pathlib import Path
 
 import promstack
 import pytest
-from gpufleet.core.fleetevents import HostStatus
-from gpufleet.core.live import LiveBuffers
-from gpufleet.core.promsource import PromClient, PromError, PromPoller, PromSource, PromSourceConfig
+from gpufleet.core.fleet.events import HostStatus
+from gpufleet.core.live.buffers import LiveBuffers
+from gpufleet.core.prometheus.source import (
+    PromClient,
+    PromError,
+    PromPoller,
+    PromSource,
+    PromSourceConfig,
+)
 from promstack import (
     SIM_HOSTS,
     Exporter,

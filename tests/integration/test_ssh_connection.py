@@ -13,8 +13,9 @@ from pathlib import Path
 
 import paramiko
 import pytest
-from gpufleet.core import hostkeys, secrets
-from gpufleet.core.ssh import SshConnection, SshError
+from gpufleet.core.config import secrets
+from gpufleet.core.link import hostkeys
+from gpufleet.core.link.ssh import SshConnection, SshError
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -252,7 +253,7 @@ def test_encrypted_key_without_passphrase_says_what_to_do(
 def test_passphrase_from_keyring_connects_and_never_leaks(
     sshd, ssh_host_config, encrypted_key, secret_service, caplog
 ):
-    from gpufleet.core import config
+    from gpufleet.core.config import configfile as config
 
     caplog.set_level(logging.DEBUG)
     passphrase = f"pp-{uuid.uuid4().hex}"

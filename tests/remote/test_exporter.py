@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gpufleet_sampler import prometheus_names as pn
+from gpufleet_sampler import metric_names as pn
 from gpufleet_sampler import protocol
 from gpufleet_sampler.backends.sim import SimBackend
 from gpufleet_sampler.exporter import MetricsState, make_server, parse_listen

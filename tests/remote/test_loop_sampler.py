@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from gpufleet.core.messages import Hello, StreamDecoder
+from gpufleet.core.wire.messages import Hello, StreamDecoder
 from gpufleet_sampler import __version__, protocol
 from gpufleet_sampler.backends.sim import SCENARIOS, SimBackend
 from gpufleet_sampler.loop import Sampler

@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 import pytest
-from gpufleet.core.messages import Hello, Links, StreamDecoder
+from gpufleet.core.wire.messages import Hello, Links, StreamDecoder
 from gpufleet_sampler import protocol
 from gpufleet_sampler.backends.nvml import NvmlBackend
 from gpufleet_sampler.backends.sim import SimBackend

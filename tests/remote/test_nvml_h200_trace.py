@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gpufleet.core.catalogue import finding_sentence
-from gpufleet.core.health import evaluate_check, overall_verdict
-from gpufleet.core.messages import ErrorMsg, Event, Hello, Procs, Sample, StreamDecoder
+from gpufleet.core.text.catalogue import finding_sentence
+from gpufleet.core.verdicts.health import evaluate_check, overall_verdict
+from gpufleet.core.wire.messages import ErrorMsg, Event, Hello, Procs, Sample, StreamDecoder
 from gpufleet_sampler import protocol
 from gpufleet_sampler.backends.nvml import NvmlBackend
 from nvml_fake import PROFILES, ROOT, fake_env, fake_nvml, record_trace

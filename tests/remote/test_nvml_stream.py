@@ -9,7 +9,7 @@ import subprocess
 import sys
 from typing import Any
 
-from gpufleet.core.messages import Event, Hello, Links, Procs, Sample, StreamDecoder
+from gpufleet.core.wire.messages import Event, Hello, Links, Procs, Sample, StreamDecoder
 from gpufleet_sampler import protocol
 from gpufleet_sampler.backends.nvml import NvmlBackend
 from gpufleet_sampler.loop import Sampler

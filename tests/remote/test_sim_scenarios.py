@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gpufleet.core.messages import Event, Hello, Links, Message, Procs, Sample, StreamDecoder
+from gpufleet.core.wire.messages import Event, Hello, Links, Message, Procs, Sample, StreamDecoder
 from gpufleet_sampler import protocol
 from gpufleet_sampler.backends.sim import SCENARIOS
 

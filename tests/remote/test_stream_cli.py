@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from gpufleet.core.messages import Event, Hello, Links, Procs, Sample, StreamDecoder
+from gpufleet.core.wire.messages import Event, Hello, Links, Procs, Sample, StreamDecoder
 from gpufleet_sampler import procfs, protocol
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -286,7 +286,7 @@ def test_check_on_ecc_history_and_bad_scenario() -> None:
 
 
 def test_zipapp_runs_info_and_check_on_sim(tmp_path: Path) -> None:
-    zipapp = pytest.importorskip("gpufleet.core.zipapp")
+    zipapp = pytest.importorskip("gpufleet.core.link.zipapp")
     pyz = zipapp.build_sampler_zipapp(tmp_path)
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)

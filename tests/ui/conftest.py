@@ -8,9 +8,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from gpufleet.core import paths
-from gpufleet.core.demo import demo_hosts
-from gpufleet.core.hostconfig import HostConfig
+from gpufleet.core.config import paths
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.fleet.demo import demo_hosts
 from gpufleet.ui.app import App, make_qapp, setup_theme
 from pytestqt.qtbot import QtBot
 

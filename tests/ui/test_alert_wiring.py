@@ -1,6 +1,7 @@
-"""The running app acts on its alerts and obeys its settings (gpufleet.ui.alert_wiring), with
-real parts: the demo fleet's sim daemons, the rule engine, a real local HTTP server for the
-webhook, real shell commands for the actions, the real keyring (under tools/run-tests).
+"""The running app acts on its alerts and obeys its settings
+(gpufleet.ui.controllers.alert_wiring), with real parts: the demo fleet's sim daemons, the rule
+engine, a real local HTTP server for the webhook, real shell commands for the actions, the real
+keyring (under tools/run-tests).
 
 - a webhook configured in the settings receives a demo alert when it fires in the app;
 - rule actions: a dry run is logged and does nothing, a real local and a real remote one run
@@ -21,12 +22,12 @@ from typing import Any
 
 import pytest
 from conftest import demo, wait_streaming
-from gpufleet.core import paths
-from gpufleet.core.actions import CANCELLED, DRY_RUN, RAN
-from gpufleet.core.hostconfig import HostConfig
-from gpufleet.core.settings import Settings, WebhookSetting, save_settings, store_webhook_url
+from gpufleet.core.alerts.actions import CANCELLED, DRY_RUN, RAN
+from gpufleet.core.config import paths
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.config.settings import Settings, WebhookSetting, save_settings, store_webhook_url
 from gpufleet.ui.app import App, make_qapp, setup_theme
-from gpufleet.ui.settings_dialog import apply_live
+from gpufleet.ui.dialogs.settings import apply_live
 from pytestqt.qtbot import QtBot
 
 
@@ -111,7 +112,7 @@ def test_settings_webhook_gets_the_demo_alert(
         assert body["alert"]["host"] == "h100-a" and body["alert"]["state"] == "firing"
         assert body["title"] and body["text"]
     finally:
-        from gpufleet.core.settings import forget_webhook_url
+        from gpufleet.core.config.settings import forget_webhook_url
 
         forget_webhook_url(name)
 

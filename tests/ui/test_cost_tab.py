@@ -8,10 +8,10 @@ import math
 import time
 
 import pytest
-from gpufleet.core.demo import demo_hosts
-from gpufleet.ui.screenshots import build_window, prefill
-from gpufleet.ui.summary import money
-from gpufleet.ui.tab_cost import accumulated
+from gpufleet.core.fleet.demo import demo_hosts
+from gpufleet.ui.offscreen.screenshots import build_window, prefill
+from gpufleet.ui.tabs.cost import accumulated
+from gpufleet.ui.window.summary import money
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
@@ -42,10 +42,10 @@ def test_cost_tab_idle_is_the_cost_trackers(qtbot: QtBot) -> None:
 
 
 def test_a_gap_is_billed_but_not_idle_in_the_tab_as_in_the_tracker() -> None:
-    from gpufleet.core.cost import CostTracker
-    from gpufleet.core.live import LiveBuffers
-    from gpufleet.core.messages import Sample
-    from gpufleet.ui.simfeed import simulate
+    from gpufleet.core.cost.rental import CostTracker
+    from gpufleet.core.live.buffers import LiveBuffers
+    from gpufleet.core.wire.messages import Sample
+    from gpufleet.ui.offscreen.simfeed import simulate
 
     hosts = [h for h in demo_hosts() if h.name == "a100-eval"]
     live, ct = LiveBuffers(window_s=3600), CostTracker(hosts)

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 from gpufleet.cli.main import main
-from gpufleet.core import paths, synth
-from gpufleet.core.store import Store
-from gpufleet.ui.evidence import HEIGHT, WIDTH
+from gpufleet.core.config import paths
+from gpufleet.core.history.store import Store
+from gpufleet.core.wire import synth
+from gpufleet.ui.offscreen.evidence import HEIGHT, WIDTH
 from PySide6.QtGui import QImage
 
 HOST = "a100-train"

@@ -1,6 +1,6 @@
 """History beyond the live window: the 6 h and 24 h ranges draw what the SQLite store holds
-(read off the GUI thread by gpufleet.ui.history), with a stored gap drawn as a gap, and the
-5 min range follows live again.
+(read off the GUI thread by gpufleet.ui.controllers.history), with a stored gap drawn as a
+gap, and the 5 min range follows live again.
 
 A real store file (written by the store's own writer) holds 6 h of samples of the demo
 h100-a that end before the live window starts, with a half-hour hole; the real app (demo
@@ -15,12 +15,13 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 from conftest import demo, wait_streaming
-from gpufleet.core import paths, synth
-from gpufleet.core.hostconfig import HostConfig
-from gpufleet.core.store import Store
+from gpufleet.core.config import paths
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.history.store import Store
+from gpufleet.core.wire import synth
 from gpufleet.ui.app import App
-from gpufleet.ui.main_window import RANGES
-from gpufleet.ui.plots import LiveCurve
+from gpufleet.ui.widgets.plots import LiveCurve
+from gpufleet.ui.window.main_window import RANGES
 from pytestqt.qtbot import QtBot
 
 HOST = "h100-a"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpufleet.core.config import load_config
+from gpufleet.core.config.configfile import load_config
 from gpufleet.ui.app import make_qapp
-from gpufleet.ui.hosts_dialog import HostDialog, ImportDialog
+from gpufleet.ui.dialogs.hosts import HostDialog, ImportDialog
 from PySide6.QtCore import QThreadPool
 from pytestqt.qtbot import QtBot
 

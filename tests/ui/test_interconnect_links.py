@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from conftest import demo, wait_streaming
-from gpufleet.core.hostconfig import HostConfig
+from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.ui.app import App
-from gpufleet.ui.link_grid import DOWN_COLOUR
-from gpufleet.ui.tab_interconnect import InterconnectTab
+from gpufleet.ui.tabs.interconnect import InterconnectTab
+from gpufleet.ui.tabs.link_grid import DOWN_COLOUR
 from PySide6.QtGui import QColor
 from pytestqt.qtbot import QtBot
 

@@ -9,10 +9,10 @@ from collections.abc import Callable
 
 import pytest
 from conftest import demo, replace_host, wait_streaming
-from gpufleet.core.demo import demo_state_dir
-from gpufleet.core.hostconfig import HostConfig
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.fleet.demo import demo_state_dir
 from gpufleet.ui.app import App
-from gpufleet.ui.theme import DOWN, OK, SYMBOL
+from gpufleet.ui.widgets.theme import DOWN, OK, SYMBOL
 from gpufleet_sampler.daemon import read_state
 from pytestqt.qtbot import QtBot
 

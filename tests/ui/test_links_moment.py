@@ -11,11 +11,11 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 from conftest import demo
-from gpufleet.core.hostconfig import HostConfig
-from gpufleet.core.live import LiveBuffers
-from gpufleet.ui.main_window import MainWindow
-from gpufleet.ui.screenshots import build_window, busy_link_moment, prefill
-from gpufleet.ui.tab_interconnect import InterconnectTab
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.live.buffers import LiveBuffers
+from gpufleet.ui.offscreen.screenshots import build_window, busy_link_moment, prefill
+from gpufleet.ui.tabs.interconnect import InterconnectTab
+from gpufleet.ui.window.main_window import MainWindow
 from pytestqt.qtbot import QtBot
 
 MINUTES = 25.0  # past the scenario's crash (21 min): traffic first, then none

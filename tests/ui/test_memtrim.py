@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 import pytest
-from gpufleet.ui.memtrim import TRIM_EVERY_S, _malloc_trim, start_trimmer
+from gpufleet.ui.desktop.memtrim import TRIM_EVERY_S, _malloc_trim, start_trimmer
 from PySide6.QtCore import QObject
 
 

@@ -23,9 +23,9 @@ from typing import Any
 
 import pytest
 from conftest import demo
-from gpufleet.core.hostconfig import HostConfig
+from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.ui.app import App
-from gpufleet.ui.tray import Notification
+from gpufleet.ui.desktop.tray import Notification
 from pytestqt.qtbot import QtBot
 
 NAME = "org.freedesktop.Notifications"

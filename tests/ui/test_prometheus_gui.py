@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 from conftest import demo
-from gpufleet.core import paths, secrets
-from gpufleet.core.hostconfig import HostConfig
+from gpufleet.core.config import paths, secrets
+from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.ui.app import App
-from gpufleet.ui.tray import Notification
+from gpufleet.ui.desktop.tray import Notification
 from pytestqt.qtbot import QtBot
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gpufleet.core import autostart, paths
-from gpufleet.core.config import load_config
-from gpufleet.core.settings import Settings, WebhookSetting, load_settings, save_settings
-from gpufleet.ui.settings_dialog import SettingsDialog, apply_live
+from gpufleet.core.config import autostart, paths
+from gpufleet.core.config.configfile import load_config
+from gpufleet.core.config.settings import Settings, WebhookSetting, load_settings, save_settings
+from gpufleet.ui.dialogs.settings import SettingsDialog, apply_live
 from PySide6.QtWidgets import QLineEdit
 from pytestqt.qtbot import QtBot
 
@@ -89,7 +89,7 @@ def test_every_setting_edited_in_the_dialog_is_saved(
     text = paths.config_file().read_text()
     assert "hooks.example.com" not in text and "a-long-enough" not in text
 
-    from gpufleet.core import secrets
+    from gpufleet.core.config import secrets
 
     assert secrets.get_secret("webhook:team-slack", "webhook-url") == (
         "https://hooks.example.com/services/T0/B0/tok"
@@ -181,9 +181,9 @@ def test_hand_edited_bad_value_is_shown_and_fixed_by_saving(qtbot: QtBot, xdg: P
 
 def make_window(qtbot: QtBot) -> Any:
     """A real main window (no fleet behind it: only its menus and timer matter here)."""
-    from gpufleet.core.live import LiveBuffers
+    from gpufleet.core.live.buffers import LiveBuffers
     from gpufleet.ui.app import make_qapp, setup_theme
-    from gpufleet.ui.main_window import MainWindow
+    from gpufleet.ui.window.main_window import MainWindow
 
     theme = setup_theme(make_qapp())
     w = MainWindow(LiveBuffers(window_s=60), [], theme, demo=True)
@@ -208,8 +208,8 @@ def test_menu_opens_the_dialog_and_refresh_applies_live(qtbot: QtBot, xdg: Path)
 
 
 def test_notifications_switch_applies_at_start_and_live(qtbot: QtBot, xdg: Path) -> None:
-    from gpufleet.ui.theme import make_theme
-    from gpufleet.ui.tray import Tray
+    from gpufleet.ui.desktop.tray import Tray
+    from gpufleet.ui.widgets.theme import make_theme
 
     save_settings(Settings(notifications=False, refresh_hz=2.0))
     w = make_window(qtbot)

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-from gpufleet.core import paths
-from gpufleet.core.store import Store, StoreError
+from gpufleet.core.config import paths
+from gpufleet.core.history.store import Store, StoreError
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import time
 
 import pytest
-from gpufleet.core.demo import demo_hosts
+from gpufleet.core.fleet.demo import demo_hosts
 from gpufleet.ui.app import make_qapp
-from gpufleet.ui.screenshots import build_window, prefill
+from gpufleet.ui.offscreen.screenshots import build_window, prefill
 from pytestqt.qtbot import QtBot
 
 REPAINTS = 1200

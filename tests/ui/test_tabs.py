@@ -8,11 +8,11 @@ from pathlib import Path
 
 import numpy as np
 from conftest import demo, wait_streaming
-from gpufleet.core.hostconfig import HostConfig
+from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.ui.app import App
-from gpufleet.ui.main_window import TAB_NAMES
-from gpufleet.ui.tab_thermal import ThermalTab
-from gpufleet.ui.tray import Notification
+from gpufleet.ui.desktop.tray import Notification
+from gpufleet.ui.tabs.thermal import ThermalTab
+from gpufleet.ui.window.main_window import TAB_NAMES
 from pytestqt.qtbot import QtBot
 
 

@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from gpufleet.core import catalogue
-from gpufleet.core.demo import demo_hosts
-from gpufleet.ui import i18n
+from gpufleet.core.fleet.demo import demo_hosts
+from gpufleet.core.text import catalogue
+from gpufleet.ui.desktop import i18n
 from PySide6.QtCore import QCoreApplication, QLocale, Qt
 from PySide6.QtWidgets import (
     QAbstractButton,
@@ -168,8 +168,8 @@ def _texts(root: QWidget) -> list[str]:
 
 
 def test_main_window_shows_no_untranslated_string(qtbot: QtBot, chinese: None) -> None:
-    from gpufleet.ui.main_window import TAB_NAMES
-    from gpufleet.ui.screenshots import build_window, prefill
+    from gpufleet.ui.offscreen.screenshots import build_window, prefill
+    from gpufleet.ui.window.main_window import TAB_NAMES
 
     hosts = demo_hosts()
     now = time.time()
@@ -210,7 +210,7 @@ def test_core_sentences_use_the_installed_translator(chinese: None) -> None:
 
 
 def test_settings_refusals_are_translated(chinese: None) -> None:
-    from gpufleet.core.settings import Settings, SettingsError, validate
+    from gpufleet.core.config.settings import Settings, SettingsError, validate
 
     with pytest.raises(SettingsError) as e:
         validate(Settings(retention_raw_days=30, retention_rollup_days=10))

@@ -15,8 +15,8 @@ from gpufleet.cli.errors import (
     EXIT_NOT_FOUND,
     CliError,
 )
-from gpufleet.core.demo import DEMO_PREFIX, demo_host, demo_hosts
-from gpufleet.core.hostconfig import HostConfig
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.fleet.demo import DEMO_PREFIX, demo_host, demo_hosts
 
 _prompt_lock = threading.Lock()
 
@@ -43,7 +43,7 @@ def resolve_host(name: str) -> HostConfig:
 
 def configured_hosts() -> list[HostConfig]:
     try:
-        from gpufleet.core.config import ConfigError, load_config
+        from gpufleet.core.config.configfile import ConfigError, load_config
     except ImportError:  # the config module is not there yet: only demo hosts exist
         return []
     try:

@@ -23,13 +23,13 @@ from typing import Any
 from PySide6.QtCore import QCoreApplication, QObject, QThreadPool, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from gpufleet.core import paths
-from gpufleet.core.hostconfig import HostConfig
-from gpufleet.core.live import LiveBuffers
-from gpufleet.ui.bridge import FleetBridge
-from gpufleet.ui.history import HistoryCache
-from gpufleet.ui.main_window import MainWindow
-from gpufleet.ui.theme import Theme, apply_pyqtgraph, dark_palette, make_theme
+from gpufleet.core.config import paths
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.live.buffers import LiveBuffers
+from gpufleet.ui.controllers.bridge import FleetBridge
+from gpufleet.ui.controllers.history import HistoryCache
+from gpufleet.ui.widgets.theme import Theme, apply_pyqtgraph, dark_palette, make_theme
+from gpufleet.ui.window.main_window import MainWindow
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ def make_qapp(argv: Sequence[str] | None = None) -> QApplication:
     if not isinstance(app, QApplication):
         app = QApplication(list(argv) if argv is not None else sys.argv[:1])
         # The language (setting, else system locale) before any window is built (issue 8).
-        from gpufleet.ui import i18n
+        from gpufleet.ui.desktop import i18n
 
         i18n.install(app)
     app.setApplicationName("gpufleet")
@@ -54,7 +54,7 @@ def setup_theme(app: QApplication, dark: bool | None = None) -> Theme:
     """The theme chosen in the settings, else the system's light or dark scheme; Fusion + a
     dark palette where the platform style has none (and for headless screenshots), Fusion's
     light palette where the user chose light on a dark system."""
-    from gpufleet.ui.alert_wiring import chosen_dark
+    from gpufleet.ui.controllers.alert_wiring import chosen_dark
 
     dark = chosen_dark() if dark is None else dark
     lightness = app.palette().window().color().lightness()
@@ -72,7 +72,7 @@ def setup_theme(app: QApplication, dark: bool | None = None) -> Theme:
 def load_hosts() -> tuple[list[HostConfig], str | None]:
     """The configured hosts, or ([], reason) when there is no usable config."""
     try:
-        from gpufleet.core.config import load_config
+        from gpufleet.core.config.configfile import load_config
     except ImportError:
         return [], None
     try:
@@ -83,7 +83,7 @@ def load_hosts() -> tuple[list[HostConfig], str | None]:
 
 def make_rules(hosts: Sequence[HostConfig]) -> Any | None:
     try:
-        from gpufleet.core.rules import RuleEngine, load_rules
+        from gpufleet.core.alerts.rules import RuleEngine, load_rules
     except ImportError:
         return None
     user = paths.rules_file()
@@ -99,10 +99,10 @@ def make_rules(hosts: Sequence[HostConfig]) -> Any | None:
 
 def open_store(demo: bool, settings: Any | None = None) -> Any | None:
     try:
-        from gpufleet.core.store import Store
+        from gpufleet.core.history.store import Store
     except ImportError:
         return None
-    from gpufleet.ui.alert_wiring import retention_days
+    from gpufleet.ui.controllers.alert_wiring import retention_days
 
     raw, rollup = retention_days(settings)  # chosen in the settings (issue 8)
     try:
@@ -117,9 +117,9 @@ class App(QObject):
 
     def __init__(self, hosts: Sequence[HostConfig], demo: bool, theme: Theme) -> None:
         super().__init__()
-        from gpufleet.core.fleet import Fleet
-        from gpufleet.ui.alert_wiring import AlertWiring, load_app_settings
-        from gpufleet.ui.hostkey_prompt import HostKeyPrompt
+        from gpufleet.core.fleet.fleet import Fleet
+        from gpufleet.ui.controllers.alert_wiring import AlertWiring, load_app_settings
+        from gpufleet.ui.dialogs.hostkey import HostKeyPrompt
 
         self.demo = demo
         self.theme = theme
@@ -148,10 +148,10 @@ class App(QObject):
         b.alerts_snapshot.connect(w.on_alerts)
         b.cost_updated.connect(w.on_cost)
         b.stats.connect(w.on_stats)
-        from gpufleet.ui.actions import Actions
+        from gpufleet.ui.controllers.actions import Actions
 
         self.actions = Actions(self.window, self.fleet, self.bridge, self.pool, demo)
-        from gpufleet.ui.tray import Tray
+        from gpufleet.ui.desktop.tray import Tray
 
         self.tray = Tray(self.window, theme)
         b.alerts_changed.connect(self.tray.notifier.on_alerts_changed)
@@ -159,19 +159,20 @@ class App(QObject):
         self.tray.quit_requested.connect(self.quit)
         self.window.quit_requested.connect(self.quit)
         self._stopped = False
-        # Webhooks, rule actions, the alert list's menu, settings (gpufleet.ui.alert_wiring).
+        # Webhooks, rule actions, the alert list's menu, settings
+        # (gpufleet.ui.controllers.alert_wiring).
         self.alert_wiring = AlertWiring(self, self.settings)
         self._daemons_before: set[str] | None = None
         # Issue 7 (opt-in from config): Prometheus host groups, Alertmanager's alerts and
-        # the fleet exporter; see gpufleet.ui.prom_wiring.
-        from gpufleet.ui.prom_wiring import PromWiring
+        # the fleet exporter; see gpufleet.ui.controllers.prom_wiring.
+        from gpufleet.ui.controllers.prom_wiring import PromWiring
 
         self.prom = PromWiring(self)
 
     def start(self) -> None:
         if self.demo:  # the demo daemons already running belong to someone else
-            from gpufleet.core.demo import demo_state_dir
-            from gpufleet.core.localdaemons import running_local_daemons
+            from gpufleet.core.fleet.demo import demo_state_dir
+            from gpufleet.core.fleet.localdaemons import running_local_daemons
 
             self._daemons_before = running_local_daemons(self.fleet.hosts(), demo_state_dir())
         self.bridge.start()
@@ -203,9 +204,9 @@ def stop_demo_daemons(fleet: Any, running_before: set[str] | None = None) -> Non
     """The demo's local sampler daemons stop with the app (they would otherwise run 24 h),
     except those that were running before it started (``gpufleet serve-metrics``'s)."""
     try:
-        from gpufleet.core import samplercmd
-        from gpufleet.core.demo import demo_state_dir
-        from gpufleet.core.transport import open_transport
+        from gpufleet.core.fleet.demo import demo_state_dir
+        from gpufleet.core.link import sampler_argv as samplercmd
+        from gpufleet.core.link.transport import open_transport
     except ImportError:
         return
     for h in fleet.hosts():
@@ -271,7 +272,7 @@ def run_app(demo: bool) -> int:
         if not hosts and offer_demo(problem):
             demo = True
     if demo:
-        from gpufleet.core.demo import demo_hosts
+        from gpufleet.core.fleet.demo import demo_hosts
 
         paths.ensure_private_dir(paths.demo_data_dir())
         hosts = demo_hosts()

@@ -12,8 +12,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpufleet.cli.errors import EXIT_USAGE, CliError
-from gpufleet.core.alerts import Alert
-from gpufleet.core.catalogue import (
+from gpufleet.core.alerts.alert import Alert
+from gpufleet.core.alerts.rules import RuleEngine, RulesError, load_rules
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.cost.rental import CostSummary
+from gpufleet.core.text.catalogue import (
     alert_sentence,
     alert_title,
     cost_sentence,
@@ -21,12 +24,9 @@ from gpufleet.core.catalogue import (
     severity_label,
     where,
 )
-from gpufleet.core.cost import CostSummary
-from gpufleet.core.diagnosis import diagnose
-from gpufleet.core.findings import Finding
-from gpufleet.core.hostconfig import HostConfig
-from gpufleet.core.messages import Event, Hello, Message, Procs, Sample
-from gpufleet.core.rules import RuleEngine, RulesError, load_rules
+from gpufleet.core.verdicts.diagnosis import diagnose
+from gpufleet.core.verdicts.findings import Finding
+from gpufleet.core.wire.messages import Event, Hello, Message, Procs, Sample
 
 
 @dataclass
@@ -48,7 +48,7 @@ def host_config(args: argparse.Namespace, default_name: str) -> HostConfig:
     name = args.host or default_name
     host: HostConfig | None = None
     try:
-        from gpufleet.core.config import ConfigError, load_config
+        from gpufleet.core.config.configfile import ConfigError, load_config
 
         try:
             host = load_config().host(name)

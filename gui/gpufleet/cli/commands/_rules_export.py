@@ -2,9 +2,9 @@
 
 Registered as a subcommand of ``gpufleet rules`` (through ``rules.SUBCOMMANDS``). Writes the
 shipped rules, overridden by the user's ``rules.toml`` and the hosts' overrides in
-``config.toml``, as Prometheus alerting rules (``gpufleet.core.promrules``); to stdout, or
-atomically to ``--out``. Rules PromQL cannot express are listed as comments in the output
-(and on stderr with ``--out``).
+``config.toml``, as Prometheus alerting rules
+(``gpufleet.core.prometheus.rules_export``); to stdout, or atomically to ``--out``. Rules PromQL
+cannot express are listed as comments in the output (and on stderr with ``--out``).
 
 Exit codes: 0 written; 1 a bad rules or config file, or the file cannot be written.
 """
@@ -19,9 +19,9 @@ from pathlib import Path
 
 from gpufleet.cli.errors import EXIT_FAILURE, EXIT_OK, CliError
 from gpufleet.cli.hostarg import configured_hosts
-from gpufleet.core import paths
-from gpufleet.core.promrules import prom_rules, to_yaml
-from gpufleet.core.rules import RulesError, load_rules
+from gpufleet.core.alerts.rules import RulesError, load_rules
+from gpufleet.core.config import paths
+from gpufleet.core.prometheus.rules_export import prom_rules, to_yaml
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

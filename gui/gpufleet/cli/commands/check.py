@@ -15,10 +15,10 @@ import orjson
 
 from gpufleet.cli.errors import EXIT_FAILURE, EXIT_OK, CliError
 from gpufleet.cli.hostarg import exit_code_for, hostkey_hint, resolve_host, unknown_key_callback
-from gpufleet.core import paths
-from gpufleet.core.catalogue import finding_sentence
-from gpufleet.core.fleet import Fleet, FleetError
-from gpufleet.core.health import evaluate_check, overall_verdict
+from gpufleet.core.config import paths
+from gpufleet.core.fleet.fleet import Fleet, FleetError
+from gpufleet.core.text.catalogue import finding_sentence
+from gpufleet.core.verdicts.health import evaluate_check, overall_verdict
 
 MARK = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "info": "INFO"}
 
@@ -41,7 +41,7 @@ def register(subparsers: Any) -> None:
 
 def _record(host: str, facts: dict[str, Any], demo: bool) -> None:
     try:
-        from gpufleet.core.store import Store
+        from gpufleet.core.history.store import Store
 
         with Store(paths.history_file(demo)) as store:
             store.write_check(host, facts)

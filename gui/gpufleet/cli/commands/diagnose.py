@@ -2,7 +2,7 @@
 
     gpufleet diagnose HOST [--window 30m] [--until T] [--file FILE.jsonl] [--format text|json]
 
-Reads the history store (``gpufleet.core.store``) for the window ending at ``--until``
+Reads the history store (``gpufleet.core.history.store``) for the window ending at ``--until``
 (default now), or a recorded stream with ``--file`` (then the window ends at the stream's last
 sample unless ``--until`` says otherwise). Prints what the rules saw in the window, the cost
 of the window, and the diagnosis: clocks vs nominal with the reason, power, temperature,
@@ -23,8 +23,8 @@ from gpufleet.cli.commands._analysis import (
     print_text,
 )
 from gpufleet.cli.errors import EXIT_FAILURE, EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE, CliError
-from gpufleet.core import paths
-from gpufleet.core.messages import Message, Sample, StreamDecoder, VersionError
+from gpufleet.core.config import paths
+from gpufleet.core.wire.messages import Message, Sample, StreamDecoder, VersionError
 
 
 def register(subparsers: Any) -> None:
@@ -45,7 +45,7 @@ def register(subparsers: Any) -> None:
 
 
 def _times(args: argparse.Namespace) -> tuple[float, float | None]:
-    from gpufleet.core.timeparse import TimeParseError, parse_duration, parse_time
+    from gpufleet.core.history.timeparse import TimeParseError, parse_duration, parse_time
 
     try:
         window = parse_duration(args.window)
@@ -86,7 +86,7 @@ def _from_file(
 
 
 def _from_store(host: str, t0: float, t1: float, demo: bool) -> list[Message]:
-    from gpufleet.core.store import Store, StoreError
+    from gpufleet.core.history.store import Store, StoreError
 
     try:
         store = Store(paths.history_file(demo=demo), read_only=True)

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from gpufleet.cli.errors import EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE, CliError
-from gpufleet.core import paths
-from gpufleet.core.export import export_csv, export_jsonl
-from gpufleet.core.store import Store, StoreError
-from gpufleet.core.timeparse import TimeParseError, format_utc, parse_duration, parse_time
+from gpufleet.core.config import paths
+from gpufleet.core.history.export import export_csv, export_jsonl
+from gpufleet.core.history.store import Store, StoreError
+from gpufleet.core.history.timeparse import TimeParseError, format_utc, parse_duration, parse_time
 
 
 def register(subparsers: Any) -> None:
@@ -96,7 +96,7 @@ def _check_host(store: Store, host: str, t0: float, t1: float) -> None:
 
 def _render() -> Any:
     try:
-        from gpufleet.ui.evidence import render_plots
+        from gpufleet.ui.offscreen.evidence import render_plots
     except ImportError as e:  # a headless install without Qt still gets the rest
         print(f"gpufleet: no plots in the bundle ({e})", file=sys.stderr)
         return None
@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         _check_host(store, args.host, t0, t1)
         if args.bundle:
-            from gpufleet.core.bundle import build_bundle
+            from gpufleet.core.verdicts.bundle import build_bundle
 
             report = build_bundle(
                 store, args.host, t0, t1, Path(args.bundle), render_plots=_render()

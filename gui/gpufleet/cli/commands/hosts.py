@@ -25,9 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from gpufleet.cli.errors import EXIT_FAILURE, EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE, CliError
-from gpufleet.core import config, hostkeys, secrets, sshconfig
-from gpufleet.core.hostconfig import HostConfig
-from gpufleet.core.sshcmd import SshCommandError, parse_ssh_command
+from gpufleet.core.config import configfile as config
+from gpufleet.core.config import secrets
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.link import hostkeys
+from gpufleet.core.link import ssh_config as sshconfig
+from gpufleet.core.link.ssh_command import SshCommandError, parse_ssh_command
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}$")
 _EPILOG = (

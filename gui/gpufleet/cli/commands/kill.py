@@ -27,10 +27,10 @@ from gpufleet.cli.errors import (
     CliError,
 )
 from gpufleet.cli.hostarg import exit_code_for, hostkey_hint, resolve_host, unknown_key_callback
-from gpufleet.core.fleet import Fleet, HostMessage, HostStatus
-from gpufleet.core.fleetevents import FAILED
-from gpufleet.core.hostconfig import HostConfig
-from gpufleet.core.messages import Proc, Procs
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.fleet.events import FAILED
+from gpufleet.core.fleet.fleet import Fleet, HostMessage, HostStatus
+from gpufleet.core.wire.messages import Proc, Procs
 
 RESULT_EXIT = {
     "exited": EXIT_OK,

@@ -20,8 +20,8 @@ import sys
 from typing import Any
 
 from gpufleet.cli.errors import EXIT_FAILURE, EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE, CliError
-from gpufleet.core import secrets
-from gpufleet.core.am_receiver import SECRET_NAME as AM_NAME
+from gpufleet.core.config import secrets
+from gpufleet.core.prometheus.am_receiver import SECRET_NAME as AM_NAME
 
 
 def register(subparsers: Any) -> None:
@@ -44,8 +44,8 @@ def register(subparsers: Any) -> None:
 
 
 def _source(name: str) -> Any:
-    from gpufleet.core.config import ConfigError, load_config
-    from gpufleet.core.promsource import parse_sources
+    from gpufleet.core.config.configfile import ConfigError, load_config
+    from gpufleet.core.prometheus.source import parse_sources
 
     try:
         sources = parse_sources(load_config().prometheus)
@@ -90,7 +90,7 @@ def run_set_secret(args: argparse.Namespace) -> int:
 
 
 def run_discover(args: argparse.Namespace) -> int:
-    from gpufleet.core.promsource import PromClient, PromError, PromSource, credentials
+    from gpufleet.core.prometheus.source import PromClient, PromError, PromSource, credentials
 
     src = _source(args.name)
     try:

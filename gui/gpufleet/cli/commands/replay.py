@@ -25,7 +25,7 @@ from gpufleet.cli.commands._analysis import (
     print_text,
 )
 from gpufleet.cli.errors import EXIT_FAILURE, EXIT_NOT_FOUND, EXIT_OK, CliError
-from gpufleet.core.messages import Message, StreamDecoder, VersionError
+from gpufleet.core.wire.messages import Message, StreamDecoder, VersionError
 
 
 def register(subparsers: Any) -> None:

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 from gpufleet.cli.errors import EXIT_OK, EXIT_USAGE, CliError
-from gpufleet.core import paths
-from gpufleet.core.catalogue import duration, rule_meaning, severity_label
-from gpufleet.core.rules import Rule, RulesError, load_rules
+from gpufleet.core.alerts.rules import Rule, RulesError, load_rules
+from gpufleet.core.config import paths
+from gpufleet.core.text.catalogue import duration, rule_meaning, severity_label
 
 # name -> (help, add_arguments, run): the seam for `rules export --format prometheus`.
 SUBCOMMANDS: dict[

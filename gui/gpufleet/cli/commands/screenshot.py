@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     width, height = _size(args.size)
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     os.environ["GPUFLEET_THEME"] = args.theme
-    from gpufleet.ui.screenshots import render_tabs
+    from gpufleet.ui.offscreen.screenshots import render_tabs
 
     out: Path = args.out
     try:

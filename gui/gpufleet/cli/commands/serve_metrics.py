@@ -25,9 +25,9 @@ from typing import Any
 
 from gpufleet.cli.errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError
 from gpufleet.cli.hostarg import configured_hosts, unknown_key_callback
-from gpufleet.core import paths
-from gpufleet.core.hostconfig import HostConfig
-from gpufleet.core.metrics_server import DEFAULT_LISTEN, FleetMetrics, MetricsServer
+from gpufleet.core.config import paths
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.prometheus.exporter import DEFAULT_LISTEN, FleetMetrics, MetricsServer
 
 
 def register(subparsers: Any) -> None:
@@ -59,7 +59,7 @@ def register(subparsers: Any) -> None:
 
 def _hosts(demo: bool) -> list[HostConfig]:
     if demo:
-        from gpufleet.core.demo import demo_hosts
+        from gpufleet.core.fleet.demo import demo_hosts
 
         paths.ensure_private_dir(paths.demo_data_dir())
         return demo_hosts()
@@ -74,7 +74,7 @@ def _hosts(demo: bool) -> list[HostConfig]:
 
 
 def _rules(hosts: list[HostConfig]) -> Any:
-    from gpufleet.core.rules import RuleEngine, RulesError, load_rules
+    from gpufleet.core.alerts.rules import RuleEngine, RulesError, load_rules
 
     user = paths.rules_file()
     try:
@@ -84,7 +84,7 @@ def _rules(hosts: list[HostConfig]) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpufleet.core.fleet import Fleet
+    from gpufleet.core.fleet.fleet import Fleet
 
     hosts = _hosts(args.demo)
     engine = _rules(hosts)
@@ -99,8 +99,8 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"cannot listen on {args.listen}: {e.strerror or e}", EXIT_USAGE) from None
     running_before: set[str] | None = None
     if args.demo:
-        from gpufleet.core.demo import demo_state_dir
-        from gpufleet.core.localdaemons import running_local_daemons
+        from gpufleet.core.fleet.demo import demo_state_dir
+        from gpufleet.core.fleet.localdaemons import running_local_daemons
 
         running_before = running_local_daemons(hosts, demo_state_dir())
     stop = threading.Event()
@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
         server.stop()
         fleet.stop()
         if args.demo:
-            from gpufleet.core.localdaemons import started_here
+            from gpufleet.core.fleet.localdaemons import started_here
 
             _stop_demo_daemons(fleet, started_here(hosts, running_before))
         for sig, handler in old.items():

@@ -17,11 +17,11 @@ from typing import IO, Any
 
 from gpufleet.cli.errors import EXIT_CONNECT, EXIT_OK, CliError
 from gpufleet.cli.hostarg import exit_code_for, hostkey_hint, resolve_host, unknown_key_callback
-from gpufleet.core import paths
-from gpufleet.core.fleet import Fleet, HostGap, HostMessage, HostStatus
-from gpufleet.core.fleetevents import FAILED, RECONNECTING, STREAMING
-from gpufleet.core.messages import Hello, Message, Sample
-from gpufleet.core.wireformat import encode_line
+from gpufleet.core.config import paths
+from gpufleet.core.fleet.events import FAILED, RECONNECTING, STREAMING
+from gpufleet.core.fleet.fleet import Fleet, HostGap, HostMessage, HostStatus
+from gpufleet.core.wire.encode import encode_line
+from gpufleet.core.wire.messages import Hello, Message, Sample
 
 _TABLE_COLUMNS = (
     ("util_gpu_pct", "util%", "{:>5.0f}"),
@@ -79,7 +79,7 @@ def _table_header() -> str:
 
 def _open_store(demo: bool) -> Any:
     try:
-        from gpufleet.core.store import Store
+        from gpufleet.core.history.store import Store
     except ImportError:
         return None
     try:

@@ -1,0 +1,1 @@
+"""Alerts: rules, their conditions, the engine and per-rule actions."""

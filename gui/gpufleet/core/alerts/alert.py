@@ -1,0 +1,74 @@
+"""Alerts as plain immutable data: what fired, where, when, and the evidence.
+
+The rule engine (``gpufleet.core.alerts.rules``) produces these; the UI, the CLI, the notifiers and
+the actions consume them and turn them into sentences through ``gpufleet.core.text.catalogue``.
+An alert never holds a sentence itself, so that it can be translated where it is shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any, Final, Literal
+
+Severity = Literal["info", "warning", "critical"]
+SEVERITIES: Final = ("info", "warning", "critical")
+SEVERITY_RANK: Final = {"info": 0, "warning": 1, "critical": 2}
+
+FIRING: Final = "firing"
+RESOLVED: Final = "resolved"
+
+
+@dataclass(frozen=True)
+class Alert:
+    """One alert, as of its latest state change.
+
+    ``id`` is stable over the alert's life (firing → resolved) and unique per occurrence.
+    ``started_t`` is when the condition had held for the rule's ``for_s`` (the firing time);
+    ``evidence["since_t"]`` is when the condition first held. ``ended_t`` is when the clear
+    condition first held, set once the alert resolved. All times are the samples' own
+    ``t`` (epoch seconds), so replays of recorded streams give the same alerts as live.
+    ``condition`` names the built-in condition (it picks the sentence); ``key`` tells apart
+    several alerts of one rule on one GPU (the Xid code).
+    """
+
+    id: str
+    rule_id: str
+    severity: str
+    host: str
+    gpu: int | None
+    state: str
+    started_t: float
+    ended_t: float | None
+    evidence: Mapping[str, Any]
+    condition: str = ""
+    key: str = ""
+    acked: bool = False
+    snoozed_until: float | None = None
+
+    @property
+    def firing(self) -> bool:
+        return self.state == FIRING
+
+    def silenced(self, t: float) -> bool:
+        """True when the user acknowledged it or snoozed it past ``t`` (no notification)."""
+        return self.acked or (self.snoozed_until is not None and t < self.snoozed_until)
+
+    def to_json(self) -> dict[str, Any]:
+        """A plain dict (for JSON output, webhooks and ``GPUFLEET_ALERT_JSON``)."""
+        d = asdict(self)
+        d["evidence"] = _plain(self.evidence)
+        return d
+
+
+def _plain(value: Any) -> Any:
+    """Mappings and tuples turned into dicts and lists, so that json can encode them."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def severity_at_least(severity: str, minimum: str) -> bool:
+    return SEVERITY_RANK.get(severity, 0) >= SEVERITY_RANK.get(minimum, 0)

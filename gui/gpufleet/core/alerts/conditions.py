@@ -1,0 +1,643 @@
+"""The built-in alert conditions and the per-host state they read.
+
+A condition is a pure function of the host's current state and the rule's parameters that
+answers, at one moment, one of three things:
+
+- a dict of values: the condition holds (the dict becomes the alert's evidence ``values``);
+- ``CLEAR``: the clear condition holds (the alert may resolve);
+- ``HOLD``: neither (inside the hysteresis band, or no data): timers do not move.
+
+The rule engine (``gpufleet.core.alerts.rules``) turns these answers into alerts with for-durations,
+clear-durations and cooldowns. Conditions read the definitions of DESIGN.md: "nominal" SM
+clock = the max clock; a GPU is idle when utilization < 5 % and memory used < 10 % of its
+capacity; a host is idle when all its GPUs are.
+
+``GPU`` conditions run once per GPU of a message, ``HOST`` conditions once per message. Each
+declares the messages that trigger it ("sample", "procs", "event", "status", "tick").
+A ``multi`` condition returns ``[(key, answer), ...]`` (one alert per key: the Xid code).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from gpufleet_sampler import protocol
+
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.wire.messages import Hello, Proc, Value
+
+CLEAR: Final = 0
+HOLD: Final = 1
+Answer = dict[str, Any] | int
+Params = Mapping[str, Any]
+
+GPU: Final = "gpu"
+HOST: Final = "host"
+
+# Reasons that explain a lower clock: everything but "GPU idle". Sync boost and the
+# applications-clocks setting are deliberate limits, so they explain it too.
+REASON_EXPLAINING_MASK: Final = 0x1FF & ~0x1
+REASON_POWER_CAP: Final = 0x4
+
+# Xids that mean the hardware or the driver is in trouble (a reset, a reboot or a new
+# instance), as opposed to an application fault (13, 31, 43, 45: usually the user's code).
+XID_CRITICAL: Final = (48, 62, 63, 64, 74, 79, 92, 94, 95, 109, 119, 120, 121, 140, 143, 154)
+
+# Names of well-known mining programs (a stray or hostile process on a rented GPU).
+MINER_NAMES: Final = (
+    "xmrig*",
+    "t-rex",
+    "nbminer",
+    "lolminer",
+    "phoenixminer",
+    "ethminer",
+    "gminer",
+    "miner",
+    "nanominer",
+    "teamredminer",
+    "bminer",
+    "ccminer",
+    "cgminer",
+    "bfgminer",
+    "srbminer*",
+    "rigel",
+    "bzminer",
+    "onezerominer",
+)
+
+EVENT_HOLD_S: Final = 3600.0
+
+
+@dataclass
+class XidSeen:
+    """The latest occurrence of one Xid code on one GPU."""
+
+    first_t: float
+    last_t: float
+    count: int
+    message: str
+
+
+@dataclass
+class HostState:
+    """Everything the conditions know about one host, updated by the engine per message."""
+
+    name: str
+    cfg: HostConfig | None
+    hello: Hello | None = None
+    pos: dict[str, int] = field(default_factory=dict)
+    nominal: dict[int, Mapping[str, Value]] = field(default_factory=dict)
+    interval_s: float = 1.0
+    row_by_gpu: dict[int, tuple[Value, ...]] = field(default_factory=dict)
+    last_sample_t: float | None = None
+    procs: dict[int, tuple[Proc, ...]] = field(default_factory=dict)
+    dbe_last: dict[int, float] = field(default_factory=dict)
+    dbe_jump: dict[int, tuple[float, float, float]] = field(default_factory=dict)
+    xids: dict[int, dict[int, XidSeen]] = field(default_factory=dict)
+    lost_t: dict[int, float] = field(default_factory=dict)
+    trigger: str = "sample"
+    last_arrival_t: float | None = None
+    status: str = "streaming"
+    status_reason: str | None = None
+    status_since: float | None = None
+    budget_frac: float | None = None
+    budget_used: float | None = None
+
+    def gpus(self) -> list[int]:
+        if self.hello is not None:
+            return [g.index for g in self.hello.gpus]
+        return sorted(self.row_by_gpu)
+
+
+class GpuView:
+    """One GPU's row of the current sample, with its nominal values (reused, not copied)."""
+
+    __slots__ = ("gpu", "nominal", "pos", "row")
+
+    def __init__(self) -> None:
+        self.gpu = 0
+        self.row: tuple[Value, ...] = ()
+        self.pos: dict[str, int] = {}
+        self.nominal: Mapping[str, Value] = {}
+
+    def v(self, metric: str) -> Value:
+        i = self.pos.get(metric)
+        if i is None or i >= len(self.row):
+            return None
+        return self.row[i]
+
+    def nom(self, key: str) -> Value:
+        return self.nominal.get(key)
+
+
+ConditionFn = Callable[[HostState, GpuView, float, Params], Any]
+
+
+@dataclass(frozen=True)
+class Condition:
+    name: str
+    scope: str
+    triggers: frozenset[str]
+    fn: ConditionFn
+    params: Mapping[str, Any]
+    multi: bool = False
+
+
+CONDITIONS: dict[str, Condition] = {}
+
+
+def _condition(
+    name: str, scope: str, triggers: tuple[str, ...], params: Mapping[str, Any], multi: bool = False
+) -> Callable[[ConditionFn], ConditionFn]:
+    def deco(fn: ConditionFn) -> ConditionFn:
+        CONDITIONS[name] = Condition(name, scope, frozenset(triggers), fn, dict(params), multi)
+        return fn
+
+    return deco
+
+
+def gpu_is_idle(util: Value, mem_used: Value, mem_total: Value, p: Params | None = None) -> bool:
+    """DESIGN.md's definition: utilization < 5 % and memory used < 10 % of capacity.
+
+    Unknown memory capacity leaves the decision to utilization; unknown utilization is not
+    idle (no evidence of idleness)."""
+    util_max = 5.0 if p is None else float(p.get("util_below_pct", 5.0))
+    mem_frac = 0.10 if p is None else float(p.get("mem_below_frac", 0.10))
+    if util is None or util >= util_max:
+        return False
+    if mem_used is None or not mem_total:
+        return True
+    return mem_used < mem_frac * mem_total
+
+
+def _busy(g: GpuView, p: Params) -> bool | None:
+    util = g.v("util_gpu_pct")
+    if util is None:
+        return None
+    return util >= float(p.get("busy_util_pct", 50.0))
+
+
+def _pct(a: float, b: float) -> float:
+    return round(100.0 * a / b, 1) if b else 0.0
+
+
+# --- clocks, power, temperature ------------------------------------------------------------
+
+
+@_condition("thermal_throttle", GPU, ("sample",), {"mask": protocol.REASON_THERMAL_MASK})
+def thermal_throttle(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+    reasons = g.v("clock_reasons")
+    if reasons is None:
+        return HOLD
+    if int(reasons) & int(p["mask"]):
+        clock, cmax = g.v("sm_clock_mhz"), g.nom("sm_clock_max_mhz")
+        return {
+            "reasons": protocol.reason_labels(int(reasons)),
+            "sm_clock_mhz": clock,
+            "sm_clock_max_mhz": cmax,
+            "clock_pct": _pct(clock, cmax) if clock is not None and cmax else None,
+            "temp_gpu_c": g.v("temp_gpu_c"),
+            "temp_slowdown_c": g.nom("temp_slowdown_c"),
+            "viol_thermal_pct": g.v("viol_thermal_pct"),
+        }
+    return CLEAR
+
+
+def _limit_and_default(g: GpuView) -> tuple[Value, Value]:
+    limit = g.v("power_limit_w")
+    if limit is None:
+        limit = g.nom("power_enforced_w")
+    return limit, g.nom("power_default_w")
+
+
+@_condition("power_limit_low", GPU, ("sample",), {"below_frac": 0.95})
+def power_limit_low(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+    limit, default = _limit_and_default(g)
+    if limit is None or not default:
+        return HOLD
+    if limit < float(p["below_frac"]) * default:
+        return {
+            "power_limit_w": limit,
+            "power_default_w": default,
+            "limit_pct": _pct(limit, default),
+            "power_w": g.v("power_w"),
+            "power_cap_active": bool(int(g.v("clock_reasons") or 0) & REASON_POWER_CAP),
+        }
+    return CLEAR
+
+
+@_condition("power_cap_active", GPU, ("sample",), {"busy_util_pct": 50.0, "below_frac": 0.95})
+def power_cap_active(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+    """The power-cap bit while busy at the default limit: working as designed, a note."""
+    reasons = g.v("clock_reasons")
+    busy = _busy(g, p)
+    if reasons is None or busy is None:
+        return HOLD
+    limit, default = _limit_and_default(g)
+    if limit is not None and default and limit < float(p["below_frac"]) * default:
+        return CLEAR  # power_limit_low is the finding then
+    if busy and int(reasons) & REASON_POWER_CAP:
+        clock, cmax = g.v("sm_clock_mhz"), g.nom("sm_clock_max_mhz")
+        return {
+            "power_w": g.v("power_w"),
+            "power_limit_w": limit,
+            "power_default_w": default,
+            "sm_clock_mhz": clock,
+            "sm_clock_max_mhz": cmax,
+            "clock_pct": _pct(clock, cmax) if clock is not None and cmax else None,
+            "viol_power_pct": g.v("viol_power_pct"),
+        }
+    return CLEAR
+
+
+@_condition("clocks_below_nominal", GPU, ("sample",), {"busy_util_pct": 80.0, "below_frac": 0.85})
+def clocks_below_nominal(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+    """Busy, clocks well under the max, and no reason reported: an invisible cap (often a
+    host-side limit that a virtualized guest cannot see)."""
+    busy = _busy(g, p)
+    clock, cmax = g.v("sm_clock_mhz"), g.nom("sm_clock_max_mhz")
+    if busy is None or clock is None or not cmax:
+        return HOLD
+    reasons = g.v("clock_reasons")
+    explained = reasons is not None and int(reasons) & REASON_EXPLAINING_MASK
+    if busy and not explained and clock < float(p["below_frac"]) * cmax:
+        return {
+            "sm_clock_mhz": clock,
+            "sm_clock_max_mhz": cmax,
+            "clock_pct": _pct(clock, cmax),
+            "util_gpu_pct": g.v("util_gpu_pct"),
+            "reasons_reported": reasons is not None,
+            "temp_gpu_c": g.v("temp_gpu_c"),
+            "power_w": g.v("power_w"),
+        }
+    return CLEAR
+
+
+def _near(value: Value, limit: Value, p: Params) -> Answer:
+    if value is None or not limit:
+        return HOLD
+    fire_at = limit - float(p["margin_c"])
+    if value >= fire_at:
+        return {"temp_c": value, "limit_c": limit, "fire_at_c": fire_at}
+    if value <= fire_at - float(p["hysteresis_c"]):
+        return CLEAR
+    return HOLD
+
+
+@_condition("temp_near_slowdown", GPU, ("sample",), {"margin_c": 5.0, "hysteresis_c": 3.0})
+def temp_near_slowdown(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+    return _near(g.v("temp_gpu_c"), g.nom("temp_slowdown_c"), p)
+
+
+@_condition("mem_temp_near_max", GPU, ("sample",), {"margin_c": 5.0, "hysteresis_c": 3.0})
+def mem_temp_near_max(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+    return _near(g.v("temp_mem_c"), g.nom("temp_mem_max_c"), p)
+
+
+@_condition("mem_temp_high", GPU, ("sample",), {"above_c": 100.0, "clear_below_c": 95.0})
+def mem_temp_high(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+    temp = g.v("temp_mem_c")
+    if temp is None:
+        return HOLD  # not reported (GDDR6X boards): nothing to say
+    if temp > float(p["above_c"]):
+        return {"temp_mem_c": temp, "above_c": p["above_c"], "util_gpu_pct": g.v("util_gpu_pct")}
+    if temp <= float(p["clear_below_c"]):
+        return CLEAR
+    return HOLD
+
+
+# --- idle while billed -------------------------------------------------------------------
+
+
+@_condition("idle_billed", HOST, ("sample",), {"util_below_pct": 5.0, "mem_below_frac": 0.10})
+def idle_billed(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+    rows = h.row_by_gpu
+    iu, im = h.pos.get("util_gpu_pct"), h.pos.get("mem_used_bytes")
+    if not rows or iu is None:
+        return HOLD
+    util_max: float = 0.0
+    mem_frac_max: float | None = None
+    il = h.pos.get("lost")
+    for gpu, row in rows.items():
+        if il is not None and row[il]:
+            continue  # a lost GPU does no work: it counts as idle (and still costs)
+        util = row[iu]
+        mem = row[im] if im is not None else None
+        total = h.nominal.get(gpu, {}).get("mem_total_bytes")
+        if not gpu_is_idle(util, mem, total, p):
+            return CLEAR  # one busy (or unknown) GPU is enough: the host is working
+        util_max = max(util_max, float(util or 0))
+        if mem is not None and total:
+            mem_frac_max = max(mem_frac_max or 0.0, mem / total)
+    return {
+        "gpus": len(rows),
+        "util_max_pct": util_max,
+        "mem_used_max_frac": None if mem_frac_max is None else round(mem_frac_max, 4),
+        "util_below_pct": p["util_below_pct"],
+        "mem_below_frac": p["mem_below_frac"],
+    }
+
+
+def _row_v(h: HostState, gpu: int, metric: str) -> Value:
+    row, i = h.row_by_gpu.get(gpu), h.pos.get(metric)
+    if row is None or i is None or i >= len(row):
+        return None
+    return row[i]
+
+
+# --- processes -----------------------------------------------------------------------------
+
+
+def proc_names(proc: Proc) -> list[str]:
+    """The names a process is known by: its comm and its command's program name."""
+    names = []
+    if proc.name:
+        names.append(proc.name.lower())
+    if proc.cmd:
+        first = proc.cmd.split()[0] if proc.cmd.split() else ""
+        base = os.path.basename(first).lower()
+        if base and base not in names:
+            names.append(base)
+    return names
+
+
+def _matches(proc: Proc, patterns: tuple[str, ...] | list[str]) -> bool:
+    names = proc_names(proc)
+    return any(fnmatch.fnmatchcase(n, pat.lower()) for n in names for pat in patterns)
+
+
+def _proc_evidence(procs: list[Proc]) -> list[dict[str, Any]]:
+    return [
+        {"pid": p.pid, "name": p.name, "user": p.user, "mem_bytes": p.mem_bytes, "cmd": p.cmd}
+        for p in procs
+    ]
+
+
+def _allowed(h: HostState, p: Params) -> list[str]:
+    allowed = list(p.get("allowed", ()))
+    if h.cfg is not None:
+        allowed.extend(h.cfg.allowed_processes)
+    return allowed
+
+
+@_condition("foreign_process", GPU, ("procs",), {"allowed": []})
+def foreign_process(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+    """A process not in the host's allow-list (only when the host has one)."""
+    allowed = _allowed(h, p)
+    if not allowed:
+        return HOLD
+    strays = [
+        pr
+        for pr in h.procs.get(g.gpu, ())
+        if not _matches(pr, allowed) and not _matches(pr, MINER_NAMES)
+    ]
+    if strays:
+        return {"processes": _proc_evidence(strays), "allowed": allowed}
+    return CLEAR
+
+
+@_condition("miner_process", GPU, ("procs",), {"names": list(MINER_NAMES)})
+def miner_process(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+    allowed = _allowed(h, {})
+    names = [str(n).lower() for n in p["names"]]
+    found = []
+    for pr in h.procs.get(g.gpu, ()):
+        # Only the name that looks like a miner can be allowed: allowing "python" must not
+        # let "python ./xmrig" through.
+        hits = [n for n in proc_names(pr) if any(fnmatch.fnmatchcase(n, m) for m in names)]
+        stratum = bool(pr.cmd and "stratum+" in pr.cmd)
+        allowed_hit = any(fnmatch.fnmatchcase(n, a.lower()) for n in hits for a in allowed)
+        if (hits or stratum) and not allowed_hit:
+            found.append(pr)
+    if found:
+        return {"processes": _proc_evidence(found)}
+    return CLEAR
+
+
+@_condition("p8_with_process", GPU, ("sample", "procs"), {"pstate_min": 8})
+def p8_with_process(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+    """A low-power P-state while a process is working on the GPU (a driver or job problem).
+
+    "Working" = the GPU reports some utilization or a process some SM share: a Jupyter kernel
+    that only holds memory legitimately sits in P8."""
+    pstate = g.v("pstate")
+    if pstate is None or not g.row:
+        return HOLD
+    procs = h.procs.get(g.gpu, ())
+    util = g.v("util_gpu_pct") or 0
+    active = util >= 1 or any((pr.sm_pct or 0) >= 1 for pr in procs)
+    if pstate >= int(p["pstate_min"]) and procs and active:
+        return {
+            "pstate": pstate,
+            "util_gpu_pct": g.v("util_gpu_pct"),
+            "sm_clock_mhz": g.v("sm_clock_mhz"),
+            "processes": _proc_evidence(list(procs)),
+        }
+    return CLEAR
+
+
+# --- memory errors, Xid, lost GPU ----------------------------------------------------------
+
+
+@_condition("ecc_dbe_increase", GPU, ("sample", "event"), {"hold_s": EVENT_HOLD_S})
+def ecc_dbe_increase(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+    jump = h.dbe_jump.get(g.gpu)
+    if jump is None:
+        return CLEAR
+    jt, before, after = jump
+    if t - jt <= float(p["hold_s"]):
+        return {"ecc_dbe_before": before, "ecc_dbe_after": after, "at_t": jt}
+    return CLEAR
+
+
+def _flag(column: str) -> ConditionFn:
+    def fn(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+        v = g.v(column)
+        if v is None:
+            return HOLD
+        return {column: v} if v else CLEAR
+
+    return fn
+
+
+_condition("remap_pending", GPU, ("sample",), {})(_flag("remap_pending"))
+_condition("remap_failed", GPU, ("sample",), {})(_flag("remap_failed"))
+_condition("retired_pending", GPU, ("sample",), {})(_flag("retired_pending"))
+
+
+@_condition(
+    "xid",
+    GPU,
+    ("sample", "event"),
+    {"hold_s": EVENT_HOLD_S, "critical_codes": list(XID_CRITICAL), "ignore_codes": []},
+    multi=True,
+)
+def xid(h: HostState, g: GpuView, t: float, p: Params) -> list[tuple[str, Answer]]:
+    seen = h.xids.get(g.gpu)
+    if not seen:
+        return []
+    out: list[tuple[str, Answer]] = []
+    critical = set(p["critical_codes"])
+    ignore = set(p["ignore_codes"])
+    hold = float(p["hold_s"])
+    for code, x in seen.items():
+        if code in ignore:
+            continue
+        if t - x.last_t <= hold:
+            ans: Answer = {
+                "xid": code,
+                "count": x.count,
+                "first_t": x.first_t,
+                "last_t": x.last_t,
+                "message": x.message,
+                "critical": code in critical,
+                "_severity": "critical" if code in critical else "warning",
+            }
+        else:
+            ans = CLEAR
+        out.append((str(code), ans))
+    return out
+
+
+@_condition("gpu_lost", GPU, ("sample", "event"), {})
+def gpu_lost(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+    lost = g.v("lost")
+    if lost or g.gpu in h.lost_t:
+        return {"lost_since_t": h.lost_t.get(g.gpu, t)}
+    return CLEAR if lost is not None else HOLD
+
+
+# --- PCIe and NVLink -----------------------------------------------------------------------
+
+
+@_condition("pcie_downtrained", GPU, ("sample",), {"busy_util_pct": 50.0, "pstate_max": 2})
+def pcie_downtrained(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+    """Link below its max while busy. Idle GPUs drop to Gen1 on purpose (P8), so idle
+    moments neither fire nor clear."""
+    gen, width = g.v("pcie_gen"), g.v("pcie_width")
+    max_gen, max_width = g.nom("pcie_max_gen"), g.nom("pcie_max_width")
+    busy, pstate = _busy(g, p), g.v("pstate")
+    if gen is None or width is None or not max_gen or not max_width or not busy:
+        return HOLD
+    if pstate is not None and pstate > int(p["pstate_max"]):
+        return HOLD
+    if gen < max_gen or width < max_width:
+        return {
+            "pcie_gen": gen,
+            "pcie_width": width,
+            "pcie_max_gen": max_gen,
+            "pcie_max_width": max_width,
+            "util_gpu_pct": g.v("util_gpu_pct"),
+        }
+    return CLEAR
+
+
+@_condition("nvlink_down", GPU, ("sample",), {})
+def nvlink_down(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+    links, up = g.nom("nvlink_links"), g.v("nvlink_up")
+    if not links or up is None:
+        return HOLD
+    if up < links:
+        return {"nvlink_up": up, "nvlink_links": links}
+    return CLEAR
+
+
+@_condition("nvlink_slow", GPU, ("sample",), {"min_traffic_bps": 1e9, "below_frac": 0.5})
+def nvlink_slow(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+    """Sustained NVLink traffic that never reaches half the nominal bandwidth."""
+    links, per_link = g.nom("nvlink_links"), g.nom("nvlink_link_bps")
+    tx, rx = g.v("nvlink_tx_bps"), g.v("nvlink_rx_bps")
+    if not links or not per_link or tx is None or rx is None:
+        return HOLD
+    traffic = max(tx, rx)
+    nominal = links * per_link
+    if traffic >= float(p["below_frac"]) * nominal:
+        return CLEAR
+    if traffic >= float(p["min_traffic_bps"]):
+        return {
+            "nvlink_bps": traffic,
+            "nvlink_nominal_bps": nominal,
+            "nvlink_pct": _pct(traffic, nominal),
+            "nvlink_up": g.v("nvlink_up"),
+        }
+    return HOLD
+
+
+# --- host-level: link, sampler, budget -----------------------------------------------------
+
+UNREACHABLE_STATES: Final = frozenset({"reconnecting", "failed"})
+
+
+@_condition("host_unreachable", HOST, ("status", "tick"), {})
+def host_unreachable(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+    if h.status in UNREACHABLE_STATES:
+        return {"status": h.status, "reason": h.status_reason, "since_t": h.status_since}
+    if h.status in ("streaming", "stopped"):
+        return CLEAR
+    return HOLD
+
+
+@_condition("sampler_stalled", HOST, ("tick", "sample"), {"stall_s": 30.0, "stall_intervals": 5.0})
+def sampler_stalled(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+    """No sample for a while although the link is up.
+
+    Live, the fleet calls ``RuleEngine.tick(now)``: ``now`` and the arrival times are the
+    laptop's clock, so a skewed clock on the host cannot fake a stall. A gap inside a stream
+    (a replay) is detected by the engine when the next sample arrives; any sample clears."""
+    if h.trigger == "sample":
+        return CLEAR
+    if h.last_arrival_t is None or h.status != "streaming":
+        return HOLD
+    gap = t - h.last_arrival_t
+    if gap > stall_threshold(h, p):
+        return {"last_sample_t": h.last_sample_t, "gap_s": round(gap, 1)}
+    return CLEAR
+
+
+def stall_threshold(h: HostState, p: Params) -> float:
+    return max(float(p["stall_s"]), float(p["stall_intervals"]) * h.interval_s)
+
+
+@_condition("budget", HOST, ("sample",), {"frac": 0.8})
+def budget(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+    if h.budget_frac is None:
+        return HOLD
+    if h.budget_frac >= float(p["frac"]):
+        return {
+            "budget_frac": round(h.budget_frac, 4),
+            "budget_used": h.budget_used,
+            "budget": h.cfg.budget if h.cfg else None,
+            "threshold_frac": p["frac"],
+        }
+    return CLEAR
+
+
+# --- generic, for the user's own rules -----------------------------------------------------
+
+
+@_condition("metric_above", GPU, ("sample",), {"metric": "", "above": 0.0, "clear_below": 0.0})
+def metric_above(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+    v = g.v(str(p["metric"]))
+    if v is None:
+        return HOLD
+    if v > float(p["above"]):
+        return {"metric": p["metric"], "value": v, "above": p["above"]}
+    if v <= float(p["clear_below"]):
+        return CLEAR
+    return HOLD
+
+
+@_condition("metric_below", GPU, ("sample",), {"metric": "", "below": 0.0, "clear_above": 0.0})
+def metric_below(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+    v = g.v(str(p["metric"]))
+    if v is None:
+        return HOLD
+    if v < float(p["below"]):
+        return {"metric": p["metric"], "value": v, "below": p["below"]}
+    if v >= float(p["clear_above"]):
+        return CLEAR
+    return HOLD

@@ -1,0 +1,751 @@
+"""Alert rules: definitions loaded from TOML, and the engine that evaluates them per message.
+
+Rules live in ``resources/rules.toml`` (shipped defaults) and the user's
+``rules.toml`` (``paths.rules_file()``), which overrides shipped rules by id, field by field,
+and may add rules of its own. A rule is::
+
+    [rules.thermal_throttle]
+    condition = "thermal_throttle"   # a built-in condition (gpufleet.core.alerts.conditions)
+    severity = "warning"             # info | warning | critical
+    for_s = 30                       # the condition must hold this long before it fires
+    clear_for_s = 10                 # the clear condition must hold this long to resolve
+    cooldown_s = 300                 # after it ends, no new alert for this long
+    params = { mask = 0x60 }         # thresholds, merged over the condition's defaults
+    enabled = true
+    notify = ["team-slack"]          # webhooks by name (gpufleet.core.notify.webhooks)
+    actions = [{ type = "local", command = "...", grace_s = 60, dry_run = true }]
+    [rules.thermal_throttle.hosts."4090-x2"]   # per-host overrides (same fields)
+    for_s = 10
+
+``HostConfig.rule_overrides`` (from config.toml) applies last, with the same fields.
+
+The engine's clock is the messages' own ``t``: replays of recorded streams produce the same
+alerts at the same times as the live run did. Each (rule, host, GPU, key) has a small state
+machine: inactive → pending (condition held since ``since_t``) → firing (held ``for_s``, not
+in cooldown) → resolved (clear condition held ``clear_for_s``). Answers that are neither
+(``HOLD``: in the hysteresis band, or no data) move no timer. ``feed`` returns the alerts whose
+state changed; ``active()`` lists those firing.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Final
+
+from gpufleet.core.alerts.alert import FIRING, RESOLVED, SEVERITIES, Alert
+from gpufleet.core.alerts.conditions import (
+    CLEAR,
+    CONDITIONS,
+    GPU,
+    Condition,
+    GpuView,
+    HostState,
+    XidSeen,
+    stall_threshold,
+)
+from gpufleet.core.config import paths
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.cost.rental import CostTracker
+from gpufleet.core.wire.messages import ErrorMsg, Event, Hello, Message, Procs, Sample
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+SHIPPED_NAME: Final = "rules.toml"
+_RULE_KEYS: Final = frozenset(
+    {
+        "condition",
+        "severity",
+        "for_s",
+        "clear_for_s",
+        "cooldown_s",
+        "enabled",
+        "params",
+        "actions",
+        "notify",
+        "hosts",
+        "description",
+    }
+)
+_OVERRIDE_KEYS: Final = _RULE_KEYS - {"condition", "hosts", "description"}
+_ACTION_TYPES: Final = ("local", "remote")
+HISTORY_LEN: Final = 2000
+
+
+class RulesError(ValueError):
+    """A rules file (or a host's rule overrides) is invalid; the text names file and rule."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    condition: str
+    severity: str = "warning"
+    for_s: float = 0.0
+    clear_for_s: float = 0.0
+    cooldown_s: float = 0.0
+    enabled: bool = True
+    params: Mapping[str, Any] = field(default_factory=dict)
+    actions: tuple[Mapping[str, Any], ...] = ()
+    notify: tuple[str, ...] = ()
+    hosts: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    description: str = ""
+    source: str = ""
+
+    @property
+    def cond(self) -> Condition:
+        return CONDITIONS[self.condition]
+
+    def for_host(self, host: HostConfig | None, host_name: str | None = None) -> Rule:
+        """This rule with the rules file's and the host config's overrides applied."""
+        name = host.name if host is not None else host_name
+        rule = self
+        if name is not None and name in self.hosts:
+            rule = _apply(rule, self.hosts[name], f"{self.source}: rule {self.id!r}, host {name!r}")
+        if host is not None and self.id in host.rule_overrides:
+            rule = _apply(
+                rule,
+                host.rule_overrides[self.id],
+                f"config.toml: host {host.name!r}, rule {self.id!r}",
+            )
+        return rule
+
+
+# --- loading and validation ----------------------------------------------------------------
+
+
+def _num(where: str, key: str, v: Any) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+        raise RulesError(f"{where}: {key} must be a number >= 0, got {v!r}")
+    return float(v)
+
+
+def _check_params(
+    where: str, condition: str, params: Any, base: Mapping[str, Any]
+) -> dict[str, Any]:
+    if not isinstance(params, Mapping):
+        raise RulesError(f"{where}: params must be a table, got {params!r}")
+    defaults = CONDITIONS[condition].params
+    out = dict(base)
+    for k, v in params.items():
+        if k not in defaults:
+            known = ", ".join(sorted(defaults)) or "none"
+            raise RulesError(
+                f"{where}: condition {condition!r} has no parameter {k!r} (known: {known})"
+            )
+        d = defaults[k]
+        ok = (
+            (
+                isinstance(d, (int, float))
+                and isinstance(v, (int, float))
+                and not isinstance(v, bool)
+            )
+            or (isinstance(d, str) and isinstance(v, str))
+            or (isinstance(d, list) and isinstance(v, list))
+            or (isinstance(d, bool) and isinstance(v, bool))
+        )
+        if not ok:
+            raise RulesError(f"{where}: parameter {k!r} must be like {d!r}, got {v!r}")
+        out[k] = v
+    return out
+
+
+def _check_actions(where: str, actions: Any) -> tuple[Mapping[str, Any], ...]:
+    if not isinstance(actions, list):
+        raise RulesError(f"{where}: actions must be a list of tables")
+    for i, a in enumerate(actions):
+        if not isinstance(a, Mapping):
+            raise RulesError(f"{where}: action {i + 1} must be a table")
+        if a.get("type") not in _ACTION_TYPES:
+            raise RulesError(f"{where}: action {i + 1}: type must be 'local' or 'remote'")
+        if not isinstance(a.get("command"), str) or not a["command"].strip():
+            raise RulesError(f"{where}: action {i + 1}: command must be a non-empty string")
+    return tuple(dict(a) for a in actions)
+
+
+def _apply(
+    rule: Rule, table: Mapping[str, Any], where: str, allowed: frozenset[str] = _OVERRIDE_KEYS
+) -> Rule:
+    """Return ``rule`` with the fields of ``table`` applied (validated)."""
+    if not isinstance(table, Mapping):
+        raise RulesError(f"{where}: must be a table")
+    unknown = set(table) - allowed
+    if unknown:
+        raise RulesError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
+    changes: dict[str, Any] = {}
+    if "condition" in table:
+        cond = table["condition"]
+        if cond not in CONDITIONS:
+            raise RulesError(
+                f"{where}: unknown condition {cond!r} (known: {', '.join(sorted(CONDITIONS))})"
+            )
+        if cond != rule.condition:
+            changes["condition"] = cond
+            rule = replace(rule, condition=cond, params=dict(CONDITIONS[cond].params))
+    if "severity" in table:
+        if table["severity"] not in SEVERITIES:
+            raise RulesError(f"{where}: severity must be one of {', '.join(SEVERITIES)}")
+        changes["severity"] = table["severity"]
+    for key in ("for_s", "clear_for_s", "cooldown_s"):
+        if key in table:
+            changes[key] = _num(where, key, table[key])
+    if "enabled" in table:
+        if not isinstance(table["enabled"], bool):
+            raise RulesError(f"{where}: enabled must be true or false")
+        changes["enabled"] = table["enabled"]
+    if "params" in table:
+        changes["params"] = _check_params(where, rule.condition, table["params"], rule.params)
+    if "actions" in table:
+        changes["actions"] = _check_actions(where, table["actions"])
+    if "notify" in table:
+        n = table["notify"]
+        if not isinstance(n, list) or not all(isinstance(x, str) for x in n):
+            raise RulesError(f"{where}: notify must be a list of webhook names")
+        changes["notify"] = tuple(n)
+    if "description" in table:
+        changes["description"] = str(table["description"])
+    if "hosts" in table:
+        hosts = table["hosts"]
+        if not isinstance(hosts, Mapping):
+            raise RulesError(f"{where}: hosts must be a table of host names")
+        merged = {k: dict(v) for k, v in rule.hosts.items()}
+        for hname, over in hosts.items():
+            # Validate now so that a bad override is reported at load time, not on first use.
+            _apply(rule, over, f"{where}, host {hname!r}")
+            merged.setdefault(hname, {}).update(over)
+        changes["hosts"] = merged
+    return replace(rule, **changes)
+
+
+def _parse_file(text: str, source: str) -> Mapping[str, Any]:
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise RulesError(f"{source}: not valid TOML: {e}") from None
+    rules = doc.get("rules", {})
+    if not isinstance(rules, Mapping):
+        raise RulesError(f"{source}: [rules] must be a table of rules keyed by id")
+    unknown = set(doc) - {"rules", "schema", "webhooks"}
+    if unknown:
+        raise RulesError(f"{source}: unknown top-level key(s) {', '.join(sorted(unknown))}")
+    return rules
+
+
+def _merge(rules: dict[str, Rule], table: Mapping[str, Any], source: str) -> None:
+    for rid, body in table.items():
+        where = f"{source}: rule {rid!r}"
+        if not isinstance(body, Mapping):
+            raise RulesError(f"{where}: must be a table")
+        if rid in rules:
+            rules[rid] = _apply(rules[rid], body, where, _RULE_KEYS)
+            continue
+        cond = body.get("condition")
+        if cond is None:
+            raise RulesError(f"{where}: a new rule needs a condition")
+        if cond not in CONDITIONS:
+            raise RulesError(
+                f"{where}: unknown condition {cond!r} (known: {', '.join(sorted(CONDITIONS))})"
+            )
+        base = Rule(id=rid, condition=cond, params=dict(CONDITIONS[cond].params), source=source)
+        rules[rid] = _apply(base, body, where, _RULE_KEYS)
+
+
+def shipped_rules_text() -> str:
+    return importlib.resources.files("gpufleet.resources").joinpath(SHIPPED_NAME).read_text("utf-8")
+
+
+def load_rules(user_file: Path | None = None, *, include_user: bool = True) -> list[Rule]:
+    """The shipped rules, overridden by id from the user's file.
+
+    ``user_file`` defaults to ``paths.rules_file()``; a missing user file is not an error.
+    Raises ``RulesError`` naming the file and the rule on any invalid content."""
+    rules: dict[str, Rule] = {}
+    _merge(
+        rules,
+        _parse_file(shipped_rules_text(), f"(shipped) {SHIPPED_NAME}"),
+        "(shipped) rules.toml",
+    )
+    if include_user:
+        path = user_file if user_file is not None else paths.rules_file()
+        if path.exists():
+            try:
+                text = path.read_text("utf-8")
+            except (OSError, UnicodeDecodeError) as e:
+                raise RulesError(f"{path}: cannot read: {e}") from None
+            _merge(rules, _parse_file(text, str(path)), str(path))
+        elif user_file is not None:
+            raise RulesError(f"{path}: no such file")
+    return list(rules.values())
+
+
+def load_webhook_table(user_file: Path | None = None) -> dict[str, Any]:
+    """The ``[webhooks]`` table of the user's rules file (names and formats; the URLs are in
+    the keyring: ``gpufleet.core.notify.webhooks.load_webhooks`` reads them)."""
+    path = user_file if user_file is not None else paths.rules_file()
+    if not path.exists():
+        return {}
+    try:
+        doc = tomllib.loads(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise RulesError(f"{path}: cannot read: {e}") from None
+    table = doc.get("webhooks", {})
+    if not isinstance(table, dict):
+        raise RulesError(f"{path}: [webhooks] must be a table of webhooks keyed by name")
+    return table
+
+
+def load_rules_text(text: str, source: str = "rules.toml") -> list[Rule]:
+    """Shipped rules overridden by the given TOML text (for tests and the rule editor)."""
+    rules: dict[str, Rule] = {}
+    _merge(rules, _parse_file(shipped_rules_text(), "(shipped) rules.toml"), "(shipped) rules.toml")
+    _merge(rules, _parse_file(text, source), source)
+    return list(rules.values())
+
+
+# --- the engine ----------------------------------------------------------------------------
+
+
+class _Track:
+    """State of one (rule, host, GPU, key)."""
+
+    __slots__ = (
+        "alert",
+        "clearing_since",
+        "cooldown_until",
+        "pending_since",
+        "snoozed_until",
+        "values",
+    )
+
+    def __init__(self) -> None:
+        self.pending_since: float | None = None
+        self.clearing_since: float | None = None
+        self.alert: Alert | None = None
+        self.cooldown_until = float("-inf")
+        self.snoozed_until: float | None = None
+        self.values: Mapping[str, Any] = {}
+
+
+TrackKey = tuple[str, int | None, str]
+
+
+@dataclass
+class _HostRuntime:
+    state: HostState
+    rules: list[Rule]
+    by_trigger: dict[tuple[str, str], list[tuple[Rule, Condition]]]
+    tracks: dict[TrackKey, _Track] = field(default_factory=dict)
+    columns: tuple[str, ...] = ()
+    arrived: bool = False
+
+
+class RuleEngine:
+    """Evaluates rules on every message of every host. Not thread-safe: feed it from one
+    thread (the fleet's consumer thread or the CLI)."""
+
+    def __init__(
+        self,
+        rules: Sequence[Rule] | None = None,
+        hosts: Sequence[HostConfig] = (),
+        cost: CostTracker | None = None,
+    ) -> None:
+        self.rules: list[Rule] = list(rules) if rules is not None else load_rules()
+        self.cost = cost if cost is not None else CostTracker(hosts)
+        self._cfg: dict[str, HostConfig] = {h.name: h for h in hosts}
+        self._hosts: dict[str, _HostRuntime] = {}
+        self._active: dict[str, Alert] = {}
+        self._track_of: dict[str, tuple[str, TrackKey]] = {}
+        self.history: deque[Alert] = deque(maxlen=HISTORY_LEN)
+        self._view = GpuView()
+        for h in hosts:  # validate every override now: a bad one is a clear error at start
+            self._runtime(h.name)
+
+    # -- hosts and rules --
+
+    def set_host(self, host: HostConfig) -> None:
+        """Add or update a host (its overrides, price, allow-list); keeps alert state."""
+        self._cfg[host.name] = host
+        self.cost.set_host(host)
+        hr = self._hosts.get(host.name)
+        if hr is not None:
+            hr.state.cfg = host
+            hr.rules, hr.by_trigger = self._rules_for(host.name)
+
+    def remove_host(self, name: str) -> None:
+        self._cfg.pop(name, None)
+        hr = self._hosts.pop(name, None)
+        if hr is not None:
+            for tr in hr.tracks.values():
+                if tr.alert is not None:
+                    self._active.pop(tr.alert.id, None)
+                    self._track_of.pop(tr.alert.id, None)
+
+    def rule(self, rule_id: str, host: str | None = None) -> Rule | None:
+        """The effective rule for a host (its actions and webhooks, for the dispatcher)."""
+        if host is not None:
+            for r in self._runtime(host).rules:
+                if r.id == rule_id:
+                    return r
+        for r in self.rules:
+            if r.id == rule_id:
+                return r
+        return None
+
+    def _rules_for(
+        self, name: str
+    ) -> tuple[list[Rule], dict[tuple[str, str], list[tuple[Rule, Condition]]]]:
+        cfg = self._cfg.get(name)
+        eff = [r.for_host(cfg, name) for r in self.rules]
+        by: dict[tuple[str, str], list[tuple[Rule, Condition]]] = {}
+        for r in eff:
+            if not r.enabled:
+                continue
+            cond = r.cond
+            for trig in cond.triggers:
+                by.setdefault((cond.scope, trig), []).append((r, cond))
+        return eff, by
+
+    def _runtime(self, name: str) -> _HostRuntime:
+        hr = self._hosts.get(name)
+        if hr is None:
+            rules, by = self._rules_for(name)
+            cfg = self._cfg.get(name)
+            state = HostState(name=name, cfg=cfg, interval_s=cfg.interval_s if cfg else 1.0)
+            hr = self._hosts[name] = _HostRuntime(state=state, rules=rules, by_trigger=by)
+        return hr
+
+    # -- alerts --
+
+    def active(self) -> list[Alert]:
+        return sorted(self._active.values(), key=lambda a: (a.started_t, a.id))
+
+    def ack(self, alert_id: str) -> Alert | None:
+        return self._update(alert_id, acked=True)
+
+    def snooze(self, alert_id: str, until_t: float) -> Alert | None:
+        """Silence an alert until ``until_t``; a new occurrence of the same rule on the same
+        GPU before then is born snoozed too."""
+        ref = self._track_of.get(alert_id)
+        if ref is not None:
+            hr = self._hosts.get(ref[0])
+            if hr is not None and ref[1] in hr.tracks:
+                hr.tracks[ref[1]].snoozed_until = until_t
+        return self._update(alert_id, snoozed_until=until_t)
+
+    def _update(self, alert_id: str, **changes: Any) -> Alert | None:
+        a = self._active.get(alert_id)
+        if a is None:
+            return None
+        a = replace(a, **changes)
+        self._active[alert_id] = a
+        ref = self._track_of.get(alert_id)
+        if ref is not None:
+            hr = self._hosts.get(ref[0])
+            tr = hr.tracks.get(ref[1]) if hr is not None else None
+            if tr is not None and tr.alert is not None and tr.alert.id == alert_id:
+                tr.alert = a
+        return a
+
+    # -- input --
+
+    def feed(self, host: str, msg: Message) -> list[Alert]:
+        """Evaluate the rules triggered by one message; returns alerts that changed state."""
+        self.cost.feed(host, msg)
+        hr = self._runtime(host)
+        out: list[Alert] = []
+        if isinstance(msg, Sample):
+            self._on_sample(hr, msg, out)
+        elif isinstance(msg, Procs):
+            self._on_procs(hr, msg, out)
+        elif isinstance(msg, Event):
+            self._on_event(hr, msg, out)
+        elif isinstance(msg, Hello):
+            self._on_hello(hr, msg)
+        elif isinstance(msg, ErrorMsg):
+            pass
+        return out
+
+    def feed_many(self, host: str, msgs: Iterable[Message]) -> list[Alert]:
+        out: list[Alert] = []
+        for m in msgs:
+            out.extend(self.feed(host, m))
+        return out
+
+    def host_status(
+        self, host: str, state: str, t: float, reason: str | None = None
+    ) -> list[Alert]:
+        """The connection state of a host changed (from the fleet's HostStatus)."""
+        hr = self._runtime(host)
+        st = hr.state
+        if state != st.status:
+            st.status_since = t
+        st.status, st.status_reason = state, reason
+        if state == "streaming":
+            st.last_arrival_t = t  # the stall clock restarts with the link
+        out: list[Alert] = []
+        self._eval_host(hr, "status", t, out)
+        return out
+
+    def tick(self, t: float) -> list[Alert]:
+        """Evaluate time-driven rules (host unreachable for long, sampler stalled) at the
+        laptop's time ``t``; the fleet calls it every few seconds."""
+        out: list[Alert] = []
+        for hr in self._hosts.values():
+            if hr.arrived:
+                hr.state.last_arrival_t = t
+                hr.arrived = False
+            self._eval_host(hr, "tick", t, out)
+        return out
+
+    # -- per message kind --
+
+    def _on_hello(self, hr: _HostRuntime, msg: Hello) -> None:
+        st = hr.state
+        st.hello = msg
+        st.nominal = {g.index: g.nominal for g in msg.gpus}
+        st.interval_s = msg.interval_s or st.interval_s
+        self._set_columns(hr, msg.columns)
+
+    def _set_columns(self, hr: _HostRuntime, columns: tuple[str, ...]) -> None:
+        hr.columns = columns
+        hr.state.pos = {name: i + 1 for i, name in enumerate(columns)}
+
+    def _on_sample(self, hr: _HostRuntime, s: Sample, out: list[Alert]) -> None:
+        st = hr.state
+        if s.columns is not hr.columns and s.columns != hr.columns:
+            self._set_columns(hr, s.columns)
+        t = s.t
+        rows = {int(r[0]): r for r in s.rows if r[0] is not None}
+        st.row_by_gpu = rows
+        pos = st.pos
+        idbe = pos.get("ecc_dbe_vol")
+        if idbe is not None:
+            for gpu, row in rows.items():
+                dbe = row[idbe]
+                if dbe is None:
+                    continue
+                prev = st.dbe_last.get(gpu)
+                if prev is not None and dbe > prev:
+                    st.dbe_jump[gpu] = (t, prev, float(dbe))
+                st.dbe_last[gpu] = float(dbe)
+        ilost = pos.get("lost")
+        if ilost is not None:
+            for gpu, row in rows.items():
+                if row[ilost] and gpu not in st.lost_t:
+                    st.lost_t[gpu] = t
+        st.budget_frac, st.budget_used = self.cost.budget_state(st.name)
+        # A gap inside the stream: the sampler stalled (the link was up, or the samples
+        # would have been back-filled from the daemon's ring).
+        last = st.last_sample_t
+        if last is not None and st.status == "streaming":
+            for rule, _cond in hr.by_trigger.get(("host", "tick"), ()):
+                if rule.condition != "sampler_stalled":
+                    continue
+                thr = stall_threshold(st, rule.params)
+                if t - last > thr:
+                    vals = {"last_sample_t": last, "gap_s": round(t - last, 1)}
+                    self._step(hr, rule, None, "", last + thr, vals, out)
+        st.last_sample_t = t
+        hr.arrived = True
+        st.trigger = "sample"
+        view = self._view
+        view.pos = pos
+        gpu_rules = hr.by_trigger.get((GPU, "sample"), ())
+        for gpu, row in rows.items():
+            view.gpu, view.row = gpu, row
+            view.nominal = st.nominal.get(gpu, {})
+            for rule, cond in gpu_rules:
+                ans = cond.fn(st, view, t, rule.params)
+                if cond.multi:
+                    for key, a in ans:
+                        self._step(hr, rule, gpu, key, t, a, out)
+                elif ans.__class__ is not int or (rule.id, gpu, "") in hr.tracks:
+                    # The common case (nothing holds, nothing tracked) skips the call.
+                    self._step(hr, rule, gpu, "", t, ans, out)
+        self._eval_host(hr, "sample", t, out)
+
+    def _on_procs(self, hr: _HostRuntime, p: Procs, out: list[Alert]) -> None:
+        st = hr.state
+        by_gpu: dict[int, list[Any]] = {}
+        for pr in p.procs:
+            by_gpu.setdefault(pr.gpu, []).append(pr)
+        st.procs = {g: tuple(v) for g, v in by_gpu.items()}
+        gpus = set(st.gpus()) | set(by_gpu)
+        self._eval_gpus(hr, "procs", sorted(gpus), p.t, out)
+
+    def _on_event(self, hr: _HostRuntime, e: Event, out: list[Alert]) -> None:
+        st = hr.state
+        gpu = e.gpu
+        if e.type == "xid" and gpu is not None and e.code is not None:
+            seen = st.xids.setdefault(gpu, {})
+            x = seen.get(e.code)
+            if x is None:
+                seen[e.code] = XidSeen(first_t=e.t, last_t=e.t, count=1, message=e.message)
+            else:
+                x.last_t, x.count, x.message = e.t, x.count + 1, e.message or x.message
+        elif e.type == "ecc" and gpu is not None:
+            after = _event_number(e, ("ecc_dbe_vol", "dbe", "uncorrected", "count"))
+            if after is not None:
+                before = st.dbe_last.get(gpu, 0.0)
+                if after > before:
+                    st.dbe_jump[gpu] = (e.t, before, after)
+                st.dbe_last[gpu] = after
+        elif e.type == "gpu_lost" and gpu is not None:
+            st.lost_t.setdefault(gpu, e.t)
+        else:
+            return
+        if gpu is not None:
+            self._eval_gpus(hr, "event", [gpu], e.t, out)
+
+    def _eval_gpus(
+        self, hr: _HostRuntime, trigger: str, gpus: Iterable[int], t: float, out: list[Alert]
+    ) -> None:
+        st = hr.state
+        st.trigger = trigger
+        rules = hr.by_trigger.get((GPU, trigger), ())
+        if not rules:
+            return
+        view = self._view
+        view.pos = st.pos
+        for gpu in gpus:
+            view.gpu = gpu
+            view.row = st.row_by_gpu.get(gpu, ())
+            view.nominal = st.nominal.get(gpu, {})
+            for rule, cond in rules:
+                ans = cond.fn(st, view, t, rule.params)
+                if cond.multi:
+                    for key, a in ans:
+                        self._step(hr, rule, gpu, key, t, a, out)
+                else:
+                    self._step(hr, rule, gpu, "", t, ans, out)
+
+    def _eval_host(self, hr: _HostRuntime, trigger: str, t: float, out: list[Alert]) -> None:
+        st = hr.state
+        st.trigger = trigger
+        for rule, cond in hr.by_trigger.get(("host", trigger), ()):
+            ans = cond.fn(st, self._view, t, rule.params)
+            self._step(hr, rule, None, "", t, ans, out)
+
+    # -- the state machine --
+
+    def _step(
+        self,
+        hr: _HostRuntime,
+        rule: Rule,
+        gpu: int | None,
+        key: str,
+        t: float,
+        ans: Any,
+        out: list[Alert],
+    ) -> None:
+        tk: TrackKey = (rule.id, gpu, key)
+        tr = hr.tracks.get(tk)
+        if isinstance(ans, dict):
+            if tr is None:
+                tr = hr.tracks[tk] = _Track()
+            tr.clearing_since = None
+            if tr.alert is not None:
+                tr.values = ans
+                return
+            if tr.pending_since is None or tr.pending_since > t:
+                tr.pending_since = t
+            if t - tr.pending_since >= rule.for_s and t >= tr.cooldown_until:
+                self._fire(hr, rule, gpu, key, t, tr, ans, out)
+        elif ans == CLEAR:
+            if tr is None:
+                return
+            tr.pending_since = None
+            if tr.alert is None:
+                if tr.cooldown_until <= t and (tr.snoozed_until is None or tr.snoozed_until <= t):
+                    del hr.tracks[tk]  # nothing left to remember
+                return
+            if tr.clearing_since is None:
+                tr.clearing_since = t
+            if t - tr.clearing_since >= rule.clear_for_s:
+                self._resolve(tr, rule, t, out)
+        # HOLD: neither condition holds (hysteresis band, or no data): timers stay.
+
+    def _fire(
+        self,
+        hr: _HostRuntime,
+        rule: Rule,
+        gpu: int | None,
+        key: str,
+        t: float,
+        tr: _Track,
+        ans: dict[str, Any],
+        out: list[Alert],
+    ) -> None:
+        st = hr.state
+        severity = ans.pop("_severity", rule.severity)
+        since = tr.pending_since if tr.pending_since is not None else t
+        evidence: dict[str, Any] = {
+            "values": ans,
+            "thresholds": {k: v for k, v in rule.params.items() if isinstance(v, (int, float))},
+            "since_t": since,
+            "window_s": round(t - since, 3),
+            "for_s": rule.for_s,
+        }
+        cfg = st.cfg
+        if cfg is not None and cfg.price_per_hour is not None:
+            evidence["price_per_hour"] = cfg.price_per_hour
+            evidence["currency"] = cfg.currency
+        if gpu is not None and st.hello is not None:
+            info = st.hello.gpu(gpu)
+            if info is not None:
+                evidence["gpu_name"] = info.name
+                evidence["gpu_uuid"] = info.uuid
+        gpu_part = "host" if gpu is None else f"gpu{gpu}"
+        key_part = f":{key}" if key else ""
+        alert_id = f"{st.name}:{rule.id}:{gpu_part}{key_part}@{t:.3f}"
+        snoozed = (
+            tr.snoozed_until if tr.snoozed_until is not None and tr.snoozed_until > t else None
+        )
+        alert = Alert(
+            id=alert_id,
+            rule_id=rule.id,
+            severity=severity,
+            host=st.name,
+            gpu=gpu,
+            state=FIRING,
+            started_t=t,
+            ended_t=None,
+            evidence=evidence,
+            condition=rule.condition,
+            key=key,
+            snoozed_until=snoozed,
+        )
+        tr.alert, tr.values, tr.pending_since = alert, ans, None
+        self._active[alert_id] = alert
+        self._track_of[alert_id] = (st.name, (rule.id, gpu, key))
+        self.history.append(alert)
+        out.append(alert)
+
+    def _resolve(self, tr: _Track, rule: Rule, t: float, out: list[Alert]) -> None:
+        a = tr.alert
+        assert a is not None
+        ended = tr.clearing_since if tr.clearing_since is not None else t
+        evidence = dict(a.evidence)
+        evidence["last_values"] = tr.values
+        evidence["duration_s"] = round(ended - float(evidence.get("since_t", a.started_t)), 3)
+        done = replace(a, state=RESOLVED, ended_t=ended, evidence=evidence)
+        tr.alert, tr.clearing_since = None, None
+        tr.cooldown_until = ended + rule.cooldown_s
+        self._active.pop(a.id, None)
+        self._track_of.pop(a.id, None)
+        self.history.append(done)
+        out.append(done)
+
+
+def _event_number(e: Event, keys: tuple[str, ...]) -> float | None:
+    for k in keys:
+        v = e.raw.get(k)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return float(v)
+    return None

@@ -1,0 +1,1 @@
+"""Configuration: the TOML file, hosts, settings, paths and keyring secrets."""

@@ -1,0 +1,1 @@
+"""Rental cost: accrual per host, idle share and advice."""

@@ -1,0 +1,1 @@
+"""The fleet: one supervised session per host, their events fanned out."""

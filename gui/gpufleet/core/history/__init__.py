@@ -1,0 +1,1 @@
+"""History: the SQLite store, its encodings, exports and the audit log."""

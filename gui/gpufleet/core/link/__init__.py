@@ -1,0 +1,1 @@
+"""The link to one host: SSH, host keys, transports, deploying the sampler."""

@@ -1,0 +1,66 @@
+"""The argv of each sampler subcommand for a host: one place that knows the sampler's CLI
+(remote/gpufleet_sampler/__main__.py), so sessions, the fleet and deploy agree on it."""
+
+from __future__ import annotations
+
+from gpufleet.core.config.hostconfig import HostConfig
+
+
+def backend_args(host: HostConfig) -> list[str]:
+    """``--backend`` and friends: they also key the daemon's lock, so every command that talks
+    to the daemon must pass the same ones."""
+    args = [
+        "--backend",
+        host.backend,
+        "--seed",
+        str(host.seed),
+        "--interval",
+        f"{host.interval_s:g}",
+    ]
+    if host.scenario:
+        args += ["--scenario", host.scenario]
+    return args
+
+
+def _state(state_dir: str | None) -> list[str]:
+    return ["--state-dir", state_dir] if state_dir else []
+
+
+def attach_argv(
+    prefix: list[str], host: HostConfig, from_seq: int, state_dir: str | None = None
+) -> list[str]:
+    return [
+        *prefix,
+        "attach",
+        *backend_args(host),
+        *_state(state_dir),
+        "--from-seq",
+        str(from_seq),
+        "--start",
+    ]
+
+
+def stop_argv(prefix: list[str], host: HostConfig, state_dir: str | None = None) -> list[str]:
+    return [*prefix, "stop", *backend_args(host), *_state(state_dir)]
+
+
+def check_argv(prefix: list[str], host: HostConfig, state_dir: str | None = None) -> list[str]:
+    return [*prefix, "check", *backend_args(host), *_state(state_dir)]
+
+
+def kill_argv(
+    prefix: list[str], pid: int, start_ticks: int, signal: str, grace_s: float, sudo: bool
+) -> list[str]:
+    argv = [
+        *prefix,
+        "kill",
+        "--pid",
+        str(pid),
+        "--start-time",
+        str(start_ticks),
+        "--signal",
+        signal,
+        "--grace",
+        f"{grace_s:g}",
+    ]
+    return [*argv, "--sudo"] if sudo else argv

@@ -1,0 +1,1 @@
+"""Notifications leaving the app: webhooks with retries."""

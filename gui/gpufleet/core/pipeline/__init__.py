@@ -1,0 +1,1 @@
+"""The pipeline hub: drains the fleet and feeds every consumer stage."""

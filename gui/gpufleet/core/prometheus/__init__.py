@@ -1,0 +1,1 @@
+"""Prometheus: the app's exporter, rules export, source and receiver."""

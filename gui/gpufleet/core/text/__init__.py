@@ -1,0 +1,1 @@
+"""Text: every sentence gpufleet says, in one catalogue."""

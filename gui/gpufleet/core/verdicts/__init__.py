@@ -1,0 +1,1 @@
+"""Verdicts: the health check, diagnoses, findings and evidence bundles."""

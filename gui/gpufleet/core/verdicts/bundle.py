@@ -1,0 +1,250 @@
+"""The evidence bundle: one zip with everything about a host over a time window.
+
+``metrics.csv`` (every sample of every GPU), ``plots/*.png`` (rendered by the UI layer, passed
+in as ``render_plots`` so this module stays Qt-free), ``inventory.json`` (the hello),
+``health_check.json`` (the last check facts, with verdicts when the health rules exist),
+``alerts.json``, ``events.json``, ``kills.json``, ``processes.json`` and ``summary.txt``: a
+short text of what the data shows (the diagnosis engine's findings when it is available,
+and always per-GPU min / mean / max, time held by throttling, Xid and ECC events).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import zipfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+from gpufleet_sampler import protocol
+
+from gpufleet.core.history.export import export_csv
+from gpufleet.core.history.store import Store, Window
+from gpufleet.core.history.timeparse import format_utc
+from gpufleet.core.wire.messages import Hello
+
+# What the plots show: every GPU's series of these metrics.
+PLOT_METRICS = (
+    "sm_clock_mhz",
+    "clock_reasons",
+    "temp_gpu_c",
+    "temp_mem_c",
+    "power_w",
+    "power_limit_w",
+    "mem_used_bytes",
+    "pcie_tx_bps",
+    "pcie_rx_bps",
+    "nvlink_tx_bps",
+    "nvlink_rx_bps",
+)
+# (metric, label, scale, unit) of the summary table.
+SUMMARY_METRICS = (
+    ("util_gpu_pct", "utilization", 1.0, "%"),
+    ("sm_clock_mhz", "SM clock", 1.0, "MHz"),
+    ("temp_gpu_c", "GPU temperature", 1.0, "°C"),
+    ("temp_mem_c", "memory temperature", 1.0, "°C"),
+    ("power_w", "power", 1.0, "W"),
+    ("mem_used_bytes", "memory used", 2.0**-30, "GiB"),
+    ("pcie_gen", "PCIe generation", 1.0, ""),
+)
+THROTTLE_MASK = protocol.REASON_THERMAL_MASK | protocol.REASON_POWER_MASK | 0x8
+
+
+@dataclass(frozen=True)
+class PlotData:
+    """What the UI needs to draw the evidence plots (plain data, no Qt)."""
+
+    host: str
+    t0: float
+    t1: float
+    hello: Hello | None
+    series: Mapping[tuple[int, str], Window]  # (gpu, metric) -> points
+
+
+RenderPlots = Callable[[PlotData], Mapping[str, bytes]]
+
+
+@dataclass
+class BundleReport:
+    path: Path
+    rows: int
+    parts: list[str] = field(default_factory=list)
+    plot_error: str | None = None
+
+
+def plot_data(store: Store, host: str, t0: float, t1: float, max_points: int = 1500) -> PlotData:
+    series = {
+        (gpu, m): store.query_window(host, gpu, m, t0, t1, max_points=max_points)
+        for gpu in store.gpus(host)
+        for m in PLOT_METRICS
+    }
+    return PlotData(host, t0, t1, store.hello(host, at=t1), series)
+
+
+def _json(obj: Any) -> bytes:
+    return orjson.dumps(obj, option=orjson.OPT_INDENT_2, default=str)
+
+
+def _throttled_s(t: np.ndarray[Any, Any], mask: np.ndarray[Any, Any]) -> float:
+    if t.size < 2:
+        return 0.0
+    dt = np.diff(t)
+    cap = 5 * float(np.median(dt))  # a gap in the data is not time spent throttled
+    held = (np.nan_to_num(mask[:-1]).astype(np.int64) & THROTTLE_MASK) != 0
+    return float(np.minimum(dt, cap)[held].sum())
+
+
+def _fmt(v: float) -> str:
+    if math.isnan(v):
+        return "-"
+    return f"{v:.1f}" if abs(v) < 100 else f"{v:.0f}"
+
+
+def simple_summary(store: Store, host: str, t0: float, t1: float) -> list[str]:
+    """Per GPU: min / mean / max of the key metrics, time throttled, errors."""
+    lines: list[str] = []
+    for gpu in store.gpus(host):
+        lines.append(f"GPU {gpu}:")
+        for metric, label, scale, unit in SUMMARY_METRICS:
+            t, v = store.query(host, gpu, metric, t0, t1)
+            v = v[~np.isnan(v)] * scale
+            if v.size == 0:
+                continue
+            lines.append(
+                f"  {label:<20} min {_fmt(float(v.min()))}  mean {_fmt(float(v.mean()))}  "
+                f"max {_fmt(float(v.max()))} {unit}".rstrip()
+            )
+        t, mask = store.query(host, gpu, "clock_reasons", t0, t1)
+        if t.size:
+            held = _throttled_s(t, mask)
+            span = max(float(t[-1] - t[0]), 1e-9)
+            lines.append(
+                f"  {'clocks held down':<20} {held / 60:.1f} min of {span / 60:.1f} "
+                f"({100 * held / span:.0f} %) by thermal/power limits"
+            )
+        for metric in ("ecc_sbe_vol", "ecc_dbe_vol", "pcie_replays"):
+            _, v = store.query(host, gpu, metric, t0, t1)
+            v = v[~np.isnan(v)]
+            if v.size and v.max() > v.min():
+                lines.append(f"  {metric} rose from {v.min():.0f} to {v.max():.0f}")
+    events = store.events(host, t0, t1)
+    xids = [e for e in events if e.type == protocol.EVENT_XID]
+    others = [e for e in events if e.type != protocol.EVENT_XID]
+    lines.append(f"Xid errors: {len(xids)}" + (":" if xids else ""))
+    lines += [f"  {format_utc(e.t)} GPU {e.gpu} Xid {e.code} {e.message}".rstrip() for e in xids]
+    if others:
+        lines.append(f"Other events: {len(others)}")
+        lines += [f"  {format_utc(e.t)} {e.type} GPU {e.gpu}: {e.message}" for e in others[:50]]
+    return lines
+
+
+def diagnosis_lines(store: Store, host: str, t0: float, t1: float) -> list[str]:
+    """The diagnosis engine's findings as sentences; empty when it is not available."""
+    try:
+        from gpufleet.core.text import catalogue  # type: ignore[attr-defined,unused-ignore]
+        from gpufleet.core.verdicts import diagnosis
+    except ImportError:
+        return []
+    try:
+        findings = diagnosis.diagnose(
+            store.hello(host, at=t1),
+            list(store.samples(host, t0, t1)),
+            store.procs(host, t0, t1),
+            store.events(host, t0, t1),
+            t0,
+            t1,
+        )
+        return [f"- {catalogue.finding_sentence(f)}" for f in findings]
+    except Exception as e:  # a diagnosis bug must not cost the user the bundle
+        return [f"- (diagnosis failed: {type(e).__name__}: {e})"]
+
+
+def check_verdicts(facts: Mapping[str, Any]) -> list[dict[str, Any]]:
+    try:
+        from gpufleet.core.verdicts import health  # type: ignore[attr-defined,unused-ignore]
+    except ImportError:
+        return []
+    try:
+        return [
+            {"id": f.id, "verdict": f.verdict, "gpu": f.gpu, "values": dict(f.values)}
+            for f in health.evaluate_check(dict(facts))
+        ]
+    except Exception as e:
+        return [{"id": "error", "verdict": "unknown", "gpu": None, "values": {"error": str(e)}}]
+
+
+def summary_text(store: Store, host: str, t0: float, t1: float, rows: int) -> str:
+    hello = store.hello(host, at=t1)
+    head = [
+        f"gpufleet evidence bundle for {host}",
+        f"window: {format_utc(t0)} to {format_utc(t1)} (UTC), {rows} GPU-samples",
+    ]
+    if hello is not None:
+        names = sorted({g.name for g in hello.gpus})
+        drv = hello.host.get("driver_version", "?")
+        head.append(f"{len(hello.gpus)} GPU(s): {', '.join(names)}; driver {drv}")
+    found = diagnosis_lines(store, host, t0, t1)
+    body = ["", "Findings:", *found] if found else []
+    return "\n".join([*head, *body, "", "Per GPU:", *simple_summary(store, host, t0, t1), ""])
+
+
+def build_bundle(
+    store: Store,
+    host: str,
+    t0: float,
+    t1: float,
+    out: Path,
+    *,
+    render_plots: RenderPlots | None = None,
+) -> BundleReport:
+    """Write the zip to ``out`` (through a temporary file, renamed into place)."""
+    out = Path(out)
+    tmp = out.with_name(out.name + ".part")
+    report = BundleReport(path=out, rows=0)
+    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as z:
+
+        def put(name: str, data: bytes | str) -> None:
+            z.writestr(name, data)
+            report.parts.append(name)
+
+        buf = io.StringIO()
+        report.rows = export_csv(store, host, t0, t1, buf)
+        put("metrics.csv", buf.getvalue())
+        if render_plots is not None:
+            try:
+                pngs = render_plots(plot_data(store, host, t0, t1))
+            except Exception as e:  # no display, no Qt: the rest of the evidence still counts
+                report.plot_error = f"{type(e).__name__}: {e}"
+                pngs = {}
+            for name, png in sorted(pngs.items()):
+                z.writestr(f"plots/{name}", png)
+                report.parts.append(f"plots/{name}")
+        hello = store.hello(host, at=t1)
+        put("inventory.json", _json(dict(hello.raw) if hello else None))
+        check = store.last_check(host, before=t1)
+        if check is not None:
+            t, facts = check
+            put(
+                "health_check.json",
+                _json({"t": format_utc(t), "facts": facts, "verdicts": check_verdicts(facts)}),
+            )
+        put("alerts.json", _json(store.alerts(host, t0, t1)))
+        put("events.json", _json([dict(e.raw) for e in store.events(host, t0, t1)]))
+        put("kills.json", _json(store.kills(host, t0, t1)))
+        procs: Sequence[Any] = store.procs(host, t0, t1)
+        put(
+            "processes.json",
+            _json(
+                [
+                    {"t": format_utc(p.t), "seq": p.seq, "procs": [x._asdict() for x in p.procs]}
+                    for p in procs
+                ]
+            ),
+        )
+        put("summary.txt", summary_text(store, host, t0, t1, report.rows))
+    tmp.replace(out)
+    return report

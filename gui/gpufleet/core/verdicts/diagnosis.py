@@ -1,0 +1,372 @@
+"""Diagnosis: explain a slowdown or a crash from the data of a time window.
+
+``diagnose(hello, samples, procs, events, t0, t1)`` looks at each GPU over the window and
+returns findings (``gpufleet.core.verdicts.findings.Finding``) with their evidence and
+window, worded by ``catalogue.finding_sentence``. It answers the two questions of the rental guide:
+
+- "99 % utilization but 30 % slower": clocks vs nominal with the reason (thermal, power cap,
+  a limit below the default, none reported), temperature, another process sharing the GPU,
+  PCIe downtraining, data starvation (utilization saw-tooth with little PCIe traffic);
+- "it crashed at 2 a.m.: hardware or my code?": when the work stopped, and what came before
+  it (memory temperature rising, ECC errors, Xids, a GPU lost).
+
+When nothing in the hardware data explains it, it says so (``diag_none``): then the code, the
+data pipeline or the checkpointing are to blame. Verdicts: ``fail`` for hardware faults,
+``warn`` for what slows the job, ``info`` for context (the crash itself, a normal power cap).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+import numpy as np
+from gpufleet_sampler import protocol
+
+from gpufleet.core.alerts.conditions import REASON_EXPLAINING_MASK, XID_CRITICAL
+from gpufleet.core.verdicts.findings import FAIL, INFO, PASS, WARN, Finding
+from gpufleet.core.wire.messages import Event, Hello, Procs, Sample
+
+BUSY_PCT: Final = 50.0
+SHARE_MIN: Final = 0.10  # a cause must cover at least this share of the busy time
+CLOCK_LOW_FRAC: Final = 0.85
+STOP_QUIET_S: Final = 60.0  # quiet this long after work = the work stopped
+LANE_BPS: Final = {1: 0.25e9, 2: 0.5e9, 3: 0.985e9, 4: 1.97e9, 5: 3.94e9, 6: 7.56e9}
+
+_METRICS: Final = (
+    "util_gpu_pct",
+    "sm_clock_mhz",
+    "clock_reasons",
+    "temp_gpu_c",
+    "temp_mem_c",
+    "power_limit_w",
+    "pcie_gen",
+    "pcie_width",
+    "pcie_tx_bps",
+    "pcie_rx_bps",
+    "pstate",
+    "mem_used_bytes",
+    "nvlink_up",
+    "ecc_dbe_vol",
+    "ecc_sbe_vol",
+    "lost",
+)
+
+
+def _series(samples: list[Sample], gpu: int) -> dict[str, np.ndarray]:
+    """Per-metric float arrays of one GPU (NaN where missing), plus "t"."""
+    n = len(samples)
+    out = {m: np.full(n, np.nan) for m in _METRICS}
+    ts = np.empty(n)
+    for k, s in enumerate(samples):
+        ts[k] = s.t
+        r = s.row(gpu)
+        if r is None:
+            continue
+        for m in _METRICS:
+            try:
+                pos = s.columns.index(m) + 1
+            except ValueError:
+                continue
+            v = r[pos] if pos < len(r) else None
+            if v is not None:
+                out[m][k] = float(v)
+    out["t"] = ts
+    return out
+
+
+def _bits(x: np.ndarray, mask: int) -> np.ndarray:
+    ok = ~np.isnan(x)
+    res = np.zeros(len(x), dtype=bool)
+    res[ok] = (x[ok].astype(np.int64) & mask) != 0
+    return res
+
+
+def _share(mask: np.ndarray, of: np.ndarray) -> float:
+    n = int(of.sum())
+    return float((mask & of).sum()) / n if n else 0.0
+
+
+def _nanmean(x: np.ndarray) -> float | None:
+    x = x[~np.isnan(x)]
+    return float(x.mean()) if len(x) else None
+
+
+def _nanmax(x: np.ndarray) -> float | None:
+    x = x[~np.isnan(x)]
+    return float(x.max()) if len(x) else None
+
+
+def _cycles(util: np.ndarray) -> int:
+    """Busy/quiet transitions with hysteresis (>= 80 % high, <= 20 % low)."""
+    level, n = 0, 0
+    for u in util:
+        if np.isnan(u):
+            continue
+        new = 1 if u >= 80 else -1 if u <= 20 else level
+        if level and new != level:
+            n += 1
+        level = new
+    return n
+
+
+def _slowdown(gpu: int, s: dict[str, np.ndarray], nom: Mapping[str, Any]) -> list[Finding]:
+    out: list[Finding] = []
+    t = s["t"]
+    util, clock, reasons = s["util_gpu_pct"], s["sm_clock_mhz"], s["clock_reasons"]
+    busy = ~np.isnan(util) & (util >= BUSY_PCT)
+    if not busy.any():
+        return out
+    t0, t1 = float(t[busy][0]), float(t[busy][-1])
+    cmax = nom.get("sm_clock_max_mhz")
+    slow = nom.get("temp_slowdown_c")
+    temp_max = _nanmax(s["temp_gpu_c"][busy])
+
+    def clock_vals(sel: np.ndarray) -> dict[str, Any]:
+        c = _nanmean(clock[sel])
+        return {
+            "sm_clock_mhz": None if c is None else round(c),
+            "sm_clock_max_mhz": cmax,
+            "clock_frac": None if c is None or not cmax else c / float(cmax),
+        }
+
+    thermal = _bits(reasons, protocol.REASON_THERMAL_MASK)
+    share = _share(thermal, busy)
+    if share >= SHARE_MIN:
+        vals = {"share": share, "temp_c": temp_max, "temp_slowdown_c": slow}
+        vals.update(clock_vals(thermal & busy))
+        out.append(Finding("diag_thermal", WARN, gpu, vals, t0, t1))
+
+    limit = _nanmean(s["power_limit_w"])
+    if limit is None:
+        limit = nom.get("power_enforced_w")
+    default = nom.get("power_default_w")
+    power_bit = _bits(reasons, protocol.REASON_POWER_MASK)
+    if limit is not None and default and limit < 0.95 * float(default):
+        vals = {"power_limit_w": limit, "power_default_w": default}
+        vals.update(clock_vals(busy))
+        out.append(Finding("diag_power_limit", WARN, gpu, vals, t0, t1))
+    elif _share(power_bit, busy) >= 0.3:
+        vals = {"share": _share(power_bit, busy)}
+        vals.update(clock_vals(power_bit & busy))
+        out.append(Finding("diag_power_cap", INFO, gpu, vals, t0, t1))
+
+    if cmax:
+        explained = _bits(reasons, REASON_EXPLAINING_MASK)
+        low = ~np.isnan(clock) & (clock < CLOCK_LOW_FRAC * float(cmax)) & ~explained
+        share = _share(low, busy)
+        if share >= 0.2:
+            vals = {"share": share}
+            vals.update(clock_vals(low & busy))
+            out.append(Finding("diag_clocks_unexplained", WARN, gpu, vals, t0, t1))
+
+    if (
+        temp_max is not None
+        and slow
+        and temp_max >= float(slow) - 5
+        and not any(f.id == "diag_thermal" for f in out)
+    ):
+        vals = {"temp_c": temp_max, "temp_slowdown_c": slow, "margin_c": float(slow) - temp_max}
+        out.append(Finding("diag_temperature", WARN, gpu, vals, t0, t1))
+
+    gen, width = s["pcie_gen"], s["pcie_width"]
+    mgen, mwidth = nom.get("pcie_max_gen"), nom.get("pcie_max_width")
+    pstate = s["pstate"]
+    if mgen and mwidth:
+        active = busy & (np.isnan(pstate) | (pstate <= 2))
+        down = ~np.isnan(gen) & ((gen < float(mgen)) | (width < float(mwidth)))
+        if _share(down, active) >= 0.2:
+            sel = down & active
+            vals = {
+                "pcie_gen": _nanmean(gen[sel]),
+                "pcie_width": _nanmean(width[sel]),
+                "pcie_max_gen": mgen,
+                "pcie_max_width": mwidth,
+                "share": _share(down, active),
+            }
+            out.append(Finding("diag_pcie", WARN, gpu, vals, t0, t1))
+
+    # Data starvation: work comes in bursts and PCIe stays far below what the link carries.
+    cycles = _cycles(util)
+    high = ~np.isnan(util) & (util >= 80)
+    lowu = ~np.isnan(util) & (util <= 20)
+    n = max(1, int((~np.isnan(util)).sum()))
+    pcie = s["pcie_rx_bps"] + np.nan_to_num(s["pcie_tx_bps"])
+    pcie_mean = _nanmean(pcie)
+    link = LANE_BPS.get(int(mgen or 4), 1.97e9) * float(mwidth or 16)
+    if (
+        cycles >= 6
+        and high.sum() / n >= 0.15
+        and lowu.sum() / n >= 0.15
+        and pcie_mean is not None
+        and pcie_mean < 0.25 * link
+    ):
+        vals = {"cycles": cycles // 2, "busy_share": float(high.sum()) / n, "pcie_bps": pcie_mean}
+        out.append(Finding("diag_starvation", WARN, gpu, vals, float(t[0]), float(t[-1])))
+
+    links, up = nom.get("nvlink_links"), _nanmax(-s["nvlink_up"])
+    if links and up is not None and -up < float(links):
+        vals = {"nvlink_up": -up, "nvlink_links": links}
+        out.append(Finding("diag_nvlink", WARN, gpu, vals, t0, t1))
+    return out
+
+
+def _shared(gpu: int, procs: list[Procs]) -> list[Finding]:
+    """Another process on the GPU besides the main job (the one holding the most memory)."""
+    seen: dict[tuple[int, int | None], Any] = {}
+    mem: dict[tuple[int, int | None], int] = {}
+    concurrent = False
+    for snap in procs:
+        mine = [p for p in snap.procs if p.gpu == gpu]
+        if len(mine) > 1:
+            concurrent = True
+        for p in mine:
+            key = (p.pid, p.start_ticks)
+            seen[key] = p
+            mem[key] = max(mem.get(key, 0), p.mem_bytes or 0)
+    if not concurrent or len(seen) < 2:
+        return []
+    main = max(mem, key=lambda k: mem[k])
+    others = [seen[k] for k in seen if k != main]
+    vals = {
+        "processes": [
+            {"pid": p.pid, "name": p.name, "user": p.user, "cmd": p.cmd, "mem_bytes": p.mem_bytes}
+            for p in others
+        ],
+        "mem_bytes": max(mem[k] for k in seen if k != main),
+    }
+    t0 = procs[0].t if procs else None
+    t1 = procs[-1].t if procs else None
+    return [Finding("diag_shared", WARN, gpu, vals, t0, t1)]
+
+
+def _stop_time(samples: list[Sample], gpus: list[int]) -> tuple[float, int] | None:
+    """When the work stopped: the last busy sample followed by STOP_QUIET_S of quiet on every
+    GPU (lost GPUs count as quiet). Returns (time, index of the first quiet sample)."""
+    last_busy: int | None = None
+    for k, s in enumerate(samples):
+        any_busy = False
+        for g in gpus:
+            u = s.value(g, "util_gpu_pct")
+            if u is not None and u >= BUSY_PCT and not s.value(g, "lost"):
+                any_busy = True
+                break
+        if any_busy:
+            last_busy = k
+    if last_busy is None or last_busy + 1 >= len(samples):
+        return None
+    if samples[-1].t - samples[last_busy + 1].t < STOP_QUIET_S:
+        return None
+    return samples[last_busy + 1].t, last_busy + 1
+
+
+def diagnose(
+    hello: Hello | None,
+    samples: Iterable[Sample],
+    procs: Iterable[Procs],
+    events: Iterable[Event],
+    t0: float,
+    t1: float,
+) -> list[Finding]:
+    """Findings explaining a slowdown or a crash within [t0, t1]."""
+    ss = [s for s in samples if t0 <= s.t <= t1]
+    ss.sort(key=lambda s: s.t)
+    ps = sorted((p for p in procs if t0 <= p.t <= t1), key=lambda p: p.t)
+    es = sorted((e for e in events if t0 <= e.t <= t1), key=lambda e: e.t)
+    if not ss:
+        return [Finding("diag_no_data", INFO, None, {}, t0, t1)]
+    gpus = (
+        [g.index for g in hello.gpus]
+        if hello is not None
+        else sorted({i for s in ss for i in s.gpu_indices()})
+    )
+    out: list[Finding] = []
+    series: dict[int, dict[str, np.ndarray]] = {}
+    for g in gpus:
+        nom: Mapping[str, Any] = {}
+        if hello is not None:
+            info = hello.gpu(g)
+            nom = info.nominal if info is not None else {}
+        series[g] = _series(ss, g)
+        out.extend(_slowdown(g, series[g], nom))
+        out.extend(_shared(g, ps))
+    out.extend(_crash(ss, ps, es, gpus, series))
+    if not any(f.verdict in (WARN, FAIL) for f in out):
+        out.append(Finding("diag_none", PASS, None, {}, t0, t1))
+    return out
+
+
+def _crash(
+    ss: list[Sample],
+    ps: list[Procs],
+    es: list[Event],
+    gpus: list[int],
+    series: dict[int, dict[str, np.ndarray]],
+) -> list[Finding]:
+    out: list[Finding] = []
+    stop = _stop_time(ss, gpus)
+    for e in es:
+        if e.type == "xid" and e.code is not None:
+            verdict = FAIL if e.code in XID_CRITICAL else WARN
+            out.append(Finding("diag_xid", verdict, e.gpu, {"xid": e.code, "at_t": e.t}, e.t, e.t))
+        elif e.type == "gpu_lost":
+            out.append(Finding("diag_lost", FAIL, e.gpu, {"at_t": e.t}, e.t, e.t))
+    for g in gpus:
+        s = series[g]
+        t = s["t"]
+        for metric, kind, verdict in (
+            ("ecc_dbe_vol", "uncorrected", FAIL),
+            ("ecc_sbe_vol", "corrected", WARN),
+        ):
+            x = s[metric]
+            ok = ~np.isnan(x)
+            if ok.sum() < 2:
+                continue
+            d = np.diff(x[ok])
+            if (d > 0).any():
+                first = int(np.argmax(d > 0)) + 1
+                at = float(t[ok][first])
+                vals = {"kind": kind, "at_t": at, "count": f"{x[ok][0]:.0f} → {x[ok][-1]:.0f}"}
+                out.append(Finding("diag_ecc", verdict, g, vals, float(t[0]), at))
+        if not any(f.id == "diag_lost" and f.gpu == g for f in out):
+            lost = s["lost"]
+            if (lost[~np.isnan(lost)] > 0).any():
+                at = float(t[np.nan_to_num(lost) > 0][0])
+                out.append(Finding("diag_lost", FAIL, g, {"at_t": at}, at, at))
+    if stop is None:
+        return out
+    t_stop, k = stop
+    before = slice(max(0, k - 30), k)
+    after = slice(k, min(len(ss), k + 30))
+    util_b = np.nanmean([_nanmean(series[g]["util_gpu_pct"][before]) or 0 for g in gpus])
+    util_a = np.nanmean([_nanmean(series[g]["util_gpu_pct"][after]) or 0 for g in gpus])
+    mem_b = sum(_nanmean(series[g]["mem_used_bytes"][before]) or 0 for g in gpus)
+    mem_a = sum(_nanmean(series[g]["mem_used_bytes"][after]) or 0 for g in gpus)
+    pids_before = {p.pid for snap in ps if snap.t < t_stop for p in snap.procs}
+    last_after = [snap for snap in ps if snap.t >= t_stop + 10]
+    gone = (
+        bool(pids_before)
+        and bool(last_after)
+        and not (pids_before & {p.pid for p in last_after[-1].procs})
+    )
+    vals = {
+        "at_t": t_stop,
+        "util_before": round(float(util_b)),
+        "util_after": round(float(util_a)),
+        "mem_before": mem_b,
+        "mem_after": mem_a,
+        "procs_gone": gone,
+    }
+    out.append(Finding("diag_crash", INFO, None, vals, float(ss[0].t), t_stop))
+    # What came before it: memory temperature (the guide's first suspect).
+    for g in gpus:
+        s = series[g]
+        pre = s["t"] < t_stop
+        tm = s["temp_mem_c"][pre]
+        tm = tm[~np.isnan(tm)]
+        if len(tm) >= 2:
+            rise = float(tm.max() - tm[: max(1, len(tm) // 10)].mean())
+            if tm.max() > 95 or (rise >= 10 and tm.max() > 85):
+                vals = {"temp_c": float(tm.max()), "rise_c": rise}
+                out.append(Finding("diag_mem_temp", WARN, g, vals, float(s["t"][0]), t_stop))
+    return out

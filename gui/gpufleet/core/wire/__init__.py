@@ -1,0 +1,1 @@
+"""The wire: sampler JSON lines decoded into typed messages, and back."""

@@ -1,0 +1,1 @@
+"""Controllers: what connects the core's output and the user's input to Qt."""

@@ -1,0 +1,178 @@
+"""What the user does to the fleet from the window: kill a process, add or edit hosts.
+
+Every remote call runs in the QThreadPool (``worker.run_in_pool``); results come back as
+signals and end in the status bar. The fleet writes the audit log of every kill.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from PySide6.QtCore import QCoreApplication, QObject, QThreadPool, Signal
+from PySide6.QtGui import QAction
+
+from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
+from gpufleet.core.wire.messages import Proc
+from gpufleet.ui.controllers.worker import run_in_pool
+from gpufleet.ui.dialogs.kill import KillDialog
+
+log = logging.getLogger(__name__)
+GRACE_S = 5.0
+
+_OUTCOME = {
+    "exited": QT_TRANSLATE_NOOP("Actions", "exited"),
+    "still_running": QT_TRANSLATE_NOOP("Actions", "is still running after {grace} s"),
+    "refused": QT_TRANSLATE_NOOP(
+        "Actions", "was not signalled: the PID now belongs to another process"
+    ),
+    "not_found": QT_TRANSLATE_NOOP("Actions", "had already exited"),
+    "permission_denied": QT_TRANSLATE_NOOP(
+        "Actions", "was not signalled: permission denied (another user's process)"
+    ),
+}
+
+
+class Actions(QObject):
+    kill_finished = Signal(object)  # KillResult or an Exception
+
+    def __init__(self, window: Any, fleet: Any, bridge: Any, pool: QThreadPool, demo: bool) -> None:
+        super().__init__()
+        self.window = window
+        self.fleet = fleet
+        self.bridge = bridge
+        self.pool = pool
+        self.demo = demo
+        self.kill_dialog: KillDialog | None = None
+        window.memory.kill_requested.connect(self.request_kill)
+        menu = window.menu_hosts
+        for i, (text, slot) in enumerate(
+            (
+                (self.tr("&Add host…"), self.add_host),
+                (self.tr("&Edit selected host…"), self.edit_host),
+                (self.tr("&Import from ~/.ssh/config…"), self.import_hosts),
+            )
+        ):
+            act = QAction(text, menu)
+            act.triggered.connect(slot)
+            act.setEnabled(not demo or i == 0)  # the demo fleet can only point to "add"
+            menu.addAction(act)
+        menu.addSeparator()
+        quit_act = QAction(self.tr("&Quit"), menu)
+        quit_act.setShortcut("Ctrl+Q")
+        quit_act.triggered.connect(window.quit_requested)
+        menu.addAction(quit_act)
+
+    # -- kill ------------------------------------------------------------------------------
+
+    def request_kill(
+        self, host: str, proc: Proc, signal: str = "TERM", note: str = ""
+    ) -> KillDialog:
+        """Open the confirmation (non-blocking); on accept the signal is sent off-thread."""
+        dlg = KillDialog(self.window, host, proc, signal, GRACE_S, note)
+        self.kill_dialog = dlg
+        dlg.accepted.connect(lambda: self._send(host, proc, signal))
+        dlg.open()
+        return dlg
+
+    def _send(self, host: str, proc: Proc, signal: str) -> None:
+        self.window.show_outcome(
+            self.tr("sending {signal} to PID {pid} on {host}…").format(
+                signal=signal, pid=proc.pid, host=host
+            )
+        )
+        fleet = self.fleet
+
+        def call() -> Any:
+            return fleet.kill(host, proc.pid, proc.start_ticks, signal, GRACE_S)
+
+        run_in_pool(
+            call,
+            lambda res: self._done(host, proc, signal, res),
+            lambda e: self._failed(host, proc, signal, e),
+            self.pool,
+        )
+
+    def _done(self, host: str, proc: Proc, signal: str, res: Any) -> None:
+        known = _OUTCOME.get(res.result)
+        what = (
+            QCoreApplication.translate("Actions", known).format(grace=f"{GRACE_S:.0f}")
+            if known
+            else str(res.result)
+        )
+        text = self.tr("{signal} → PID {pid} ({name}) on {host}: {what}").format(
+            signal=signal, pid=proc.pid, name=proc.name or "?", host=host, what=what
+        )
+        if res.result not in _OUTCOME and res.message:
+            text += f" — {res.message}"
+        self.window.show_outcome(text, ok=res.result in ("exited", "not_found"))
+        self.kill_finished.emit(res)
+        if res.result == "still_running" and signal == "TERM":
+            self.request_kill(
+                host,
+                proc,
+                "KILL",
+                note="<p><b>"
+                + self.tr("PID {pid} did not exit within {grace} s of TERM.").format(
+                    pid=proc.pid, grace=f"{GRACE_S:.0f}"
+                )
+                + "</b></p>",
+            )
+
+    def _failed(self, host: str, proc: Proc, signal: str, e: BaseException) -> None:
+        self.window.show_outcome(
+            self.tr("{signal} → PID {pid} on {host} failed: {error}").format(
+                signal=signal, pid=proc.pid, host=host, error=e
+            ),
+            ok=False,
+        )
+        self.kill_finished.emit(e)
+
+    # -- hosts -----------------------------------------------------------------------------
+
+    def add_host(self) -> None:
+        from gpufleet.ui.dialogs.hosts import HostDialog
+
+        dlg = HostDialog(self.window, None, self.pool)
+        dlg.saved.connect(self._host_saved)
+        dlg.open()
+
+    def edit_host(self) -> None:
+        from gpufleet.ui.dialogs.hosts import HostDialog
+
+        name = self.window.selected_host
+        cfg = self.window.hosts.get(name) if name else None
+        if cfg is None:
+            return
+        dlg = HostDialog(self.window, cfg, self.pool)
+        dlg.saved.connect(self._host_saved)
+        dlg.open()
+
+    def import_hosts(self) -> None:
+        from gpufleet.ui.dialogs.hosts import ImportDialog
+
+        dlg = ImportDialog(self.window, set(self.window.hosts), pool=self.pool)
+        dlg.imported.connect(self._hosts_imported)
+        dlg.open()
+
+    def _hosts_imported(self, hosts: list[Any]) -> None:
+        for h in hosts:
+            self._host_saved(h, None)
+
+    def _host_saved(self, cfg: Any, old_name: str | None) -> None:
+        if self.demo:
+            self.window.show_outcome(
+                self.tr("{name} saved; restart gpufleet without --demo to watch your hosts").format(
+                    name=cfg.name
+                )
+            )
+            return
+        try:
+            if old_name and old_name in self.window.hosts:
+                self.fleet.remove_host(old_name)
+            self.fleet.add_host(cfg)
+        except Exception as e:
+            self.window.show_outcome(f"{cfg.name}: {e}", ok=False)
+            return
+        self.window.set_hosts(self.fleet.hosts())
+        self.window.show_outcome(self.tr("{name} saved; connecting…").format(name=cfg.name))

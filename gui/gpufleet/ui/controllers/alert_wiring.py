@@ -1,0 +1,370 @@
+"""What the running app does with alerts besides showing them, and the saved settings it obeys.
+
+- Webhooks: the ones in the settings (``[settings.webhooks.NAME]``) and the ones in the
+  user's rules.toml (``[webhooks.NAME]``; the settings win on a shared name), their URLs read
+  from the keyring off the GUI thread. A webhook from the settings gets every alert at or
+  above its minimum severity, firing and resolved; a rules.toml webhook gets the alerts of
+  the rules that name it (``notify = [...]``), as ``gpufleet replay`` and the core do.
+- Rule actions (``actions = [...]`` in rules.toml): scheduled through the core's
+  ``AlertDispatcher`` and ``ActionRunner``, local commands here and remote ones through the
+  Fleet (``Fleet.run_shell``), each after its grace period, in dry run when asked, every
+  outcome in the audit log and the status bar. A pending action is cancelled when its alert
+  resolves before it ran, and when the app quits.
+- The alert list's context menu: open, acknowledge, snooze, and cancel a pending action.
+- Settings read at start: the theme (``chosen_dark``), history retention (``retention_days``)
+  and the notification rate limits; the rate limits and the webhooks also apply at once when
+  the settings dialog saves (``apply_settings``).
+
+Dispatch runs on the bridge's worker thread, which owns the rule engine (not thread-safe);
+the notifier and the runner work on their own threads, so the data flow never waits on them.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from PySide6.QtCore import QObject, QPoint, Qt, Signal
+from PySide6.QtWidgets import QListWidgetItem, QMenu
+
+from gpufleet.core.alerts.actions import (
+    CANCELLED,
+    DRY_RUN,
+    FAILED,
+    PENDING,
+    RAN,
+    ActionRun,
+    ActionRunner,
+)
+from gpufleet.core.config.configfile import ConfigError
+from gpufleet.core.config.settings import Settings, load_settings, webhook_table
+from gpufleet.core.notify.webhooks import Delivery, Notifier, Webhook, load_webhooks
+from gpufleet.core.pipeline.dispatch import AlertDispatcher
+from gpufleet.ui.controllers.worker import run_in_pool
+
+log = logging.getLogger(__name__)
+
+SNOOZE_CHOICES_H = (1.0, 8.0, 24.0)
+QUIT_FLUSH_S = 3.0  # how long quitting waits for webhook deliveries still queued
+
+
+# -- settings read at start ----------------------------------------------------------------
+
+
+def load_app_settings() -> Settings:
+    """The saved settings (defaults where the file is absent or unreadable; problems logged:
+    the settings dialog shows them to the user)."""
+    try:
+        s, problems = load_settings()
+    except ConfigError as e:
+        log.warning("settings not read: %s", e)
+        return Settings()
+    for p in problems:
+        log.warning("%s", p)
+    return s
+
+
+def chosen_dark(settings: Settings | None = None) -> bool:
+    """Dark or light: ``GPUFLEET_THEME`` (tests, screenshots) over the saved theme over the
+    system's scheme."""
+    from gpufleet.ui.widgets.theme import system_is_dark
+
+    forced = os.environ.get("GPUFLEET_THEME")
+    if forced in ("dark", "light"):
+        return forced == "dark"
+    theme = (settings or load_app_settings()).theme
+    if theme in ("dark", "light"):
+        return theme == "dark"
+    return system_is_dark()
+
+
+def retention_days(settings: Settings | None) -> tuple[float, float]:
+    """The history retention chosen in the settings: (raw days, rollup days) for ``Store``."""
+    s = settings or Settings()
+    return float(s.retention_raw_days), float(s.retention_rollup_days)
+
+
+# -- webhooks -----------------------------------------------------------------------------
+
+
+def webhook_specs(settings: Settings) -> tuple[dict[str, Any], frozenset[str], list[str]]:
+    """(name -> spec of every webhook, the names from the settings, problems)."""
+    from gpufleet.core.alerts.rules import RulesError, load_webhook_table
+
+    table: dict[str, Any] = {}
+    problems: list[str] = []
+    try:
+        table.update(load_webhook_table())
+    except RulesError as e:
+        problems.append(str(e))
+    table.update(webhook_table(settings))
+    return table, frozenset(w.name for w in settings.webhooks), problems
+
+
+def load_webhook_list(table: Mapping[str, Any]) -> tuple[list[Webhook], list[str]]:
+    """The webhooks whose URL is in the keyring; one problem line for each other one (a
+    missing URL silences that webhook only). Blocking (the keyring): off the GUI thread."""
+    hooks: list[Webhook] = []
+    problems: list[str] = []
+    for name, spec in table.items():
+        try:
+            hooks.extend(load_webhooks({name: spec}, "webhooks"))
+        except Exception as e:  # WebhookError, SecretStoreUnavailable: one line each
+            problems.append(str(e))
+    return hooks, problems
+
+
+# -- the wiring ---------------------------------------------------------------------------
+
+
+class AlertWiring(QObject):
+    """Webhooks, rule actions and the alert list's menu of one running ``App``."""
+
+    action_changed = Signal(object)  # ActionRun: scheduled, or what became of it
+    delivered = Signal(object)  # Delivery
+    webhooks_ready = Signal(object)  # tuple of the active webhooks' names
+
+    def __init__(self, app: Any, settings: Settings) -> None:
+        super().__init__()
+        self.app = app
+        self.window = app.window
+        self.bridge = app.bridge
+        self.fleet = app.fleet
+        self.settings = settings
+        self.runner = ActionRunner(
+            run_remote=self._run_remote, demo=app.demo, on_done=self.action_changed.emit
+        )
+        self.dispatcher: AlertDispatcher | None = None
+        if app.rules is not None:
+            self.dispatcher = AlertDispatcher(app.rules, None, self.runner)
+        self.subscribed: frozenset[str] = frozenset()  # the settings' webhooks
+        self.webhook_problems: list[str] = []
+        self._lock = threading.Lock()  # guards the notifier swap against quitting
+        self._stopped = False
+        self.action_changed.connect(self._on_action)
+        self.delivered.connect(self._on_delivery)
+        self.bridge.on_alert_changes = self._on_changes
+        self.window.alert_wiring = self  # apply_live finds it here (settings dialog)
+        panel = self.window.panel
+        panel.alert_marks = self.mark
+        panel.alerts.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        panel.alerts.customContextMenuRequested.connect(self._context_menu)
+        self.apply_settings(settings)
+
+    # -- settings --------------------------------------------------------------------------
+
+    def apply_settings(self, s: Settings) -> None:
+        """Rate limits at once; webhooks after their URLs were read from the keyring."""
+        self.settings = s
+        tray = getattr(self.app, "tray", None)
+        if tray is not None:
+            tray.notifier.set_limits(s.notify_repeat_min, s.notify_max_per_min)
+        if self.dispatcher is None:
+            return
+        table, subscribed, problems = webhook_specs(s)
+        if not table:
+            self._install([], frozenset(), problems)
+            return
+
+        def load() -> tuple[list[Webhook], list[str]]:
+            hooks, more = load_webhook_list(table)
+            return hooks, problems + more
+
+        run_in_pool(
+            load,
+            lambda res: self._install(res[0], subscribed, res[1]),
+            lambda e: self._install([], frozenset(), [*problems, str(e)]),
+            self.app.pool,
+        )
+
+    def _install(
+        self, hooks: list[Webhook], subscribed: frozenset[str], problems: list[str]
+    ) -> None:
+        self.webhook_problems = problems
+        for p in problems:
+            log.warning("webhook: %s", p)
+        if problems:
+            self.window.show_outcome(
+                self.tr("Webhook not used: %1").replace("%1", problems[0]), False
+            )
+        names = tuple(w.name for w in hooks)
+
+        def swap() -> None:  # on the bridge worker, which reads the dispatcher
+            with self._lock:
+                if self._stopped or self.dispatcher is None:
+                    return
+                old = self.dispatcher.notifier
+                new = Notifier(hooks, on_result=self.delivered.emit) if hooks else None
+                if new is not None:
+                    new.start()
+                self.dispatcher.notifier = new
+                self.subscribed = subscribed & frozenset(names)
+            if old is not None:  # deliveries in flight finish (or give up) off this thread
+                threading.Thread(target=old.stop, name="gpufleet-notify-old", daemon=True).start()
+            self.webhooks_ready.emit(names)
+
+        self.bridge.post(swap)
+
+    @property
+    def notifier(self) -> Notifier | None:
+        return self.dispatcher.notifier if self.dispatcher is not None else None
+
+    # -- dispatch (bridge worker thread) -----------------------------------------------------
+
+    def _on_changes(self, changed: Sequence[Any]) -> None:
+        d = self.dispatcher
+        if d is None:
+            return
+        with self._lock:
+            if self._stopped:
+                return
+            runs = d.handle(changed)
+            notifier, subscribed = d.notifier, self.subscribed
+        for a in changed:
+            rule = d.engine.rule(a.rule_id, a.host)
+            if rule is None:
+                continue
+            if notifier is not None and subscribed:
+                # The settings' webhooks get every alert; those a rule names already have it.
+                names = [n for n in subscribed if n not in rule.notify]
+                if names:
+                    notifier.submit(a, names)
+            if a.state == "resolved":
+                for r in self.runner.pending():
+                    if r.alert_id == a.id:
+                        self.runner.cancel(r.id)
+        for r in runs:
+            self.action_changed.emit(r)
+
+    def _run_remote(self, host: str, command: str) -> tuple[int, str]:
+        rc, out = self.fleet.run_shell(host, command)
+        return int(rc), str(out)
+
+    # -- what the user sees ------------------------------------------------------------------
+
+    def _on_action(self, run: ActionRun) -> None:
+        what = f"{run.spec.type} command “{run.spec.command}” on {run.host} ({run.rule_id})"
+        if run.state == PENDING:
+            text = (
+                self.tr("In %1 s: %2. Right-click the alert to cancel.")
+                .replace("%1", f"{run.spec.grace_s:.0f}")
+                .replace("%2", what)
+            )
+            if run.spec.dry_run:
+                text += " " + self.tr("(dry run: it will only be logged)")
+            ok = True
+        elif run.state == DRY_RUN:
+            text, ok = self.tr("Dry run, not executed: %1").replace("%1", what), True
+        elif run.state == CANCELLED:
+            text, ok = self.tr("Cancelled: %1").replace("%1", what), True
+        elif run.state == RAN:
+            text, ok = self.tr("Ran: %1").replace("%1", what), True
+        elif run.state == FAILED:
+            detail = run.output.strip().splitlines()[-1:] or [f"exit {run.rc}"]
+            text = self.tr("Failed: %1: %2").replace("%1", what).replace("%2", detail[0])
+            ok = False
+        else:
+            return
+        self.window.show_outcome(text, ok)
+        self.window.update_summaries()  # the alert's mark (pending action) changes
+
+    def _on_delivery(self, d: Delivery) -> None:
+        if not d.ok:
+            self.window.show_outcome(
+                self.tr("Webhook %1 not delivered after %2 attempts: %3")
+                .replace("%1", d.webhook)
+                .replace("%2", str(d.attempts))
+                .replace("%3", d.error or "?"),
+                False,
+            )
+
+    def mark(self, alert: Any) -> str:
+        """A short note after the alert's sentence in the list (acknowledged, snoozed, an
+        action waiting to run)."""
+        notes = []
+        if getattr(alert, "acked", False):
+            notes.append(self.tr("acknowledged"))
+        until = getattr(alert, "snoozed_until", None)
+        if until is not None and until > time.time():
+            notes.append(
+                self.tr("snoozed until %1").replace(
+                    "%1", time.strftime("%H:%M", time.localtime(until))
+                )
+            )
+        for r in self.runner.pending():
+            if r.alert_id == alert.id:
+                notes.append(
+                    self.tr("%1 command pending: “%2”")
+                    .replace("%1", r.spec.type)
+                    .replace("%2", r.spec.command)
+                )
+        return "; ".join(notes)
+
+    def pending_for(self, alert_id: str) -> list[ActionRun]:
+        return [r for r in self.runner.pending() if r.alert_id == alert_id]
+
+    def ack(self, alert: Any) -> None:
+        self.bridge.ack(alert.id)
+
+    def snooze(self, alert: Any, hours: float) -> None:
+        self.bridge.snooze(alert.id, time.time() + hours * 3600.0)
+
+    def cancel(self, run_id: str) -> bool:
+        ok = self.runner.cancel(run_id)
+        if not ok:
+            self.window.show_outcome(self.tr("Too late to cancel: the action has started."), False)
+        return ok
+
+    def alert_menu(self, alert: Any) -> QMenu:
+        """The context menu of one alert (built here so tests can trigger its actions)."""
+        menu = QMenu(self.window)
+        menu.addAction(
+            self.tr("Open at the moment it started"), lambda: self.window.open_alert(alert)
+        )
+        ours = not str(alert.id).startswith("am:")  # Alertmanager's alerts are silenced there
+        act = menu.addAction(self.tr("Acknowledge"), lambda: self.ack(alert))
+        act.setEnabled(ours and not getattr(alert, "acked", False))
+        snooze = menu.addMenu(self.tr("Snooze"))
+        snooze.setEnabled(ours)
+        for h in SNOOZE_CHOICES_H:
+            snooze.addAction(
+                self.tr("for %n hour(s)", "", int(h)), functools.partial(self.snooze, alert, h)
+            )
+        pending = self.pending_for(alert.id)
+        if pending:
+            menu.addSeparator()
+        for r in pending:
+            menu.addAction(
+                self.tr("Cancel the %1 command “%2”")
+                .replace("%1", r.spec.type)
+                .replace("%2", r.spec.command),
+                functools.partial(self.cancel, r.id),
+            )
+        return menu
+
+    def _context_menu(self, pos: QPoint) -> None:
+        lw = self.window.panel.alerts
+        item: QListWidgetItem | None = lw.itemAt(pos)
+        alert = item.data(Qt.ItemDataRole.UserRole) if item is not None else None
+        if alert is None:
+            return
+        self.alert_menu(alert).popup(lw.viewport().mapToGlobal(pos))
+
+    # -- life --------------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        """Cancel pending actions (no one is left to cancel them), let queued webhook
+        deliveries go out briefly, stop the threads."""
+        with self._lock:
+            self._stopped = True
+            notifier = self.notifier
+        self.bridge.on_alert_changes = None
+        self.runner.stop(timeout=5.0)
+        if notifier is not None:
+            notifier.flush(QUIT_FLUSH_S)
+            notifier.stop(timeout=2.0)

@@ -1,0 +1,1 @@
+"""Desktop integration: tray, notifications, translations, memory trim."""

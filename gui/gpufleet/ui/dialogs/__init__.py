@@ -1,0 +1,1 @@
+"""Dialogs: hosts, kill confirmation, settings, host-key prompt."""

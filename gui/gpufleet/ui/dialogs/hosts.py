@@ -1,0 +1,361 @@
+"""Host management: add or edit a host (with "paste the SSH command"), test the connection,
+import hosts from ``~/.ssh/config``.
+
+Everything that touches the network, the disk or the keyring (test connection, saving the
+config, storing a secret, reading ~/.ssh/config) runs in the QThreadPool; the dialog stays
+responsive and shows the outcome in one line. Secrets go to the OS keyring only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QCoreApplication, Qt, QThreadPool, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.ui.controllers.worker import run_in_pool
+from gpufleet.ui.dialogs.hostkey import HostKeyPrompt
+
+AUTHS = ("auto", "agent", "key", "password")
+
+
+def save_host(cfg: HostConfig, old_name: str | None, secret: str | None) -> HostConfig:
+    """Add or replace the host in config.toml and store its secret in the keyring
+    (blocking: run it in the pool)."""
+    from gpufleet.core.config.configfile import load_config, save_config
+
+    app = load_config()
+    names = [h.name for h in app.hosts]
+    if cfg.name != old_name and cfg.name in names:
+        raise ValueError(f"a host named {cfg.name!r} already exists")
+    if old_name is not None and old_name in names:
+        app.hosts[names.index(old_name)] = cfg
+    else:
+        app.hosts.append(cfg)
+    save_config(app)
+    if secret:
+        from gpufleet.core.config.secrets import set_secret
+
+        kind = "password" if cfg.auth == "password" else "key-passphrase"
+        set_secret(cfg.name, kind, secret)  # type: ignore[arg-type]
+    return cfg
+
+
+def test_connection(cfg: HostConfig, prompt: HostKeyPrompt) -> str:
+    """Open SSH, run python3 and nvidia-smi; a one-line summary (blocking: pool only)."""
+    from gpufleet.core.link.ssh import SshConnection
+
+    conn = SshConnection.open(cfg, on_unknown_key=prompt.ask, connect_timeout=10.0)
+    try:
+        rc, out, _ = conn.run(
+            "python3 -c 'import sys; print(sys.version.split()[0])'; "
+            "nvidia-smi -L 2>/dev/null | wc -l",
+            timeout=30.0,
+        )
+    finally:
+        conn.close()
+    lines = out.decode(errors="replace").split()
+    py = lines[0] if lines else "?"
+    gpus = lines[1] if len(lines) > 1 else "?"
+    if rc != 0 and not lines:
+        return QCoreApplication.translate(
+            "HostDialog", "connected, but the test command failed: is python3 installed there?"
+        )
+    return QCoreApplication.translate(
+        "HostDialog", "connected: python3 {py}, {gpus} GPU(s) listed by nvidia-smi"
+    ).format(py=py, gpus=gpus)
+
+
+class HostDialog(QDialog):
+    saved = Signal(object, object)  # HostConfig, old name (None when added)
+
+    def __init__(self, parent: QWidget | None, host: HostConfig | None, pool: QThreadPool) -> None:
+        super().__init__(parent)
+        self.pool = pool
+        self.old = host
+        self.prompt = HostKeyPrompt()
+        self.prompt.parent_widget = self
+        self.setWindowTitle(
+            self.tr("Edit {name}").format(name=host.name) if host else self.tr("Add a host")
+        )
+        lay = QVBoxLayout(self)
+        paste = QHBoxLayout()
+        self.paste = QLineEdit()
+        self.paste.setPlaceholderText(
+            self.tr("Paste the SSH command, e.g. ssh -p 40022 root@203.0.113.7")
+        )
+        self.paste.returnPressed.connect(self.fill_from_command)
+        fill = QPushButton(self.tr("Fill in"))
+        fill.clicked.connect(self.fill_from_command)
+        paste.addWidget(self.paste, 1)
+        paste.addWidget(fill)
+        lay.addLayout(paste)
+        form = QFormLayout()
+        self.name = QLineEdit()
+        self.host = QLineEdit()
+        self.port = QSpinBox()
+        self.port.setRange(1, 65535)
+        self.port.setValue(22)
+        self.user = QLineEdit()
+        self.auth = QComboBox()
+        self.auth.addItems(AUTHS)
+        key_row = QHBoxLayout()
+        self.key = QLineEdit()
+        browse = QPushButton("…")
+        browse.clicked.connect(self._browse)
+        key_row.addWidget(self.key, 1)
+        key_row.addWidget(browse)
+        self.jump = QLineEdit()
+        self.jump.setPlaceholderText(self.tr("optional: user@bastion:port"))
+        self.secret = QLineEdit()
+        self.secret.setEchoMode(QLineEdit.EchoMode.Password)
+        self.secret.setPlaceholderText(
+            self.tr("password or key passphrase: kept in the OS keyring only")
+        )
+        self.price = QDoubleSpinBox()
+        self.price.setRange(0, 10_000)
+        self.price.setDecimals(3)
+        self.price.setSpecialValueText(self.tr("not set"))
+        self.currency = QLineEdit("USD")
+        self.currency.setMaxLength(3)
+        for label, w in (
+            (self.tr("Name"), self.name),
+            (self.tr("Host"), self.host),
+            (self.tr("Port"), self.port),
+            (self.tr("User"), self.user),
+            (self.tr("Authentication"), self.auth),
+            (self.tr("Key file"), key_row),
+            (self.tr("Jump host"), self.jump),
+            (self.tr("Secret"), self.secret),
+            (self.tr("Price per hour"), self.price),
+            (self.tr("Currency"), self.currency),
+        ):
+            form.addRow(label, w)
+        lay.addLayout(form)
+        self.status = QLabel("")
+        self.status.setWordWrap(True)
+        lay.addWidget(self.status)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+        )
+        self.test_button = buttons.addButton(
+            self.tr("Test connection"), QDialogButtonBox.ButtonRole.ActionRole
+        )
+        self.test_button.clicked.connect(self.test)
+        buttons.accepted.connect(self.save)
+        buttons.rejected.connect(self.reject)
+        self.save_button = buttons.button(QDialogButtonBox.StandardButton.Save)
+        lay.addWidget(buttons)
+        if host is not None:
+            self._load(host)
+
+    def _load(self, h: HostConfig) -> None:
+        self.name.setText(h.name)
+        self.host.setText(h.host)
+        self.port.setValue(h.port)
+        self.user.setText(h.user or "")
+        self.auth.setCurrentText(h.auth)
+        self.key.setText(h.key_path or "")
+        self.jump.setText(h.jump or "")
+        self.price.setValue(h.price_per_hour or 0.0)
+        self.currency.setText(h.currency)
+
+    def _browse(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, self.tr("SSH key"), str(Path.home() / ".ssh"))
+        if path:
+            self.key.setText(path)
+
+    def fill_from_command(self) -> None:
+        from gpufleet.core.link.ssh_command import SshCommandError, parse_ssh_command
+
+        try:
+            d = parse_ssh_command(self.paste.text())
+        except SshCommandError as e:
+            self._say(str(e), ok=False)
+            return
+        self.host.setText(str(d.get("host") or ""))
+        self.port.setValue(int(d.get("port") or 22))
+        self.user.setText(str(d.get("user") or ""))
+        if d.get("key_path"):
+            self.key.setText(str(d["key_path"]))
+            self.auth.setCurrentText("key")
+        self.jump.setText(str(d.get("jump") or ""))
+        if not self.name.text():
+            self.name.setText(str(d.get("host") or "").split(".")[0])
+        self._say(self.tr("filled in from the command: check, then save"), ok=True)
+
+    def config(self) -> HostConfig:
+        name = self.name.text().strip()
+        if not name:
+            raise ValueError(self.tr("give the host a name"))
+        if not self.host.text().strip():
+            raise ValueError(self.tr("the host's address is missing"))
+        base = self.old or HostConfig(name=name)
+        return dataclasses.replace(
+            base,
+            name=name,
+            host=self.host.text().strip(),
+            port=self.port.value(),
+            user=self.user.text().strip() or None,
+            auth=self.auth.currentText(),  # type: ignore[arg-type]
+            key_path=self.key.text().strip() or None,
+            jump=self.jump.text().strip() or None,
+            transport="ssh" if base.transport == "ssh" else base.transport,
+            price_per_hour=self.price.value() or None,
+            currency=self.currency.text().strip().upper() or "USD",
+        )
+
+    def _say(self, text: str, ok: bool) -> None:
+        colour = "#3fb950" if ok else "#f85149"
+        self.status.setText(f'<span style="color:{colour}">{text}</span>')
+
+    def test(self) -> None:
+        try:
+            cfg = self.config()
+        except ValueError as e:
+            self._say(str(e), ok=False)
+            return
+        self.test_button.setEnabled(False)
+        self._say(self.tr("connecting to {host}…").format(host=cfg.label), ok=True)
+        prompt = self.prompt
+
+        def done(text: Any) -> None:
+            self.test_button.setEnabled(True)
+            self._say(str(text), ok=True)
+
+        def failed(e: BaseException) -> None:
+            self.test_button.setEnabled(True)
+            self._say(f"{type(e).__name__}: {e}", ok=False)
+
+        run_in_pool(lambda: test_connection(cfg, prompt), done, failed, self.pool)
+
+    def save(self) -> None:
+        try:
+            cfg = self.config()
+        except ValueError as e:
+            self._say(str(e), ok=False)
+            return
+        self.save_button.setEnabled(False)
+        old = self.old.name if self.old else None
+        secret = self.secret.text() or None
+
+        def done(saved: Any) -> None:
+            self.saved.emit(saved, old)
+            self.accept()
+
+        def failed(e: BaseException) -> None:
+            self.save_button.setEnabled(True)
+            self._say(str(e), ok=False)
+
+        run_in_pool(lambda: save_host(cfg, old, secret), done, failed, self.pool)
+
+
+class ImportDialog(QDialog):
+    """Pick aliases from ~/.ssh/config (Include honoured by the core) to add as hosts."""
+
+    imported = Signal(object)  # list[HostConfig]
+
+    def __init__(
+        self,
+        parent: QWidget | None,
+        existing: set[str],
+        ssh_config: Path | None = None,
+        pool: QThreadPool | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.existing = existing
+        self.path = ssh_config
+        self.pool = pool or QThreadPool.globalInstance()
+        self.setWindowTitle(self.tr("Import hosts from ~/.ssh/config"))
+        lay = QVBoxLayout(self)
+        self.list = QListWidget()
+        lay.addWidget(self.list, 1)
+        self.status = QLabel(self.tr("reading ~/.ssh/config…"))
+        self.status.setWordWrap(True)
+        lay.addWidget(self.status)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        self.ok = buttons.button(QDialogButtonBox.StandardButton.Ok)
+        self.ok.setText(self.tr("Import"))
+        self.ok.setEnabled(False)
+        buttons.accepted.connect(self._import)
+        buttons.rejected.connect(self.reject)
+        lay.addWidget(buttons)
+        run_in_pool(self._read, self._show, self._failed, self.pool)
+
+    def _read(self) -> list[HostConfig]:
+        from gpufleet.core.link.ssh_config import importable_aliases, load, lookup
+
+        cfg = load(self.path)
+        out = []
+        for alias in importable_aliases(self.path):
+            out.append(lookup(alias, self.path, cfg).host_config())
+        return out
+
+    def _show(self, hosts: Any) -> None:
+        self.hosts: list[HostConfig] = list(hosts)
+        for h in self.hosts:
+            item = QListWidgetItem(h.label)
+            known = h.name in self.existing
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Unchecked if known else Qt.CheckState.Checked)
+            if known:
+                item.setText(self.tr("{host} — already added").format(host=h.label))
+                item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEnabled)
+            self.list.addItem(item)
+        self.status.setText(
+            self.tr("{n} host aliases found").format(n=len(self.hosts))
+            if self.hosts
+            else self.tr("no Host entries found")
+        )
+        self.ok.setEnabled(bool(self.hosts))
+
+    def _failed(self, e: BaseException) -> None:
+        self.status.setText(str(e))
+
+    def checked(self) -> list[HostConfig]:
+        return [
+            h
+            for i, h in enumerate(self.hosts)
+            if self.list.item(i).checkState() == Qt.CheckState.Checked
+        ]
+
+    def _import(self) -> None:
+        chosen = self.checked()
+        if not chosen:
+            self.reject()
+            return
+        self.ok.setEnabled(False)
+
+        def save_all() -> list[HostConfig]:
+            return [save_host(h, None, None) for h in chosen]
+
+        def done(hosts: Any) -> None:
+            self.imported.emit(list(hosts))
+            self.accept()
+
+        def failed(e: BaseException) -> None:
+            self.ok.setEnabled(True)
+            self.status.setText(str(e))
+
+        run_in_pool(save_all, done, failed, self.pool)

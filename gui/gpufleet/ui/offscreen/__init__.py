@@ -1,0 +1,1 @@
+"""Offscreen rendering: screenshots, evidence plots, simulated history."""

@@ -1,0 +1,1 @@
+"""The host tabs: one module per tab, their common frame and sentences."""

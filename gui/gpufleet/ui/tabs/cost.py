@@ -1,0 +1,274 @@
+"""Cost: what each host has cost over the shown time range, with the idle part marked, and
+the totals since billing started (from the core's CostTracker) with the 24 h projection.
+
+"Idle" is the definition used everywhere (DESIGN.md), counted as the cost tracker counts it
+(``gpufleet.core.cost.rental.idle_mask`` and ``accumulate``: every GPU under 5 %
+utilization and under 10 % memory used, a lost GPU idle, an unreported utilization not idle;
+each interval takes the state of its first sample, a gap is billed but not idle), so the range's
+figures and the
+tracker's since-billing-start ones beside them agree. The rental bills wall-clock time, also
+while the link is down.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QCoreApplication, Qt
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QWidget
+
+from gpufleet.core.cost.rental import accumulate, idle_mask
+from gpufleet.core.live.buffers import LiveBuffers
+from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
+from gpufleet.ui.tabs.base import PlotTab
+from gpufleet.ui.widgets.fast_table import FastTableView
+from gpufleet.ui.widgets.plots import clock_text, set_axis_label
+from gpufleet.ui.widgets.table_model import Cell, RowsModel, sorted_proxy
+from gpufleet.ui.widgets.theme import Theme, gpu_colour
+from gpufleet.ui.window.summary import money
+from gpufleet.ui.window.view import View
+
+MAX_CURVES = 12
+PER_REDRAW = 2  # hosts whose accumulated cost is recomputed per redraw
+TOTAL_HEADERS = (
+    QT_TRANSLATE_NOOP("CostTab", "Host"),
+    QT_TRANSLATE_NOOP("CostTab", "Price"),
+    QT_TRANSLATE_NOOP("CostTab", "In range"),
+    QT_TRANSLATE_NOOP("CostTab", "of which idle"),
+    QT_TRANSLATE_NOOP("CostTab", "Since billing start"),
+    QT_TRANSLATE_NOOP("CostTab", "of which idle"),  # CostTracker's idle since billing start
+    QT_TRANSLATE_NOOP("CostTab", "Busy share"),
+    QT_TRANSLATE_NOOP("CostTab", "Next 24 h"),
+    QT_TRANSLATE_NOOP("CostTab", "Budget"),
+)
+
+
+def accumulated(
+    live: LiveBuffers, host: str, price: float, t0: float, t1: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Times, accumulated cost and accumulated idle cost over [t0, t1] for one host."""
+    gpus = live.gpus(host)
+    hello = live.hello(host)
+    # One snapshot: read one by one, a sample arriving in between made them differ in length.
+    util, mem, lost = live.series_multi(
+        host, gpus, ("util_gpu_pct", "mem_used_bytes", "lost"), t0, t1
+    )
+    if not util or not len(util[0]):
+        return np.empty(0), np.empty(0), np.empty(0)
+    t = util[0].t
+    interval = (hello.interval_s if hello else None) or 1.0
+    idle = np.ones(len(t), dtype=bool)
+    marker = np.ones(len(t), dtype=bool)
+    for g, u, m, lo in zip(gpus, util, mem, lost, strict=True):
+        g_info = hello.gpu(g) if hello else None
+        total = g_info.nominal_value("mem_total_bytes") if g_info else None
+        idle &= idle_mask(u.v, m.v, float(total) if total else None, lo.v)
+        marker &= np.isnan(u.v) & np.isnan(lo.v)
+    # The NaN points the live buffers insert to draw a gap are not samples: dropped, the gap
+    # is one long interval again, unknown time as the tracker counts it.
+    marker[0] = False
+    marker[1:] &= np.isclose(np.diff(t), interval)
+    keep = ~marker
+    t, idle = t[keep], idle[keep]
+    cost, idle_cost = accumulate(t, idle, price, interval)
+    return t, cost, idle_cost
+
+
+class CostTab(PlotTab):
+    title = QT_TRANSLATE_NOOP("Tabs", "Cost")
+
+    def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
+        super().__init__(theme, parent)
+        self.plot = self.add_plot(self.tr("cost in this range (currency)"))
+        self.finish()
+        self.model = RowsModel(
+            tuple(QCoreApplication.translate("CostTab", h) for h in TOTAL_HEADERS)
+        )
+        self.proxy = sorted_proxy(self.model)
+        self.table = FastTableView()
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(4, Qt.SortOrder.DescendingOrder)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(20)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.setMaximumHeight(190)
+        self.box.insertWidget(1, self.table)
+        self.fills: dict[str, pg.FillBetweenItem] = {}
+        self._cache: dict[str, tuple[float, Any]] = {}
+        self._drawn: dict[str, tuple[float, Any]] = {}
+        self._idle_drawn: str | None = None
+        self._currency = ""
+        self._complete = False
+
+    def change_key(self, view: View) -> object:
+        # Every host's data count here, and the cost tracker's latest summaries.
+        if not self._complete:
+            return object()  # round-robin recomputation still under way
+        return (
+            view.host,
+            view.t0,
+            view.t1,
+            view.live.samples_total,
+            id(view.cost),
+            id(view.hosts),
+            self.width(),
+            self.height(),
+        )
+
+    def refresh(self, view: View) -> None:
+        self.last_view = view
+        hosts = [h for h in view.hosts.values() if h.price_per_hour]
+        hosts.sort(key=lambda h: -(h.price_per_hour or 0))
+        shown = hosts[:MAX_CURVES]
+        keys: list[object] = []
+        rows, row_keys = [], []
+        sum_range = sum_idle = 0.0
+        currencies = {h.currency for h in hosts}
+        self._currency = currencies.pop() if len(currencies) == 1 else ""
+        # Recompute one host's accumulation per redraw (round robin, each at most every 5 s):
+        # it needs full-resolution utilization, and cost moves slowly; 128 hosts at once
+        # would stall the GUI thread.
+        stale = [
+            h
+            for h in hosts
+            if (ce := self._cache.get(h.name)) is None
+            or abs(ce[0] - view.t1) > 5
+            or abs(ce[1][3] - view.t0) > 5
+        ]
+        # Until every host's accumulation is current, keep redrawing on each timer tick.
+        self._complete = len(stale) <= PER_REDRAW
+        for h in stale[:PER_REDRAW]:
+            t, c, ic = accumulated(view.live, h.name, h.price_per_hour or 0.0, view.t0, view.t1)
+            self._cache[h.name] = (view.t1, (t, c, ic, view.t0))
+        for i, h in enumerate(hosts):
+            cached = self._cache.get(h.name)
+            if cached is None:
+                continue
+            t, c, ic, _ = cached[1]
+            in_range = float(c[-1]) if len(c) else 0.0
+            idle_range = float(ic[-1]) if len(ic) else 0.0
+            sum_range += in_range
+            sum_idle += idle_range
+            if h in shown and len(t):
+                colour = gpu_colour(i)
+                total = self.plot.curve(("c", h.name), h.name, pg.mkPen(colour, width=1))
+                keys += [("c", h.name)]
+                fresh = self._drawn.get(h.name) is not cached
+                if fresh:
+                    step = max(1, len(t) // self.plot.pixel_width())
+                    total.setData(t[::step], c[::step])
+                self.plot._grow(c)
+                if h.name == view.host:
+                    # The selected host's idle part: a dotted line, shaded down to zero.
+                    dotted = pg.mkPen(colour, width=1, style=Qt.PenStyle.DotLine)
+                    idle = self.plot.curve(("i", h.name), "", dotted, legend=False)
+                    zero = self.plot.curve(("z", h.name), "", pg.mkPen(None), legend=False)
+                    keys += [("i", h.name), ("z", h.name)]
+                    if h.name not in self.fills:
+                        fill = pg.FillBetweenItem(idle, zero, brush=pg.mkBrush(colour + "50"))
+                        self.plot.plot.addItem(fill)
+                        self.fills[h.name] = fill
+                    if fresh or self._idle_drawn != h.name:
+                        step = max(1, len(t) // self.plot.pixel_width())
+                        idle.setData(t[::step], ic[::step])
+                        zero.setData(t[::step], np.zeros(len(t[::step])))
+                        self._idle_drawn = h.name
+                self._drawn[h.name] = cached
+            s = view.cost.get(h.name)
+            rows.append(self._row(h.name, h.price_per_hour, h.currency, in_range, idle_range, s))
+            row_keys.append(h.name)
+        for name in [n for n in self.fills if ("i", n) not in keys]:
+            self.plot.plot.removeItem(self.fills.pop(name))
+            if self._idle_drawn == name:
+                self._idle_drawn = None
+        self.plot.retain(keys)
+        self.model.set_rows(rows, row_keys)
+        self.plot.fit_y()
+        self.plot.set_note(
+            "" if hosts else self.tr("No host has a price per hour: set one in Hosts → Edit.")
+        )
+        self.set_range(view.t0, view.t1)
+        cur = self._currency or self.tr("mixed")
+        set_axis_label(
+            self.plot.plot.getAxis("left"),
+            self.tr("cost in this range ({currency})").format(currency=cur),
+        )
+        proj = [
+            view.cost[h.name].projection_24h
+            for h in hosts
+            if h.name in view.cost and view.cost[h.name].projection_24h
+        ]
+        more = (
+            self.tr(" Only the {n} priciest hosts are drawn.").format(n=MAX_CURVES)
+            if len(hosts) > MAX_CURVES
+            else ""
+        )
+        if hosts:
+            idle_pct = 100 * sum_idle / sum_range if sum_range else 0.0
+            self.set_sentence(
+                self.tr(
+                    "In this range the fleet cost {money}, {pct} % of it while idle (the "
+                    "selected host's idle part is shaded). "
+                ).format(money=money(sum_range, self._currency or "USD"), pct=f"{idle_pct:.0f}")
+                + (
+                    self.tr("At the current rates the next 24 h cost {money}.").format(
+                        money=money(sum(proj), self._currency or "USD")
+                    )
+                    if proj
+                    else ""
+                )
+                + more
+            )
+        self.populated = bool(hosts) and any(len(c[1][0]) for c in self._cache.values())
+
+    def _row(
+        self, host: str, price: float | None, currency: str, in_range: float, idle: float, s: Any
+    ) -> tuple[Cell, ...]:
+        def m(x: float | None) -> Cell:
+            return Cell(money(x, currency), x if x is not None else -1, align_right=True)
+
+        total = getattr(s, "total", None)
+        eff = getattr(s, "effective_ratio", None)
+        budget = getattr(s, "budget_used_frac", None)
+        return (
+            Cell(host),
+            Cell(money(price, currency) + "/h", price or 0, align_right=True),
+            m(in_range),
+            m(idle),
+            m(total),
+            m(getattr(s, "idle", None)),
+            Cell(
+                "—" if eff is None else f"{eff * 100:.0f} %",
+                eff or -1,
+                align_right=True,
+                tooltip=self.tr("share of the paid time the GPUs were doing work"),
+            ),
+            m(getattr(s, "projection_24h", None)),
+            Cell(
+                "—" if budget is None else f"{budget * 100:.0f} %", budget or -1, align_right=True
+            ),
+        )
+
+    def readout(self, t: float) -> str:
+        v = self.last_view
+        if v is None:
+            return ""
+        lines = [f"<b>{clock_text(t)}</b>"]
+        for name, (_, (tt, c, ic, _t0)) in list(self._cache.items())[:MAX_CURVES]:
+            if not len(tt):
+                continue
+            i = min(len(tt) - 1, int(np.searchsorted(tt, t)))
+            cur = v.hosts[name].currency if name in v.hosts else "USD"
+            lines.append(
+                f"{name} {money(float(c[i]), cur)} "
+                + self.tr("(idle {money})").format(money=money(float(ic[i]), cur))
+            )
+        return "<br>".join(lines)
+
+
+_ = Mapping

@@ -1,0 +1,243 @@
+"""Overview: one row per host and GPU of the whole fleet, worst first, sortable by any column.
+
+The fleet is shown as summaries (latest values only), never as curves: it stays cheap at
+128 hosts × 8 GPUs (DESIGN.md budgets)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtCore import QCoreApplication, Qt, Signal
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QWidget
+
+from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP, reason_name
+from gpufleet.ui.desktop.i18n import state_name
+from gpufleet.ui.tabs.base import Tab, fmt
+from gpufleet.ui.widgets.fast_table import FastTableView
+from gpufleet.ui.widgets.table_model import KEY_ROLE, Cell, RowsModel, sorted_proxy
+from gpufleet.ui.widgets.theme import DOWN, OK, SEVERITY_RANK, SYMBOL, WAIT, Theme
+from gpufleet.ui.window.summary import GpuSummary, HostSummary, money
+from gpufleet.ui.window.view import View
+
+HEADERS = (
+    QT_TRANSLATE_NOOP("OverviewTab", "State"),
+    QT_TRANSLATE_NOOP("OverviewTab", "Host"),
+    QT_TRANSLATE_NOOP("OverviewTab", "GPU"),
+    QT_TRANSLATE_NOOP("OverviewTab", "Model"),
+    QT_TRANSLATE_NOOP("OverviewTab", "Util"),
+    QT_TRANSLATE_NOOP("OverviewTab", "SM clock"),
+    QT_TRANSLATE_NOOP("OverviewTab", "Temp"),
+    QT_TRANSLATE_NOOP("OverviewTab", "Power"),
+    QT_TRANSLATE_NOOP("OverviewTab", "Memory"),
+    QT_TRANSLATE_NOOP("OverviewTab", "P"),
+    QT_TRANSLATE_NOOP("OverviewTab", "Reasons"),
+    QT_TRANSLATE_NOOP("OverviewTab", "Price"),
+)
+
+
+# Off-screen rows refreshed per update, besides the visible ones and those whose state
+# changed: they matter only for the order when sorted by a value column; all 256 rows of 32
+# hosts x 8 GPUs are current within 16 s.
+ROUND_ROBIN_ROWS = 16
+
+
+def _row_state(s: HostSummary, g: GpuSummary | None) -> str:
+    """A GPU row shows its own state, unless the whole host is down or waiting."""
+    if g is None:
+        return s.state
+    state = s.state if s.state in (DOWN, WAIT) else g.state
+    if s.host_reason and s.state not in (DOWN, WAIT):
+        state = g.state if SEVERITY_RANK[g.state] >= SEVERITY_RANK[s.state] else s.state
+    return state
+
+
+def _signature(s: HostSummary, g: GpuSummary | None) -> tuple[object, ...]:
+    """What decides a row's state and reason text: a change is shown at once, on screen
+    or not (it moves the row in the default, worst-first order)."""
+    if g is None:
+        return (s.state, s.reason, s.model, s.price)
+    return (s.state, s.host_reason, g.state, g.note, g.reasons)
+
+
+class OverviewTab(Tab):
+    title = QT_TRANSLATE_NOOP("Tabs", "Overview")
+    host_activated = Signal(str)
+
+    def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
+        super().__init__(theme, parent)
+        self.model = RowsModel(tuple(QCoreApplication.translate("OverviewTab", h) for h in HEADERS))
+        self.proxy = sorted_proxy(self.model)
+        self.table = FastTableView()
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(20)
+        self.table.setShowGrid(False)
+        self.table.setAlternatingRowColors(True)
+        hh = self.table.horizontalHeader()
+        hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        hh.setStretchLastSection(False)
+        hh.setSectionResizeMode(10, QHeaderView.ResizeMode.Stretch)
+        self.table.doubleClicked.connect(self._activated)
+        self.box.addWidget(self.table, 1)
+        self.box.addWidget(self.sentence)
+        self.summaries: Sequence[HostSummary] = ()
+        self._sized = False
+        self._shown: Sequence[HostSummary] | None = None
+        self._generation = 0
+        self._signs: list[tuple[object, ...]] = []
+        self._entries: list[tuple[tuple[str, int], HostSummary, GpuSummary | None]] = []
+        self._cursor = 0
+        self.table.verticalScrollBar().valueChanged.connect(self._scrolled)
+
+    def set_summaries(self, summaries: Sequence[HostSummary]) -> None:
+        self.summaries = summaries
+        self._generation += 1
+
+    def change_key(self, view: View) -> object:
+        # The table shows the fleet summaries only (not the selected host or the range).
+        return self._generation
+
+    def refresh(self, view: View) -> None:
+        # The rows change when the summaries do (once a second), not on every redraw tick.
+        if self.summaries is self._shown:
+            return
+        self._shown = self.summaries
+        # The model keeps one stable order (host, GPU); the proxy sorts. Rows are rebuilt
+        # only where they can be seen or where a state changed, plus a round-robin share
+        # of the rest: at 128 hosts × 8 GPUs, formatting and applying 1,024 rows once a
+        # second would hold the GUI thread ~100 ms (DESIGN.md budgets).
+        entries: list[tuple[tuple[str, int], HostSummary, GpuSummary | None]] = []
+        for s in sorted(self.summaries, key=lambda s: s.host):
+            if not s.gpus:
+                entries.append(((s.host, -1), s, None))
+            for g in s.gpus:
+                entries.append(((s.host, g.gpu), s, g))
+        keys = [e[0] for e in entries]
+        signs = [_signature(s, g) for _, s, g in entries]
+        if keys != self.model.keys:
+            self.model.set_rows([self._row(s, g) for _, s, g in entries], keys)
+            self._signs = signs
+            self._cursor = 0
+        else:
+            want = self._visible_rows()
+            old = self._signs
+            want.update(r for r, (a, b) in enumerate(zip(signs, old, strict=True)) if a != b)
+            n = len(entries)
+            # Sorted by a value (util, temperature...), off-screen rows decide the order:
+            # refresh them four times as fast.
+            share = ROUND_ROBIN_ROWS * (1 if self.proxy.sortColumn() in (0, 1, 2) else 4)
+            for i in range(min(n, share)):
+                want.add((self._cursor + i) % n)
+            self._cursor = (self._cursor + share) % max(1, n)
+            self.model.update_rows({r: self._row(*entries[r][1:]) for r in want if r < n})
+            self._signs = signs
+        self._entries = entries
+        if not self._sized and entries:
+            self.table.resizeColumnsToContents()
+            self._sized = True
+        n_gpu = sum(1 for _, _, g in entries if g is not None)
+        bad = sum(1 for _, s, g in entries if _row_state(s, g) != OK)
+        hosts = len(self.summaries)
+        self.set_sentence(
+            (
+                self.tr("{hosts} host, {gpus} GPUs; ")
+                if hosts == 1
+                else self.tr("{hosts} hosts, {gpus} GPUs; ")
+            ).format(hosts=hosts, gpus=n_gpu)
+            + (
+                (
+                    self.tr("{n} row needs attention, listed first. ")
+                    if bad == 1
+                    else self.tr("{n} rows need attention, listed first. ")
+                ).format(n=bad)
+                if bad
+                else self.tr("all healthy. ")
+            )
+            + self.tr("Double-click a row to open that host; click a header to sort.")
+        )
+        self.populated = n_gpu > 0
+
+    def _visible_rows(self) -> set[int]:
+        """Model rows on screen now (the view shows the proxy's order)."""
+        v = self.table
+        n = self.proxy.rowCount()
+        if n == 0:
+            return set()
+        top = max(0, v.rowAt(0))
+        bottom = v.rowAt(max(0, v.viewport().height() - 1))
+        bottom = n - 1 if bottom < 0 else bottom
+        return {
+            self.proxy.mapToSource(self.proxy.index(r, 0)).row() for r in range(top, bottom + 1)
+        }
+
+    def _scrolled(self, *_: object) -> None:
+        # Rows scrolled into view get their current values at once.
+        rows = [r for r in self._visible_rows() if r < len(self._entries)]
+        if rows:
+            self.model.update_rows({r: self._row(*self._entries[r][1:]) for r in rows})
+
+    def _row(self, s: HostSummary, g: GpuSummary | None) -> tuple[Cell, ...]:
+        t = self.theme
+        price = money(s.price, s.currency) + "/h" if s.price is not None else "—"
+        if g is None:
+            colour = t.state_hex(s.state)
+            return (
+                Cell(f"{SYMBOL[s.state]} {state_name(s.state)}", (-s.rank, s.host), colour),
+                Cell(s.host),
+                Cell("—", -1),
+                Cell(s.model),
+                Cell("—", -1),
+                Cell("—", -1),
+                Cell("—", -1),
+                Cell("—", -1),
+                Cell("—", -1),
+                Cell("—", -1),
+                Cell(s.reason, s.reason, colour),
+                Cell(price, s.price or 0),
+            )
+        state = _row_state(s, g)
+        colour = t.state_hex(state)
+        rank = SEVERITY_RANK[state]
+        idle = state_name("idle")
+        reasons = ", ".join(reason_name(r) for r in g.reasons if r != "gpu_idle") or (
+            idle if "gpu_idle" in g.reasons else ""
+        )
+        if g.note:
+            reasons = g.note + (f" ({reasons})" if reasons and reasons != idle else "")
+        elif s.host_reason and state != OK:
+            reasons = s.host_reason
+        sm = fmt(g.sm, "MHz") + (f" / {g.sm_max:.0f}" if g.sm_max else "")
+        mem = (
+            f"{g.mem_used / 2**30:.1f} / {g.mem_total / 2**30:.0f} GiB"
+            if g.mem_used is not None and g.mem_total
+            else "—"
+        )
+        pw = fmt(g.power, "W") + (f" / {g.power_cap:.0f}" if g.power_cap else "")
+        hot = g.temp is not None and g.temp_slowdown and g.temp >= g.temp_slowdown - 5
+        return (
+            Cell(f"{SYMBOL[state]} {state_name(state)}", (-rank, s.host, g.gpu), colour),
+            Cell(s.host, (s.host, g.gpu)),
+            Cell(str(g.gpu), g.gpu, align_right=True),
+            Cell(g.name.replace("NVIDIA ", "")),
+            Cell(fmt(g.util, "%"), g.util if g.util is not None else -1, align_right=True),
+            Cell(sm, g.sm if g.sm is not None else -1, align_right=True),
+            Cell(
+                fmt(g.temp, "°C"),
+                g.temp if g.temp is not None else -1,
+                t.state_hex("warning") if hot else None,
+                align_right=True,
+            ),
+            Cell(pw, g.power if g.power is not None else -1, align_right=True),
+            Cell(mem, g.mem_used if g.mem_used is not None else -1, align_right=True),
+            Cell("—" if g.pstate is None else f"P{g.pstate:.0f}", g.pstate or 0),
+            Cell(reasons, reasons, colour if state != OK else None),
+            Cell(price, s.price or 0, align_right=True),
+        )
+
+    def _activated(self, index: object) -> None:
+        key = self.proxy.data(index, KEY_ROLE)  # type: ignore[arg-type]
+        if key:
+            self.host_activated.emit(key[0])

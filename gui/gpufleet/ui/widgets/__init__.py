@@ -1,0 +1,1 @@
+"""Reusable widgets: plots, curves, legends, fast tables, the theme."""

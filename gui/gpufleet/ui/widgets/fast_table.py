@@ -1,0 +1,161 @@
+"""A QTableView that paints RowsModel cells from a cache of rendered cell pixmaps.
+
+Qt's item painting draws every visible cell's text on every repaint, through the style and
+an elided text layout: ~25 ms for the overview's ~550 visible cells here, repainted once a
+second. Text is the cost (~15–30 µs per short string in Qt's raster engine on this machine,
+docs/benchmarks.md, GUI), and most cells (host, model, state, price, P-state) do not change
+from one second to the next. This view renders each distinct (text, colour, alignment, width)
+once into a pixmap and blits it (~3 µs); only the values that changed are drawn anew.
+
+Everything else is the QTableView's: header, sorting, selection, scrolling, tooltips, mouse
+and keyboard. Models other than a RowsModel (or a proxy over one) paint the usual way.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QModelIndex, QPoint, QRect, QSortFilterProxyModel, Qt
+from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPaintEvent, QPalette, QPixmap
+from PySide6.QtWidgets import QTableView, QWidget
+
+from gpufleet.ui.widgets.table_model import Cell, RowsModel
+
+PAD = 4  # pixels of text inset, as Fusion's item views
+# Pixmaps kept per view (two generations; ~8 KiB each at 100 x 20 px): twice the cells of a
+# full-screen overview, so the unchanged ones survive while the values turn over.
+CACHE_CELLS = 1600
+
+
+class FastTableView(QTableView):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        # Two generations: a lookup that hits the old one moves the pixmap to the new one;
+        # when the new one is full the old one is dropped (an LRU without per-hit bookkeeping).
+        self._new: dict[tuple[object, ...], QPixmap] = {}
+        self._old: dict[tuple[object, ...], QPixmap] = {}
+        self._font_key: tuple[object, ...] = ()
+
+    def _source(self) -> tuple[RowsModel, QSortFilterProxyModel | None] | None:
+        m = self.model()
+        if isinstance(m, RowsModel):
+            return m, None
+        if isinstance(m, QSortFilterProxyModel) and isinstance(m.sourceModel(), RowsModel):
+            src = m.sourceModel()
+            assert isinstance(src, RowsModel)
+            return src, m
+        return None
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        found = self._source()
+        if found is None:
+            super().paintEvent(event)
+            return
+        model, proxy = found
+        vp = self.viewport()
+        rows = proxy.rowCount() if proxy is not None else model.rowCount()
+        p = QPainter(vp)
+        try:
+            pal = self.palette()
+            area = event.rect()
+            p.fillRect(area, pal.color(QPalette.ColorRole.Base))
+            if rows == 0:
+                return
+            top = self.rowAt(area.top())
+            bottom = self.rowAt(area.bottom())
+            top = 0 if top < 0 else top
+            bottom = rows - 1 if bottom < 0 else bottom
+            cols = self._columns(area)
+            if not cols:
+                return
+            font = self.font()
+            fkey = (font.key(), self.devicePixelRatioF())
+            if fkey != self._font_key:
+                self._new, self._old, self._font_key = {}, {}, fkey
+            fm = QFontMetrics(font)
+            alt = self.alternatingRowColors()
+            sel = self.selectionModel()
+            root = QModelIndex()
+            base_text = pal.color(QPalette.ColorRole.Text)
+            hi_bg = pal.color(QPalette.ColorRole.Highlight)
+            hi_text = pal.color(QPalette.ColorRole.HighlightedText)
+            alt_bg = pal.color(QPalette.ColorRole.AlternateBase)
+            x0 = min(x for _, x, _ in cols)
+            x1 = max(x + w for _, x, w in cols)
+            for r in range(top, bottom + 1):
+                y = self.rowViewportPosition(r)
+                h = self.rowHeight(r)
+                if h <= 0:
+                    continue
+                selected = sel is not None and sel.isRowSelected(r, root)
+                if selected:
+                    p.fillRect(QRect(x0, y, x1 - x0, h), hi_bg)
+                elif alt and r % 2:
+                    p.fillRect(QRect(x0, y, x1 - x0, h), alt_bg)
+                src = proxy.mapToSource(proxy.index(r, 0)).row() if proxy is not None else r
+                if not 0 <= src < len(model.rows):
+                    continue
+                cells = model.rows[src]
+                for c, x, w in cols:
+                    if c >= len(cells):
+                        continue
+                    pm = self._pixmap(cells[c], w, h, selected, base_text, hi_text, fm)
+                    if pm is not None:
+                        p.drawPixmap(QPoint(x, y), pm)
+        finally:
+            p.end()
+
+    def _columns(self, area: QRect) -> list[tuple[int, int, int]]:
+        """(logical column, x, width) of the columns that cross ``area``."""
+        out = []
+        hh = self.horizontalHeader()
+        for visual in range(hh.count()):
+            c = hh.logicalIndex(visual)
+            if hh.isSectionHidden(c):
+                continue
+            x, w = self.columnViewportPosition(c), self.columnWidth(c)
+            if w > 0 and x + w > area.left() and x <= area.right():
+                out.append((c, x, w))
+        return out
+
+    def _pixmap(
+        self,
+        cell: Cell,
+        w: int,
+        h: int,
+        selected: bool,
+        base_text: QColor,
+        hi_text: QColor,
+        fm: QFontMetrics,
+    ) -> QPixmap | None:
+        if not cell.text:
+            return None
+        key = (cell.text, cell.colour, cell.align_right, w, h, selected)
+        pm = self._new.get(key)
+        if pm is not None:
+            return pm
+        pm = self._old.pop(key, None)
+        if pm is None:
+            colour = hi_text if selected else (QColor(cell.colour) if cell.colour else base_text)
+            pm = self._render(cell, w, h, colour, fm)
+        if len(self._new) >= CACHE_CELLS // 2:
+            self._old, self._new = self._new, {}
+        self._new[key] = pm
+        return pm
+
+    def _render(self, cell: Cell, w: int, h: int, colour: QColor, fm: QFontMetrics) -> QPixmap:
+        """The cell's text, elided to the column, in ``colour`` on a transparent pixmap."""
+        ratio = self.devicePixelRatioF()
+        pm = QPixmap(max(1, round(w * ratio)), max(1, round(h * ratio)))
+        pm.setDevicePixelRatio(ratio)
+        pm.fill(Qt.GlobalColor.transparent)
+        p = QPainter(pm)
+        try:
+            p.setFont(self.font())
+            p.setPen(colour)
+            text = fm.elidedText(cell.text, Qt.TextElideMode.ElideRight, max(0, w - 2 * PAD))
+            align = (
+                Qt.AlignmentFlag.AlignRight if cell.align_right else Qt.AlignmentFlag.AlignLeft
+            ) | Qt.AlignmentFlag.AlignVCenter
+            p.drawText(QRect(PAD, 0, max(0, w - 2 * PAD), h), align, text)
+        finally:
+            p.end()
+        return pm

@@ -1,0 +1,1 @@
+"""The main window: its frame, the fleet panel, the view state, summaries."""

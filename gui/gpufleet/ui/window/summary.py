@@ -1,0 +1,299 @@
+"""Per-host and per-GPU summaries for the fleet list, the overview, the cards and the tray
+(plain data computed from the live buffers, the session state and the active alerts).
+
+The state is always one of theme.OK / WAIT / WARN / CRIT / DOWN, and comes with a one-line
+reason, so that the list can show "✖ reconnecting 12 s" or "▲ thermal throttling GPU 3".
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from gpufleet_sampler import protocol
+from PySide6.QtCore import QCoreApplication
+
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.live.buffers import LiveBuffers
+from gpufleet.ui.desktop.i18n import state_name
+from gpufleet.ui.widgets.theme import CRIT, DOWN, OK, SEVERITY_RANK, WAIT, WARN
+
+# lupdate extracts translate("Context", "text") calls.
+translate = QCoreApplication.translate
+
+
+# A streaming host whose newest sample is older than this many intervals counts as down.
+STALE_INTERVALS = 10
+
+
+@dataclass(frozen=True)
+class GpuSummary:
+    gpu: int
+    name: str
+    util: float | None
+    mem_used: float | None
+    mem_total: float | None
+    sm: float | None
+    sm_max: float | None
+    temp: float | None
+    temp_slowdown: float | None
+    power: float | None
+    power_cap: float | None
+    pstate: float | None
+    reasons: tuple[str, ...]
+    state: str
+    note: str
+
+    @property
+    def mem_pct(self) -> float | None:
+        if self.mem_used is None or not self.mem_total:
+            return None
+        return 100.0 * self.mem_used / self.mem_total
+
+
+@dataclass(frozen=True)
+class HostSummary:
+    host: str
+    state: str
+    reason: str
+    session_state: str
+    model: str
+    gpus: tuple[GpuSummary, ...]
+    util: float | None
+    hottest: float | None
+    price: float | None
+    currency: str
+    last_t: float | None
+    host_reason: str = ""  # a reason about the whole host (down, idle, a host-level alert)
+
+    @property
+    def rank(self) -> int:
+        return SEVERITY_RANK.get(self.state, 0)
+
+
+def _f(x: Any) -> float | None:
+    return float(x) if isinstance(x, (int, float)) else None
+
+
+def _worse(a: str, b: str) -> str:
+    return a if SEVERITY_RANK[a] >= SEVERITY_RANK[b] else b
+
+
+# The sample columns a GPU summary reads, in this order (see _summary_values).
+_SUMMARY_COLUMNS = (
+    "clock_reasons",
+    "lost",
+    "util_gpu_pct",
+    "mem_used_bytes",
+    "sm_clock_mhz",
+    "temp_gpu_c",
+    "power_w",
+    "power_limit_w",
+    "pstate",
+)
+_positions: dict[tuple[str, ...], tuple[int | None, ...]] = {}
+# host -> (hello, sample, summaries): the fleet summaries are recomputed once a second for
+# every host; a host whose newest sample did not change (down, paused) costs nothing.
+_last: dict[str, tuple[Any, Any, tuple[GpuSummary, ...]]] = {}
+
+
+def _summary_values(row: tuple[Any, ...] | None, pos: tuple[int | None, ...]) -> list[float | None]:
+    if row is None:
+        return [None] * len(pos)
+    n = len(row)
+    return [_f(row[p]) if p is not None and p < n else None for p in pos]
+
+
+def summarize_gpus(host: str, live: LiveBuffers) -> tuple[GpuSummary, ...]:
+    hello = live.hello(host)
+    s = live.latest(host)
+    if hello is None:
+        return ()
+    hit = _last.get(host)
+    if hit is not None and hit[0] is hello and hit[1] is s:
+        return hit[2]
+    out = []
+    pos: tuple[int | None, ...] = (None,) * len(_SUMMARY_COLUMNS)
+    rows: dict[Any, tuple[Any, ...]] = {}
+    if s is not None:
+        cols = tuple(s.columns)
+        cached = _positions.get(cols)
+        if cached is None:
+            where = {c: i + 1 for i, c in enumerate(cols)}
+            cached = _positions[cols] = tuple(where.get(c) for c in _SUMMARY_COLUMNS)
+        pos = cached
+        rows = {r[0]: r for r in s.rows}
+    for g in hello.gpus:
+        mask, lost, util, mem_used, sm, temp, power, cap, pstate = _summary_values(
+            rows.get(g.index), pos
+        )
+        labels = tuple(protocol.reason_labels(int(mask))) if mask else ()
+        state, note = OK, ""
+        bits = int(mask or 0)
+        if lost:
+            state, note = CRIT, translate("Summary", "GPU lost")
+        elif bits & protocol.REASON_THERMAL_MASK:
+            state, note = WARN, translate("Summary", "thermal throttling")
+        elif bits & (0x08 | 0x80):
+            state, note = WARN, translate("Summary", "HW slowdown")
+        elif bits & 0x04 and (util or 0) > 50:
+            state, note = OK, translate("Summary", "at power cap")
+        out.append(
+            GpuSummary(
+                gpu=g.index,
+                name=g.name,
+                util=util,
+                mem_used=mem_used,
+                mem_total=_f(g.nominal_value("mem_total_bytes")),
+                sm=sm,
+                sm_max=_f(g.nominal_value("sm_clock_max_mhz")),
+                temp=temp,
+                temp_slowdown=_f(g.nominal_value("temp_slowdown_c")),
+                power=power,
+                power_cap=cap or _f(g.nominal_value("power_enforced_w")),
+                pstate=pstate,
+                reasons=labels,
+                state=state,
+                note=note,
+            )
+        )
+    res = tuple(out)
+    _last[host] = (hello, s, res)
+    return res
+
+
+def model_text(gpus: Sequence[GpuSummary]) -> str:
+    if not gpus:
+        return "—"
+    names = {short_name(g.name) for g in gpus}
+    name = names.pop() if len(names) == 1 else translate("Summary", "mixed")
+    return f"{len(gpus)}× {name}"
+
+
+def short_name(name: str) -> str:
+    """ "NVIDIA H100 80GB HBM3" → "H100", "NVIDIA A100-SXM4-40GB" → "A100",
+    "NVIDIA GeForce RTX 4090" → "RTX 4090": enough to tell rentals apart in a narrow list."""
+    words = name.replace("NVIDIA ", "").replace("GeForce ", "").split()
+    if not words:
+        return "GPU"
+    if words[0] in ("RTX", "GTX", "Tesla", "Quadro") and len(words) > 1:
+        return f"{words[0]} {words[1]}"
+    return words[0].split("-")[0]
+
+
+def summarize_host(
+    cfg: HostConfig,
+    live: LiveBuffers,
+    session_state: str,
+    session_reason: str | None,
+    alerts: Sequence[Any] = (),
+    titles: Mapping[str, str] | None = None,
+    now: float | None = None,
+) -> HostSummary:
+    """``alerts``: firing alerts of this host (objects with severity, gpu, id); ``titles``:
+    alert id → short title for the reason column."""
+    now = time.time() if now is None else now
+    gpus = summarize_gpus(cfg.name, live)
+    latest = live.latest(cfg.name)
+    hello = live.hello(cfg.name)
+    last_t = latest.t if latest is not None else None
+    state, reason = OK, ""
+    if session_state in ("connecting", "deploying"):
+        state, reason = WAIT, state_name(session_state)
+    elif session_state in ("reconnecting", "failed", "stopped"):
+        state, reason = DOWN, session_reason or state_name(session_state)
+        if session_state == "reconnecting":
+            reason = (
+                translate("Summary", "reconnecting: {reason}").format(reason=session_reason)
+                if session_reason
+                else state_name("reconnecting")
+            )
+    elif latest is None:
+        state, reason = WAIT, translate("Summary", "waiting for data")
+    elif (
+        hello is not None
+        and now - latest.t > STALE_INTERVALS * max(1.0, hello.interval_s)
+        # Sim streams under --no-wait carry simulated times; only wall-clock streams go stale.
+        and abs(now - latest.t) < 3600
+    ):
+        state, reason = (
+            DOWN,
+            translate("Summary", "no data for {n} s").format(n=f"{now - latest.t:.0f}"),
+        )
+    if state in (OK, WAIT):
+        for g in gpus:
+            if SEVERITY_RANK[g.state] > SEVERITY_RANK[state]:
+                state, reason = (
+                    g.state,
+                    translate("Summary", "{note} GPU {n}").format(note=g.note, n=g.gpu),
+                )
+    worst_alert = None
+    for a in alerts:
+        sev = CRIT if a.severity == "critical" else WARN if a.severity == "warning" else OK
+        if sev == OK:
+            continue
+        throttle = "thrott" in a.rule_id or "thermal" in a.rule_id
+        if (
+            worst_alert is None
+            or SEVERITY_RANK[sev] > SEVERITY_RANK[worst_alert[0]]
+            or (SEVERITY_RANK[sev] == SEVERITY_RANK[worst_alert[0]] and throttle)
+        ):
+            worst_alert = (sev, a)
+    if worst_alert is not None and state != DOWN:
+        sev, a = worst_alert
+        state = _worse(state, sev)
+        title = (titles or {}).get(a.id) or a.rule_id.replace("_", " ")
+        reason = title + (
+            translate("Summary", " GPU {n}").format(n=a.gpu)
+            if a.gpu is not None and "GPU" not in title
+            else ""
+        )
+    # Alerts about one GPU mark that GPU (the overview shows them on its row only).
+    per_gpu: dict[int, tuple[str, str]] = {}
+    host_level = ""
+    for a in alerts:
+        sev = CRIT if a.severity == "critical" else WARN if a.severity == "warning" else OK
+        title = (titles or {}).get(a.id) or a.rule_id.replace("_", " ")
+        if a.gpu is None:
+            if sev != OK and not host_level:
+                host_level = title
+            continue
+        old = per_gpu.get(a.gpu)
+        if old is None or SEVERITY_RANK[sev] > SEVERITY_RANK[old[0]]:
+            per_gpu[a.gpu] = (sev, title)
+    gpus = tuple(
+        replace(g, state=_worse(g.state, per_gpu[g.gpu][0]), note=per_gpu[g.gpu][1])
+        if g.gpu in per_gpu and SEVERITY_RANK[per_gpu[g.gpu][0]] >= SEVERITY_RANK[g.state]
+        else g
+        for g in gpus
+    )
+    utils = [g.util for g in gpus if g.util is not None]
+    temps = [g.temp for g in gpus if g.temp is not None]
+    if state == OK and gpus and all((g.util or 0) < 5 and (g.mem_pct or 0) < 10 for g in gpus):
+        reason = state_name("idle")
+    return HostSummary(
+        host=cfg.name,
+        state=state,
+        reason=reason,
+        session_state=session_state,
+        model=model_text(gpus),
+        gpus=gpus,
+        util=sum(utils) / len(utils) if utils else None,
+        hottest=max(temps) if temps else None,
+        price=cfg.price_per_hour,
+        currency=cfg.currency,
+        last_t=last_t,
+        host_reason=host_level if state != DOWN else reason,
+    )
+
+
+CURRENCY_SYMBOL = {"USD": "$", "EUR": "€", "GBP": "£", "CNY": "¥", "JPY": "¥"}
+
+
+def money(x: float | None, currency: str, digits: int = 2) -> str:
+    if x is None:
+        return "—"
+    sym = CURRENCY_SYMBOL.get(currency)
+    return f"{sym}{x:,.{digits}f}" if sym else f"{x:,.{digits}f} {currency}"
