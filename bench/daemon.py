@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "remote"))
 
-from gpufleet_sampler import daemon  # noqa: E402
+from gpufleet_sampler.daemon import server  # noqa: E402
 
 
 def _rss_mib(pid: str = "self") -> float:
@@ -57,10 +57,10 @@ def bench_ring(scenario: str, state_dir: str) -> None:
         state_dir=state_dir,
         foreground=True,
     )
-    p = daemon.paths_for(args)
-    fd = daemon._take_lock(p)
+    p = state_dir.paths_for(args)
+    fd = server._take_lock(p)
     assert fd is not None
-    d = daemon.Daemon(args, p, fd)
+    d = server.Daemon(args, p, fd)
     d.open()
     try:
         rss0 = _rss_mib()

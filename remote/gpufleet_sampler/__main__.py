@@ -9,11 +9,13 @@ import argparse
 import sys
 from typing import List, Optional
 
-from gpufleet_sampler import __version__
+from gpufleet_sampler import __version__, exporter, kill, oneshot, stream
+from gpufleet_sampler.backends import NAMES as BACKENDS
+from gpufleet_sampler.daemon import lifecycle
 
 
 def _add_backend_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--backend", choices=("nvml", "sim"), default="nvml")
+    p.add_argument("--backend", choices=BACKENDS, default="nvml")
     p.add_argument("--scenario", default=None, help="sim scenario name (sim only)")
     p.add_argument("--seed", type=int, default=0, help="sim random seed (sim only)")
     p.add_argument("--interval", type=float, default=1.0, help="seconds between samples")
@@ -99,24 +101,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Optional[List[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "stream":
-        from gpufleet_sampler import stream
-
         return stream.run(args)
     if args.command in ("daemon", "attach", "stop"):
-        from gpufleet_sampler import daemon
-
-        return daemon.run(args)
+        return lifecycle.run(args)
     if args.command in ("info", "check"):
-        from gpufleet_sampler import oneshot
-
         return oneshot.run(args)
     if args.command == "kill":
-        from gpufleet_sampler import kill
-
         return kill.run(args)
     if args.command == "exporter":
-        from gpufleet_sampler import exporter
-
         return exporter.run(args)
     return 2
 

@@ -24,16 +24,15 @@ import socket
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from types import FrameType
-from typing import Any, Dict, List, Optional, Protocol, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from gpufleet_sampler import metric_names as pn
 from gpufleet_sampler import protocol, stream
+from gpufleet_sampler.listen_address import LOOPBACK, parse_listen
 from gpufleet_sampler.loop import Sampler
-
-DEFAULT_LISTEN = "127.0.0.1:{}".format(pn.DEFAULT_SAMPLER_PORT)
-LOOPBACK = ("127.0.0.1", "::1", "localhost")
+from gpufleet_sampler.metrics_http import make_server
 
 
 class _Stop(Exception):
@@ -42,29 +41,6 @@ class _Stop(Exception):
 
 def _on_signal(signum: int, frame: Optional[FrameType]) -> None:
     raise _Stop()
-
-
-def parse_listen(text: str) -> Tuple[str, int]:
-    """``HOST:PORT``, ``[V6]:PORT`` or ``:PORT`` (loopback) -> (host, port); ValueError."""
-    text = text.strip()
-    if text.startswith("["):
-        host, sep, rest = text[1:].partition("]")
-        if not sep or not rest.startswith(":"):
-            raise ValueError("--listen {!r}: expected [ADDRESS]:PORT".format(text))
-        port_text = rest[1:]
-    else:
-        host, sep, port_text = text.rpartition(":")
-        if not sep:
-            raise ValueError(
-                "--listen {!r}: expected HOST:PORT, e.g. {}".format(text, DEFAULT_LISTEN)
-            )
-    try:
-        port = int(port_text)
-    except ValueError:
-        raise ValueError("--listen {!r}: the port must be a number".format(text)) from None
-    if not 0 <= port <= 65535:
-        raise ValueError("--listen {!r}: the port must be 0..65535".format(text))
-    return host or "127.0.0.1", port
 
 
 class MetricsState(object):
@@ -165,57 +141,6 @@ class MetricsState(object):
             self._cache_version = self._version
             self.renders += 1
             return self._cache
-
-
-INDEX_PAGE = (
-    b"<html><head><title>gpufleet sampler exporter</title></head><body>"
-    b'<h1>gpufleet sampler exporter</h1><p><a href="/metrics">Metrics</a></p></body></html>'
-)
-
-
-class Renderer(Protocol):
-    """What the HTTP handler needs: the app's fleet exporter serves through it too."""
-
-    def render(self) -> bytes: ...
-
-
-def make_handler(state: Renderer) -> Any:
-    class Handler(BaseHTTPRequestHandler):
-        server_version = "gpufleet-sampler"
-        protocol_version = "HTTP/1.1"  # keep-alive: Prometheus reuses its connection
-
-        def do_GET(self) -> None:
-            path = self.path.split("?", 1)[0]
-            if path == "/metrics":
-                self._send(200, pn.CONTENT_TYPE, state.render())
-            elif path == "/":
-                self._send(200, "text/html; charset=utf-8", INDEX_PAGE)
-            else:
-                self._send(404, "text/plain; charset=utf-8", b"not found: try /metrics\n")
-
-        def _send(self, code: int, ctype: str, body: bytes) -> None:
-            self.send_response(code)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass  # one line per scrape on stderr would be noise
-
-    return Handler
-
-
-class _V6Server(ThreadingHTTPServer):
-    address_family = socket.AF_INET6
-
-
-def make_server(state: Renderer, host: str, port: int) -> ThreadingHTTPServer:
-    """The HTTP server (not yet serving); raises OSError when the address is unusable."""
-    cls = _V6Server if ":" in host else ThreadingHTTPServer
-    server = cls((host, port), make_handler(state))
-    server.daemon_threads = True
-    return server
 
 
 def _say(message: str) -> None:

@@ -9,7 +9,7 @@ sentences) are made on the laptop.
 
 Xids cannot be seen by a one-shot command (they are events, delivered while someone listens):
 ``xid.seen`` is ``"unknown"`` unless a running daemon of the same identity reports what it
-saw, through ``gpufleet_sampler.daemon.xid_facts(args)`` when that function exists.
+saw, through ``gpufleet_sampler.daemon.client.xid_facts(args)``.
 
 On failure the object is an ``error`` message (``{"kind": "error", ...}``) and the exit code
 is non-zero, so the laptop always gets something it can parse.
@@ -18,12 +18,12 @@ Python 3.8, stdlib only.
 """
 
 import argparse
-import importlib
 import sys
 import time
 from typing import Any, Dict, Optional
 
 from gpufleet_sampler import __version__, protocol
+from gpufleet_sampler.daemon.client import xid_facts
 from gpufleet_sampler.loop import host_facts
 from gpufleet_sampler.stream import EXIT_BACKEND, EXIT_USAGE, backend_error, open_backend
 
@@ -44,16 +44,9 @@ def _fail(message: str, code: str) -> None:
 
 def daemon_xid_facts(args: argparse.Namespace) -> Optional[Dict[str, Any]]:
     """What a running daemon saw of Xids: ``{"seen": bool, "events": [...], "since": t}``,
-    or None when no daemon answers (or the daemon module offers no such facts)."""
+    or None when no daemon answers."""
     try:
-        daemon = importlib.import_module("gpufleet_sampler.daemon")
-    except ImportError:
-        return None
-    fn = getattr(daemon, "xid_facts", None)
-    if not callable(fn):
-        return None
-    try:
-        facts = fn(args)
+        facts = xid_facts(args)
     except Exception:  # a broken daemon state must not cost the user the whole check
         return None
     return facts if isinstance(facts, dict) else None

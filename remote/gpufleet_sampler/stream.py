@@ -22,7 +22,8 @@ from types import FrameType
 from typing import Any, Dict, List, Optional
 
 from gpufleet_sampler import protocol
-from gpufleet_sampler.backends.base import Backend, make_backend
+from gpufleet_sampler.backends import make_backend
+from gpufleet_sampler.backends.base import Backend
 from gpufleet_sampler.loop import Sampler
 
 EXIT_USAGE = 2

@@ -13,7 +13,7 @@ from gpufleet.core.fleet.fleet import FleetEvent, HostMessage
 from gpufleet.core.link import sampler_argv as samplercmd
 from gpufleet.core.link.transport import LocalTransport
 from gpufleet.core.wire.messages import Event, Links, Procs, Sample
-from gpufleet_sampler.daemon import read_state
+from gpufleet_sampler.state_dir import read_state
 
 
 def daemon_pid(host: HostConfig, state_dir: str) -> int | None:

@@ -15,7 +15,7 @@ from gpufleet.core.fleet.fleet import Fleet
 from gpufleet.core.history.audit import read_audit
 from gpufleet.core.link.transport import LocalTransport, Transport
 from gpufleet.core.wire.messages import Procs
-from gpufleet_sampler.backends.sim import SCENARIOS
+from gpufleet_sampler.sim.scenarios import SCENARIOS
 from sampler_daemons import Recorder, contiguous, daemon_pid, stop_daemons
 
 FAKE = str(Path(__file__).with_name("fake_sampler.py"))

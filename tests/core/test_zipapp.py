@@ -39,7 +39,7 @@ def test_name_is_content_hash_and_contents_are_clean(tmp_path: Path) -> None:
         infos = zf.infolist()
     assert names == sorted(names)
     assert "__main__.py" in names and "pynvml.py" in names
-    assert "gpufleet_sampler/__main__.py" in names and "gpufleet_sampler/daemon.py" in names
+    assert "gpufleet_sampler/__main__.py" in names and "gpufleet_sampler/daemon/server.py" in names
     assert "gpufleet_sampler/backends/sim.py" in names
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
     assert {i.date_time for i in infos} == {zipapp.FIXED_DATE}

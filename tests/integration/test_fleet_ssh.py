@@ -210,7 +210,7 @@ def test_deploy_uploads_once_and_retires_older_samplers(
 def test_removing_a_host_with_undeploy_stops_its_daemon_and_deletes_the_upload(
     remote: Callable[..., HostConfig], tmp_path: Path
 ) -> None:
-    from gpufleet_sampler.daemon import read_state
+    from gpufleet_sampler.state_dir import read_state
 
     host = remote("gone", "crashed-idle", 36)
     cache = tmp_path / "home-gone" / ".cache" / "gpufleet"

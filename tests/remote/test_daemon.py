@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gpufleet_sampler import daemon
+from gpufleet_sampler import state_dir
+from gpufleet_sampler.daemon import client, server
 from gpufleet_sampler.ring import Ring
 
 REMOTE = Path(__file__).resolve().parents[2] / "remote"
@@ -56,8 +57,8 @@ def sampler(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
     )
 
 
-def _paths(sd: Path, seed: int = 0, scenario: str = SCENARIO) -> daemon.Paths:
-    return daemon.Paths(str(sd), daemon.daemon_key("sim", scenario, seed))
+def _paths(sd: Path, seed: int = 0, scenario: str = SCENARIO) -> state_dir.Paths:
+    return state_dir.Paths(str(sd), state_dir.daemon_key("sim", scenario, seed))
 
 
 def _wait(cond: Callable[[], Any], timeout: float = 20.0, what: str = "condition") -> Any:
@@ -139,18 +140,18 @@ def sd(tmp_path: Path) -> Iterator[Path]:
     yield d
     for lock in d.glob("daemon-*.lock"):
         key = lock.name[len("daemon-") : -len(".lock")]
-        p = daemon.Paths(str(d), key)
-        pid = daemon.lock_holder(p)
+        p = state_dir.Paths(str(d), key)
+        pid = state_dir.lock_holder(p)
         if pid:
-            daemon.request(p, {"op": "stop"})
+            client.request(p, {"op": "stop"})
             try:
-                _wait(lambda p=p: daemon.lock_holder(p) is None, 15, "daemon to stop")
+                _wait(lambda p=p: state_dir.lock_holder(p) is None, 15, "daemon to stop")
             except AssertionError:
                 os.kill(pid, 9)
 
 
 def _status(sd: Path, seed: int = 0) -> dict[str, Any] | None:
-    return daemon.request(_paths(sd, seed), {"op": "status"})
+    return client.request(_paths(sd, seed), {"op": "status"})
 
 
 def test_daemon_start_attach_stop(sd: Path) -> None:
@@ -176,7 +177,7 @@ def test_daemon_start_attach_stop(sd: Path) -> None:
     r = sampler("stop", *_common(sd))
     assert r.returncode == 0
     assert json.loads(r.stdout)["stopped"] is True
-    assert daemon.lock_holder(p) is None
+    assert state_dir.lock_holder(p) is None
     assert not os.path.exists(p.sock)
     state = json.loads(Path(p.state).read_text())
     assert state["running"] is False and state["last_seq"] >= 30
@@ -255,9 +256,9 @@ def test_idle_exit_after_last_client(sd: Path) -> None:
     # keeps the daemon alive.
     msgs = a.until_seq(60)
     assert len(_data_seqs(msgs)) == 60
-    assert daemon.lock_holder(p) is not None
+    assert state_dir.lock_holder(p) is not None
     assert a.close() == 0
-    _wait(lambda: daemon.lock_holder(p) is None, 20, "the idle daemon to exit")
+    _wait(lambda: state_dir.lock_holder(p) is None, 20, "the idle daemon to exit")
     assert not os.path.exists(p.sock)
 
 
@@ -269,7 +270,7 @@ def test_attach_start_launches_a_daemon(sd: Path) -> None:
     assert a.close() == 0
     # It stays behind, detached, for the next attach; then leaves by the idle limit given.
     _wait(lambda: (_status(sd) or {}).get("clients") == 0, what="the daemon alone")
-    _wait(lambda: daemon.lock_holder(_paths(sd)) is None, 20, "the idle daemon to exit")
+    _wait(lambda: state_dir.lock_holder(_paths(sd)) is None, 20, "the idle daemon to exit")
 
 
 def test_attach_without_daemon_says_so(sd: Path) -> None:
@@ -321,12 +322,12 @@ def test_state_file_reports_xids_for_check(sd: Path) -> None:
     assert r.returncode == 0, r.stderr
 
     def xids() -> list[int] | None:
-        st = daemon.read_state("sim", "ecc-xid", 0, str(sd))
+        st = state_dir.read_state("sim", "ecc-xid", 0, str(sd))
         codes = [x["code"] for x in (st or {}).get("xids", [])]
         return codes if 79 in codes else None
 
     assert _wait(xids, what="Xid 79 in the state file") == [48, 79]
-    st = daemon.read_state("sim", "ecc-xid", 0, str(sd))
+    st = state_dir.read_state("sim", "ecc-xid", 0, str(sd))
     assert st is not None and st["running"] is True and st["xid_count"] == 2
     # ``check`` of the same identity takes them from the daemon.
     r = sampler("check", *_common(sd, scenario="ecc-xid"), env=env)
@@ -335,12 +336,12 @@ def test_state_file_reports_xids_for_check(sd: Path) -> None:
     assert xid["seen"] is True and xid["source"] == "daemon"
     assert [e["code"] for e in xid["events"]] == [48, 79]
     sampler("stop", *_common(sd, scenario="ecc-xid"))
-    assert daemon.read_state("sim", "ecc-xid", 0, str(sd)) is None
+    assert state_dir.read_state("sim", "ecc-xid", 0, str(sd)) is None
     r = sampler("check", *_common(sd, scenario="ecc-xid"), env=env)
     assert json.loads(r.stdout)["xid"]["seen"] == "unknown"
     # A restarted daemon (same boot) still knows them.
     assert sampler("daemon", *_common(sd, scenario="ecc-xid"), env=env).returncode == 0
-    st = daemon.read_state("sim", "ecc-xid", 0, str(sd))
+    st = state_dir.read_state("sim", "ecc-xid", 0, str(sd))
     assert st is not None and [x["code"] for x in st["xids"]][:2] == [48, 79]
 
 
@@ -348,7 +349,7 @@ def test_state_file_reports_xids_for_check(sd: Path) -> None:
 
 
 @pytest.fixture
-def inproc(sd: Path) -> Iterator[daemon.Daemon]:
+def inproc(sd: Path) -> Iterator[server.Daemon]:
     sd.mkdir(mode=0o700)
     args = argparse.Namespace(
         command="daemon",
@@ -361,10 +362,10 @@ def inproc(sd: Path) -> Iterator[daemon.Daemon]:
         state_dir=str(sd),
         foreground=True,
     )
-    p = daemon.paths_for(args)
-    fd = daemon._take_lock(p)
+    p = state_dir.paths_for(args)
+    fd = server._take_lock(p)
     assert fd is not None
-    d = daemon.Daemon(args, p, fd)
+    d = server.Daemon(args, p, fd)
     try:
         d.open()
         yield d
@@ -373,12 +374,12 @@ def inproc(sd: Path) -> Iterator[daemon.Daemon]:
         os.close(fd)
 
 
-def _pump(d: daemon.Daemon) -> None:
+def _pump(d: server.Daemon) -> None:
     for key, mask in d.sel.select(0):
         d.handle(key, mask)
 
 
-def _client(d: daemon.Daemon, from_seq: int) -> socket.socket:
+def _client(d: server.Daemon, from_seq: int) -> socket.socket:
     c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     c.connect(d.p.sock)
     c.sendall(json.dumps({"op": "attach", "from_seq": from_seq}).encode() + b"\n")
@@ -399,7 +400,7 @@ def _drain(c: socket.socket) -> bytes:
 
 
 def test_attach_older_than_ring_gets_thinned_history_and_gap_note(
-    inproc: daemon.Daemon,
+    inproc: server.Daemon,
 ) -> None:
     d = inproc
     d.ring = Ring(interval=0.05, raw_samples=20, downsample=5)
@@ -427,10 +428,10 @@ def test_attach_older_than_ring_gets_thinned_history_and_gap_note(
 
 
 def test_slow_client_is_dropped_and_sampling_goes_on(
-    inproc: daemon.Daemon, monkeypatch: pytest.MonkeyPatch
+    inproc: server.Daemon, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     d = inproc
-    monkeypatch.setattr(daemon, "CLIENT_LIVE_LIMIT", 16 << 10)
+    monkeypatch.setattr(server, "CLIENT_LIVE_LIMIT", 16 << 10)
     slow = _client(d, 0)
     fast = _client(d, 0)
     _pump(d)

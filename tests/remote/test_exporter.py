@@ -21,8 +21,10 @@ import pytest
 from gpufleet_sampler import metric_names as pn
 from gpufleet_sampler import protocol
 from gpufleet_sampler.backends.sim import SimBackend
-from gpufleet_sampler.exporter import MetricsState, make_server, parse_listen
+from gpufleet_sampler.exporter import MetricsState
+from gpufleet_sampler.listen_address import parse_listen
 from gpufleet_sampler.loop import Sampler
+from gpufleet_sampler.metrics_http import make_server
 
 ROOT = Path(__file__).resolve().parents[2]
 

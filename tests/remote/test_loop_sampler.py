@@ -13,8 +13,9 @@ from collections.abc import Iterator
 import pytest
 from gpufleet.core.wire.messages import Hello, StreamDecoder
 from gpufleet_sampler import __version__, protocol
-from gpufleet_sampler.backends.sim import SCENARIOS, SimBackend
+from gpufleet_sampler.backends.sim import SimBackend
 from gpufleet_sampler.loop import Sampler
+from gpufleet_sampler.sim.scenarios import SCENARIOS
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from gpufleet.core.wire.messages import Event, Hello, Links, Message, Procs, Sample, StreamDecoder
 from gpufleet_sampler import protocol
-from gpufleet_sampler.backends.sim import SCENARIOS
+from gpufleet_sampler.sim.scenarios import SCENARIOS
 
 ROOT = Path(__file__).resolve().parents[2]
 GIB = 1 << 30

@@ -13,7 +13,7 @@ from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.fleet.demo import demo_state_dir
 from gpufleet.ui.app import App
 from gpufleet.ui.widgets.theme import DOWN, OK, SYMBOL
-from gpufleet_sampler.daemon import read_state
+from gpufleet_sampler.state_dir import read_state
 from pytestqt.qtbot import QtBot
 
 

@@ -1,0 +1,27 @@
+"""The sampler's backends by name: ``nvml`` reads the real driver, ``sim`` simulates GPUs
+for the demo and the tests. Both implement ``backends.base.Backend``.
+
+Python 3.8, stdlib only (pynvml for ``nvml``).
+"""
+
+from typing import Optional
+
+from gpufleet_sampler.backends.base import Backend
+from gpufleet_sampler.backends.sim import SimBackend
+
+NAMES = ("nvml", "sim")
+
+
+def make_backend(
+    name: str, scenario: Optional[str] = None, seed: int = 0, interval: float = 1.0
+) -> Backend:
+    """Build a backend by name."""
+    if name == "nvml":
+        # Imported here, not at the top: pynvml is an optional dependency that only the real
+        # driver backend needs (the simulated demo runs where there is no NVIDIA library).
+        from gpufleet_sampler.backends.nvml import NvmlBackend
+
+        return NvmlBackend(interval=interval)
+    if name == "sim":
+        return SimBackend(scenario=scenario or "healthy-8xa100", seed=seed, interval=interval)
+    raise ValueError("unknown backend {!r} (expected nvml or sim)".format(name))

@@ -6,7 +6,7 @@ business except for process lists, which the loop asks for every ``procs_interva
 because they are the costliest call.
 """
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 
 class Backend(object):
@@ -53,18 +53,3 @@ class Backend(object):
 
     def close(self) -> None:
         """Release NVML / stop simulated processes."""
-
-
-def make_backend(
-    name: str, scenario: Optional[str] = None, seed: int = 0, interval: float = 1.0
-) -> Backend:
-    """Build a backend by name; imports lazily so ``sim`` never needs pynvml."""
-    if name == "nvml":
-        from gpufleet_sampler.backends.nvml import NvmlBackend
-
-        return NvmlBackend(interval=interval)
-    if name == "sim":
-        from gpufleet_sampler.backends.sim import SimBackend
-
-        return SimBackend(scenario=scenario or "healthy-8xa100", seed=seed, interval=interval)
-    raise ValueError("unknown backend {!r} (expected nvml or sim)".format(name))

@@ -38,7 +38,7 @@ import struct
 from collections import deque
 from typing import Any, Callable, Deque, Dict, List, Optional, Tuple
 
-from gpufleet_sampler import protocol
+from gpufleet_sampler import procfs, protocol
 from gpufleet_sampler.backends.base import Backend
 from gpufleet_sampler.backends.nvml_events import EventThread, _short
 
@@ -1417,15 +1417,9 @@ class NvmlBackend(Backend):
     # ------------------------------------------------------------------ processes
 
     def procs(self, mono: float) -> List[Dict[str, Any]]:
-        try:
-            from gpufleet_sampler import procfs
-        except ImportError:  # pragma: no cover - procfs.py is part of the sampler
-            procfs = None  # type: ignore[assignment]
-        cache = None
-        if procfs is not None:
-            cache = self._proc_cache
-            if cache is None:
-                cache = self._proc_cache = procfs.ProcCache()
+        cache = self._proc_cache
+        if cache is None:
+            cache = self._proc_cache = procfs.ProcCache()
         out: List[Dict[str, Any]] = []
         # One process can use several GPUs: read its stat once per snapshot.
         info_seen: Dict[int, Any] = {}

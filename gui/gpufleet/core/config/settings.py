@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from gpufleet_sampler.listen_address import parse_listen as sampler_parse_listen
+
 from gpufleet.core.config import secrets
 from gpufleet.core.config.configfile import load_config, save_config
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP, translated
@@ -114,8 +116,6 @@ _LISTENER_KEYS: Final = frozenset(k for pair in _LISTENERS.values() for k in pai
 
 def parse_listen(text: str) -> tuple[str, int]:
     """``HOST:PORT``, ``[V6]:PORT`` or ``:PORT``; ValueError with a one-line reason."""
-    from gpufleet_sampler.exporter import parse_listen as sampler_parse_listen
-
     host, port = sampler_parse_listen(text)
     if port == 0:
         raise ValueError(f"{text!r}: choose a port (1..65535)")

@@ -14,15 +14,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from gpufleet_sampler.state_dir import LOCKS_SUPPORTED, Paths, daemon_key, lock_holder
+
 from gpufleet.core.config.hostconfig import HostConfig
 
 
 def running_local_daemons(hosts: Iterable[HostConfig], state_dir: str | Path) -> set[str] | None:
     """The names of the local hosts whose sampler daemon runs now under ``state_dir``;
     None where this cannot be told (no flock on this platform)."""
-    try:
-        from gpufleet_sampler.daemon import Paths, daemon_key, lock_holder
-    except ImportError:  # fcntl is POSIX-only
+    if not LOCKS_SUPPORTED:  # flock is POSIX-only
         return None
     sd = str(Path(state_dir).expanduser())
     out: set[str] = set()

@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Final
 
-from gpufleet_sampler.exporter import parse_listen
+from gpufleet_sampler.listen_address import parse_listen
 
 from gpufleet.core.alerts.alert import FIRING, RESOLVED, Alert
 

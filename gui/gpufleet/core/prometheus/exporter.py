@@ -27,7 +27,8 @@ from http.server import ThreadingHTTPServer
 from typing import Any
 
 from gpufleet_sampler import metric_names as pn
-from gpufleet_sampler.exporter import make_server, parse_listen
+from gpufleet_sampler.listen_address import parse_listen
+from gpufleet_sampler.metrics_http import make_server
 
 from gpufleet.core.alerts.alert import Alert
 from gpufleet.core.config.hostconfig import HostConfig

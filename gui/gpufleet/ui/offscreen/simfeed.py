@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from gpufleet_sampler.backends.sim import SimBackend
+from gpufleet_sampler.loop import Sampler
+
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.fleet.events import HostMessage
 from gpufleet.core.wire.messages import Hello, parse_object
@@ -24,9 +27,6 @@ def simulate(
     procs_interval: float = 10.0,
 ) -> Iterator[HostMessage]:
     """Every message of ``duration_s`` seconds of each host, host after host."""
-    from gpufleet_sampler.backends.sim import SimBackend
-    from gpufleet_sampler.loop import Sampler
-
     for h in hosts:
         backend = SimBackend(h.scenario or "healthy-8xa100", h.seed, h.interval_s)
         try:

@@ -1,29 +1,5 @@
-"""The per-user sampler daemon and its clients: ``daemon``, ``attach`` and ``stop``.
-
-One daemon per user per host and per (backend, scenario, seed), so several simulated hosts
-can share one machine. It lives in a state dir (default ``~/.cache/gpufleet``, mode 0700; not
-/tmp, not $XDG_RUNTIME_DIR, which logind empties at logout) holding, per key::
-
-    daemon-<key>.lock   flock'ed for the daemon's whole life (and holds its pid)
-    d-<hash>.sock       the Unix socket clients attach to (short name: sun_path is 108 bytes)
-    daemon-<key>.json   state: pid, run_id, last seq, Xids seen (read by ``check``)
-    daemon-<key>.log    the detached daemon's stdout / stderr
-
-The daemon detaches from the SSH session that started it (a new session, stdio to its log),
-so it keeps sampling while the laptop sleeps or the link is down. Everything it emits goes
-into a ``Ring`` (an hour raw, a day thinned); ``attach --from-seq N`` streams ``hello``, every
-held message after N (with a ``note`` event saying what is missing, if anything), then live,
-until the client goes away. A restarted daemon has a new ``run_id`` and continues the
-sequence numbers of the previous run, so a client's N from before the restart still means
-"what came after", and the gap shows as such.
-
-Cheap by construction: one thread, one ``select`` with a timeout up to the next tick (no busy
-loop, no process spawned per tick); clients are fed from shared line objects through
-non-blocking sockets; a client that does not keep up is dropped rather than ever blocking the
-sampler.
-
-Socket requests are one JSON line: ``{"op": "attach", "from_seq": N}``, ``{"op": "status"}``
-or ``{"op": "stop"}``.
+"""The running daemon: one thread that samples, keeps the ring and feeds attached clients
+through non-blocking sockets; the lock that makes it one per key.
 
 Python 3.8, stdlib only.
 """
@@ -32,296 +8,54 @@ import argparse
 import contextlib
 import errno
 import fcntl
-import hashlib
 import json
 import os
-import re
 import selectors
 import signal
 import socket
-import stat
-import subprocess
 import sys
 import time
 from collections import deque
 from types import FrameType
-from typing import Any, Deque, Dict, List, Optional, Tuple
+from typing import Any, Deque, Dict, List, Optional
 
-import gpufleet_sampler
-from gpufleet_sampler import procfs, protocol
+from gpufleet_sampler import procfs, protocol, stream
+from gpufleet_sampler.loop import Sampler
 from gpufleet_sampler.ring import Ring
+from gpufleet_sampler.state_dir import (
+    Paths,
+    sock_addr,
+)
 
-DEFAULT_STATE_DIR = "~/.cache/gpufleet"
 EXIT_USAGE = 2
 EXIT_BACKEND = 3
-EXIT_NO_DAEMON = 1
 
-# How long ``daemon`` / ``attach --start`` wait for a fresh daemon to answer.
-START_TIMEOUT_S = 30.0
-STOP_TIMEOUT_S = 15.0
+
+def say(message: str) -> None:
+    sys.stderr.write("gpufleet_sampler: {}\n".format(message))
+    sys.stderr.flush()
+
+
 # A client may lag this many bytes of live data behind before it is dropped (at 8 GPUs and
 # 1 Hz about three quarters of an hour); its backlog at attach time comes on top.
 CLIENT_LIVE_LIMIT = 4 << 20
+
+
 SEND_CHUNK = 256 << 10
+
+
 REQUEST_MAX = 64 << 10
+
+
 STATE_EVERY_S = 10.0
+
+
 XIDS_KEPT = 1000
-LOG_MAX_BYTES = 1 << 20
-# make_backend's default scenario: "--scenario" omitted and given explicitly are one daemon.
-SIM_DEFAULT_SCENARIO = "healthy-8xa100"
-
-
-# ---- names and paths -----------------------------------------------------------------------
-
-
-def daemon_key(backend: str, scenario: Optional[str], seed: int) -> str:
-    """The identity of a daemon: backend, and for sim the scenario and seed."""
-    if backend == "sim":
-        raw = "sim-{}-{}".format(scenario or SIM_DEFAULT_SCENARIO, seed)
-    else:
-        raw = backend
-    return re.sub(r"[^A-Za-z0-9._-]", "_", raw)[:80]
-
-
-class Paths(object):
-    """The files of one daemon in one state dir."""
-
-    def __init__(self, state_dir: str, key: str) -> None:
-        self.dir = state_dir
-        self.key = key
-        self.lock = os.path.join(state_dir, "daemon-{}.lock".format(key))
-        short = hashlib.sha1(key.encode("utf-8")).hexdigest()[:12]
-        self.sock = os.path.join(state_dir, "d-{}.sock".format(short))
-        self.state = os.path.join(state_dir, "daemon-{}.json".format(key))
-        self.log = os.path.join(state_dir, "daemon-{}.log".format(key))
-
-
-def resolve_state_dir(arg: Optional[str]) -> str:
-    """The state dir, created 0700 (and tightened to 0700 if it is ours and looser)."""
-    path = os.path.abspath(os.path.expanduser(arg or DEFAULT_STATE_DIR))
-    os.makedirs(path, mode=0o700, exist_ok=True)
-    st = os.stat(path)
-    if st.st_uid == os.getuid() and stat.S_IMODE(st.st_mode) != 0o700:
-        os.chmod(path, 0o700)
-    return path
-
-
-def paths_for(args: argparse.Namespace) -> Paths:
-    sd = resolve_state_dir(getattr(args, "state_dir", None))
-    return Paths(sd, daemon_key(args.backend, args.scenario, args.seed))
-
-
-def _sock_addr(path: str) -> str:
-    """sun_path holds 107 bytes: a longer path is reached relative to its directory (this
-    process's cwd is its own; the daemon and the attach client are separate processes)."""
-    if len(path.encode("utf-8")) < 100:
-        return path
-    os.chdir(os.path.dirname(path))
-    return os.path.basename(path)
-
-
-def read_state(
-    backend: str, scenario: Optional[str] = None, seed: int = 0, state_dir: Optional[str] = None
-) -> Optional[Dict[str, Any]]:
-    """The state of the daemon for this key when one is running (for ``check``: Xids seen),
-    else None. Never raises on a missing or damaged file."""
-    try:
-        p = Paths(resolve_state_dir(state_dir), daemon_key(backend, scenario, seed))
-    except OSError:
-        return None
-    if lock_holder(p) is None:
-        return None
-    try:
-        with open(p.state, "r", encoding="utf-8") as f:
-            data = json.load(f)
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def xid_facts(args: argparse.Namespace) -> Optional[Dict[str, Any]]:
-    """For ``check``: the Xids the running daemon of this identity saw, as
-    ``{"seen": bool, "events": [{seq, t, gpu, code, message}], "since": t, "run_id": ...}``;
-    None when no daemon runs (then Xids are unknown)."""
-    st = read_state(args.backend, args.scenario, int(args.seed), getattr(args, "state_dir", None))
-    if st is None:
-        return None
-    events = [x for x in st.get("xids") or [] if isinstance(x, dict)]
-    return {
-        "seen": bool(events),
-        "events": events,
-        "since": st.get("xids_since", st.get("started_t")),
-        "run_id": st.get("run_id"),
-        "last_seq": st.get("last_seq"),
-    }
-
-
-def lock_holder(p: Paths) -> Optional[int]:
-    """The pid of the running daemon (it holds the lock), or None."""
-    try:
-        fd = os.open(p.lock, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except OSError:
-            data = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-            return int(data) if data.isdigit() else -1
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
-    finally:
-        os.close(fd)
-
-
-def _say(message: str) -> None:
-    sys.stderr.write("gpufleet_sampler: {}\n".format(message))
-    sys.stderr.flush()
 
 
 def _log(message: str) -> None:
     sys.stderr.write("{} {}\n".format(time.strftime("%Y-%m-%dT%H:%M:%S"), message))
     sys.stderr.flush()
-
-
-def _print_json(obj: Dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
-
-
-# ---- talking to a daemon -------------------------------------------------------------------
-
-
-def connect(p: Paths, timeout: float = 5.0) -> Optional[socket.socket]:
-    """A socket connected to the running daemon, or None when none answers."""
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(timeout)
-    try:
-        s.connect(_sock_addr(p.sock))
-    except OSError:
-        s.close()
-        return None
-    return s
-
-
-def request(p: Paths, req: Dict[str, Any], timeout: float = 5.0) -> Optional[Dict[str, Any]]:
-    """One request, one JSON line back; None when no daemon answers."""
-    s = connect(p, timeout)
-    if s is None:
-        return None
-    try:
-        s.sendall((json.dumps(req) + "\n").encode("utf-8"))
-        buf = b""
-        while b"\n" not in buf:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            buf += chunk
-        line = buf.split(b"\n", 1)[0]
-        data = json.loads(line.decode("utf-8")) if line else None
-        return data if isinstance(data, dict) else None
-    except (OSError, ValueError):
-        return None
-    finally:
-        s.close()
-
-
-def _daemon_argv(args: argparse.Namespace, p: Paths) -> List[str]:
-    """How to run this same sampler (module, installed package or zipapp) as a daemon."""
-    if getattr(sys, "frozen", False):
-        # A frozen laptop bundle runs the sampler through itself.
-        argv = [sys.executable, "_sampler"]
-    else:
-        argv = [sys.executable or "python3", "-m", "gpufleet_sampler"]
-    argv += [
-        "daemon",
-        "--foreground",
-        "--backend",
-        args.backend,
-        "--seed",
-        str(args.seed),
-        "--interval",
-        repr(float(args.interval)),
-        "--state-dir",
-        p.dir,
-        "--idle-exit",
-        repr(float(getattr(args, "idle_exit", 24 * 3600.0))),
-        "--procs-interval",
-        repr(float(getattr(args, "procs_interval", 2.0))),
-    ]
-    if args.scenario:
-        argv += ["--scenario", args.scenario]
-    return argv
-
-
-def _rotate_log(path: str) -> None:
-    try:
-        if os.path.getsize(path) > LOG_MAX_BYTES:
-            os.replace(path, path + ".1")
-    except OSError:
-        pass
-
-
-def start_detached(args: argparse.Namespace, p: Paths) -> Tuple[Optional[Dict[str, Any]], str]:
-    """Start a daemon in its own session and wait until it answers.
-
-    Returns (its status, "") or (None, why it did not start)."""
-    # The package's parent is a sys.path entry that finds it again: a directory, or the
-    # zipapp itself (…/gpufleet-sampler-x.pyz/gpufleet_sampler/__init__.py).
-    root = os.path.dirname(os.path.dirname(os.path.abspath(gpufleet_sampler.__file__)))
-    env = dict(os.environ)
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    _rotate_log(p.log)
-    log = os.open(p.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    log_start = os.fstat(log).st_size
-    try:
-        child = subprocess.Popen(
-            _daemon_argv(args, p),
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            close_fds=True,
-            start_new_session=True,
-            cwd="/",
-            env=env,
-        )
-    except OSError as e:
-        return None, "cannot run the sampler daemon: {}".format(e)
-    finally:
-        os.close(log)
-    deadline = time.monotonic() + START_TIMEOUT_S
-    delay = 0.01
-    while time.monotonic() < deadline:
-        status = request(p, {"op": "status"}, timeout=2.0)
-        if status is not None:
-            # The child may have lost a start race to another daemon, which answered.
-            child.poll()
-            return status, ""
-        rc = child.poll()
-        if rc is not None and rc != 0:
-            why = _log_reason(p.log, log_start)
-            return None, why or "the daemon exited with status {}".format(rc)
-        time.sleep(delay)
-        delay = min(delay * 2, 0.2)
-    return None, "the daemon did not answer within {:.0f} s (see {})".format(START_TIMEOUT_S, p.log)
-
-
-def _log_reason(path: str, start: int) -> str:
-    """Why the daemon just failed: its last complaint in the log since ``start``."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(start)
-            lines = f.read(65536).decode("utf-8", "replace").strip().splitlines()
-    except OSError:
-        return ""
-    prefix = "gpufleet_sampler: "
-    said = [x[len(prefix) :] for x in lines if x.startswith(prefix)]
-    if said:
-        return said[-1]
-    return lines[-1] if lines else ""
-
-
-# ---- the daemon ------------------------------------------------------------------------------
 
 
 class _Client(object):
@@ -398,8 +132,6 @@ class Daemon(object):
     # -- setup / teardown --
 
     def open(self) -> None:
-        from gpufleet_sampler import stream
-        from gpufleet_sampler.loop import Sampler
 
         prev = _read_json(self.p.state)
         start_seq = 1
@@ -434,7 +166,7 @@ class Daemon(object):
         ls = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old_umask = os.umask(0o177)
         try:
-            ls.bind(_sock_addr(self.p.sock))
+            ls.bind(sock_addr(self.p.sock))
         finally:
             os.umask(old_umask)
         ls.listen(16)
@@ -841,187 +573,18 @@ def serve_foreground(args: argparse.Namespace, p: Paths) -> int:
     """Run the daemon in this process until stopped, idle or signalled."""
     lock_fd = _take_lock(p)
     if lock_fd is None:
-        _say("a sampler daemon for {} is already running".format(p.key))
+        say("a sampler daemon for {} is already running".format(p.key))
         return 0
     d = Daemon(args, p, lock_fd)
     try:
         try:
             d.open()
         except Exception as e:  # a backend that cannot start: one clear line
-            from gpufleet_sampler import stream
-
             msg = stream.backend_error(args, e)
-            _say(msg)
+            say(msg)
             return EXIT_USAGE if isinstance(e, ValueError) else EXIT_BACKEND
         d.serve()
         return 0
     finally:
         d.close()
         os.close(lock_fd)
-
-
-# ---- subcommands ---------------------------------------------------------------------------
-
-
-def _validate(args: argparse.Namespace) -> Optional[str]:
-    from gpufleet_sampler import stream
-
-    problem = stream.validate(args)
-    if problem is not None:
-        return problem
-    idle = getattr(args, "idle_exit", None)
-    if idle is not None and not idle > 0:
-        return "--idle-exit must be > 0 seconds (got {})".format(idle)
-    return None
-
-
-def cmd_daemon(args: argparse.Namespace) -> int:
-    problem = _validate(args)
-    if problem is not None:
-        _say(problem)
-        return EXIT_USAGE
-    p = paths_for(args)
-    if args.foreground:
-        return serve_foreground(args, p)
-    status = request(p, {"op": "status"})
-    if status is not None:
-        status["status"] = "running"
-        _print_json(status)
-        return 0
-    status, why = start_detached(args, p)
-    if status is None:
-        _say(why)
-        return EXIT_BACKEND
-    status["status"] = "started"
-    _print_json(status)
-    return 0
-
-
-def cmd_stop(args: argparse.Namespace) -> int:
-    p = paths_for(args)
-    reply = request(p, {"op": "stop"})
-    pid = lock_holder(p)
-    if reply is None and pid is None:
-        _print_json({"stopped": False, "message": "no sampler daemon is running for " + p.key})
-        return 0
-    if reply is None and pid is not None and pid > 0:
-        # Holding the lock but not answering: ask it with a signal.
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + STOP_TIMEOUT_S
-    while time.monotonic() < deadline and lock_holder(p) is not None:
-        time.sleep(0.02)
-    if lock_holder(p) is not None:
-        _print_json({"stopped": False, "pid": pid, "message": "the daemon did not stop"})
-        return 1
-    out: Dict[str, Any] = {"stopped": True, "pid": (reply or {}).get("pid", pid)}
-    if reply is not None:
-        out["run_id"] = reply.get("run_id")
-    _print_json(out)
-    return 0
-
-
-def _stdin_watchable() -> bool:
-    """Watch stdin for EOF only where EOF means "the client went away": a pipe or a socket
-    (an SSH channel, a subprocess pipe). /dev/null, a file or a terminal do not say that."""
-    try:
-        mode = os.fstat(0).st_mode
-    except OSError:
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
-
-
-def _write_all(data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        n = os.write(1, view)
-        view = view[n:]
-
-
-def _error_line(message: str, code: str) -> None:
-    try:
-        msg = {"kind": protocol.KIND_ERROR, "message": message, "code": code}
-        _write_all((protocol.encode(msg) + "\n").encode("utf-8"))
-    except OSError:
-        pass
-
-
-def cmd_attach(args: argparse.Namespace) -> int:
-    problem = _validate(args)
-    if problem is not None:
-        _say(problem)
-        _error_line(problem, "usage")
-        return EXIT_USAGE
-    p = paths_for(args)
-    sock = connect(p)
-    if sock is None and args.start:
-        status, why = start_detached(args, p)
-        if status is None:
-            _say(why)
-            _error_line(why, "backend")
-            return EXIT_BACKEND
-        sock = connect(p)
-    if sock is None:
-        why = "no sampler daemon is running for {} (use attach --start)".format(p.key)
-        _say(why)
-        _error_line(why, "no_daemon")
-        return EXIT_NO_DAEMON
-    try:
-        sock.sendall((json.dumps({"op": "attach", "from_seq": int(args.from_seq)}) + "\n").encode())
-        sock.setblocking(False)
-        return _relay(sock)
-    except BrokenPipeError:
-        return 0
-    finally:
-        sock.close()
-
-
-def _relay(sock: socket.socket) -> int:
-    """Copy the daemon's lines to stdout until stdin closes, stdout breaks or the daemon
-    goes away."""
-    sel = selectors.DefaultSelector()
-    sel.register(sock, selectors.EVENT_READ, "sock")
-    if _stdin_watchable():
-        sel.register(0, selectors.EVENT_READ, "stdin")
-    try:
-        while True:
-            for key, _ in sel.select():
-                if key.data == "stdin":
-                    try:
-                        data = os.read(0, 65536)
-                    except OSError:
-                        data = b""
-                    if not data:
-                        return 0
-                    continue
-                try:
-                    data = sock.recv(1 << 18)
-                except (BlockingIOError, InterruptedError):
-                    continue
-                except OSError:
-                    data = b""
-                if not data:
-                    _error_line("the sampler daemon closed the stream", "daemon_exit")
-                    return EXIT_NO_DAEMON
-                _write_all(data)
-    finally:
-        sel.close()
-
-
-def run(args: argparse.Namespace) -> int:
-    """The ``daemon``, ``attach`` and ``stop`` subcommands."""
-    try:
-        if args.command == "daemon":
-            return cmd_daemon(args)
-        if args.command == "attach":
-            return cmd_attach(args)
-        if args.command == "stop":
-            return cmd_stop(args)
-    except KeyboardInterrupt:
-        return 0
-    except OSError as e:
-        # A state dir we cannot create or use: one line, not a traceback.
-        _say("{}: {}".format(e.filename or "state dir", e.strerror or e))
-        return EXIT_USAGE
-    _say("unknown command {!r}".format(args.command))
-    return EXIT_USAGE
