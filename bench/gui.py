@@ -92,7 +92,10 @@ def main() -> int:
     )
     args = ap.parse_args()
 
-    from gpufleet.ui.app import make_qapp, make_rules, setup_theme
+    from gpufleet.core.pipeline.alerting import Alerting
+    from gpufleet.core.pipeline.build import load_rule_engine
+    from gpufleet.core.pipeline.hub import PipelineHub
+    from gpufleet.ui.app import make_qapp, setup_theme
     from gpufleet.ui.controllers.bridge import FleetBridge
     from gpufleet.ui.window.main_window import MainWindow
     from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer
@@ -102,7 +105,7 @@ def main() -> int:
     feed = Feed(args.hosts, args.gpus)
     cfgs = [HostConfig(name=h, price_per_hour=2.0 + i % 7) for i, h in enumerate(feed.hosts)]
     live = LiveBuffers(window_s=3600)
-    rules = make_rules(cfgs)
+    rules = load_rule_engine(cfgs, strict=False)
     tmp = tempfile.mkdtemp(prefix="gpufleet-bench-gui-")
     store = None
     if not args.no_store:
@@ -123,7 +126,14 @@ def main() -> int:
         live.feed(h, make_procs(t_start + prefill, feed.seq[h] + 1, args.gpus))
     sim_now = [t_start + prefill]
     events: queue.Queue[object] = queue.Queue()
-    bridge = FleetBridge(events, live, store=store, rules=rules, history_path=None)
+    hub = PipelineHub(
+        events,  # type: ignore[arg-type]
+        live=live,
+        store=store,
+        alerting=Alerting(rules),
+        yield_between_messages=True,
+    )
+    bridge = FleetBridge(hub)
     w = MainWindow(live, cfgs, theme, clock=lambda: sim_now[0])
     bridge.status_changed.connect(w.on_status)
     bridge.alerts_snapshot.connect(w.on_alerts)
@@ -443,7 +453,7 @@ def main() -> int:
         print(f"RSS: {rss0:.0f} → {rss1:.0f} MiB (run longer for a slope after the warm-up)")
     if os.environ.get("GPUFLEET_BENCH_RSS"):
         print("RSS series (s, MiB):", " ".join(f"{a:.0f}:{b:.0f}" for a, b in rss))
-    print(f"samples: {live.samples_total}; bridge errors: {bridge.bad}")
+    print(f"samples: {live.samples_total}; hub errors: {hub.bad_batches}")
     if slow_events:
         print("events followed by a GUI-thread hold over 40 ms (count):")
         for what, count in slow_events.most_common(15):

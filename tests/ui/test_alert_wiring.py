@@ -103,7 +103,7 @@ def test_settings_webhook_gets_the_demo_alert(
         # No rule names the webhook: a webhook from the settings gets every alert.
         _write_rules("[rules.thermal_throttle]\nfor_s = 2\nclear_for_s = 2\n")
         app = start_app(demo("h100-a"))
-        qtbot.waitUntil(lambda: app.alert_wiring.subscribed == {name}, timeout=30_000)
+        qtbot.waitUntil(lambda: app.pipeline.alerting.subscribed == {name}, timeout=30_000)
         qtbot.waitUntil(
             lambda: any(b["alert"]["rule_id"] == "thermal_throttle" for b in bodies),
             timeout=90_000,

@@ -15,6 +15,7 @@ from gpufleet.cli.errors import (
     EXIT_NOT_FOUND,
     CliError,
 )
+from gpufleet.core.config.configfile import ConfigError, load_config
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.fleet.demo import DEMO_PREFIX, demo_host, demo_hosts
 
@@ -42,10 +43,6 @@ def resolve_host(name: str) -> HostConfig:
 
 
 def configured_hosts() -> list[HostConfig]:
-    try:
-        from gpufleet.core.config.configfile import ConfigError, load_config
-    except ImportError:  # the config module is not there yet: only demo hosts exist
-        return []
     try:
         return list(load_config().hosts)
     except ConfigError as e:

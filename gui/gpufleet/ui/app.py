@@ -1,8 +1,10 @@
 """The desktop app: ``run_app(demo)`` builds the Qt application around the core's Fleet.
 
-Wiring: Fleet (sessions, own threads) → subscription queue → FleetBridge (worker thread:
-live buffers, store, rules, cost) → Qt signals → MainWindow / tray / notifier on the GUI
-thread. Commands (kill, check, store queries) run in a QThreadPool, never on the GUI thread.
+Wiring (docs/architecture.md): Fleet (sessions, own threads) → subscription queue → the
+pipeline hub (``gpufleet.core.pipeline``, its own thread: live buffers, store, alerting and
+cost, the exporter) → FleetBridge (the hub's outputs as Qt signals) → MainWindow / tray /
+notifier on the GUI thread. Commands (kill, check, store queries) run in a QThreadPool,
+never on the GUI thread.
 
 The demo fleet (``--demo``, or offered on a first run with no hosts) keeps its history under
 ``paths.demo_data_dir()``; the local sampler daemons it started are stopped when the app
@@ -24,10 +26,26 @@ from PySide6.QtCore import QCoreApplication, QObject, QThreadPool, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from gpufleet.core.config import paths
+from gpufleet.core.config.configfile import load_config
 from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.fleet.demo import demo_hosts
+from gpufleet.core.fleet.fleet import Fleet
 from gpufleet.core.live.buffers import LiveBuffers
+from gpufleet.core.pipeline.build import build_pipeline, demo_daemons_running, stop_demo_daemons
+from gpufleet.ui.controllers.actions import Actions
+from gpufleet.ui.controllers.alert_wiring import (
+    ActionEvents,
+    AlertWiring,
+    chosen_dark,
+    load_app_settings,
+    make_action_runner,
+)
 from gpufleet.ui.controllers.bridge import FleetBridge
 from gpufleet.ui.controllers.history import HistoryCache
+from gpufleet.ui.controllers.prom_wiring import PromWiring
+from gpufleet.ui.desktop import i18n
+from gpufleet.ui.desktop.tray import Tray
+from gpufleet.ui.dialogs.hostkey import HostKeyPrompt
 from gpufleet.ui.widgets.theme import Theme, apply_pyqtgraph, dark_palette, make_theme
 from gpufleet.ui.window.main_window import MainWindow
 
@@ -38,9 +56,7 @@ def make_qapp(argv: Sequence[str] | None = None) -> QApplication:
     app = QApplication.instance()
     if not isinstance(app, QApplication):
         app = QApplication(list(argv) if argv is not None else sys.argv[:1])
-        # The language (setting, else system locale) before any window is built (issue 8).
-        from gpufleet.ui.desktop import i18n
-
+        # The language (setting, else system locale) before any window is built.
         i18n.install(app)
     app.setApplicationName("gpufleet")
     app.setOrganizationName("gpufleet")
@@ -54,8 +70,6 @@ def setup_theme(app: QApplication, dark: bool | None = None) -> Theme:
     """The theme chosen in the settings, else the system's light or dark scheme; Fusion + a
     dark palette where the platform style has none (and for headless screenshots), Fusion's
     light palette where the user chose light on a dark system."""
-    from gpufleet.ui.controllers.alert_wiring import chosen_dark
-
     dark = chosen_dark() if dark is None else dark
     lightness = app.palette().window().color().lightness()
     if dark and lightness >= 128:
@@ -72,44 +86,9 @@ def setup_theme(app: QApplication, dark: bool | None = None) -> Theme:
 def load_hosts() -> tuple[list[HostConfig], str | None]:
     """The configured hosts, or ([], reason) when there is no usable config."""
     try:
-        from gpufleet.core.config.configfile import load_config
-    except ImportError:
-        return [], None
-    try:
         return list(load_config().hosts), None
     except Exception as e:  # a malformed config is shown, never a traceback
         return [], str(e)
-
-
-def make_rules(hosts: Sequence[HostConfig]) -> Any | None:
-    try:
-        from gpufleet.core.alerts.rules import RuleEngine, load_rules
-    except ImportError:
-        return None
-    user = paths.rules_file()
-    try:
-        return RuleEngine(load_rules(user if user.exists() else None), hosts)
-    except Exception as e:
-        log.warning("rules not loaded: %s", e)
-        try:
-            return RuleEngine(load_rules(None, include_user=False), hosts)
-        except Exception:
-            return None
-
-
-def open_store(demo: bool, settings: Any | None = None) -> Any | None:
-    try:
-        from gpufleet.core.history.store import Store
-    except ImportError:
-        return None
-    from gpufleet.ui.controllers.alert_wiring import retention_days
-
-    raw, rollup = retention_days(settings)  # chosen in the settings (issue 8)
-    try:
-        return Store(paths.history_file(demo), retention_raw_days=raw, retention_rollup_days=rollup)
-    except Exception as e:
-        log.warning("history store unavailable: %s", e)
-        return None
 
 
 class App(QObject):
@@ -117,29 +96,25 @@ class App(QObject):
 
     def __init__(self, hosts: Sequence[HostConfig], demo: bool, theme: Theme) -> None:
         super().__init__()
-        from gpufleet.core.fleet.fleet import Fleet
-        from gpufleet.ui.controllers.alert_wiring import AlertWiring, load_app_settings
-        from gpufleet.ui.dialogs.hostkey import HostKeyPrompt
-
         self.demo = demo
         self.theme = theme
         self.settings = load_app_settings()
         self.pool = QThreadPool.globalInstance()
         self.live = LiveBuffers(window_s=3600)
-        self.store = open_store(demo, self.settings)
-        self.rules = make_rules(hosts)
         self.keyprompt = HostKeyPrompt()
         self.fleet = Fleet(hosts, on_unknown_key=self.keyprompt.ask, demo=demo)
-        self.events = self.fleet.subscribe()
-        history_path = paths.history_file(demo)
-        self.bridge = FleetBridge(
-            self.events,
-            self.live,
-            store=self.store,
-            rules=self.rules,
-            history_path=history_path,
-            dropped=lambda: self.fleet.dropped(self.events),
+        self.action_events = ActionEvents()
+        self.pipeline = build_pipeline(
+            self.fleet,
+            demo=demo,
+            settings=self.settings,
+            live=self.live,
+            runner=make_action_runner(self.fleet, self.action_events, demo),
+            on_scheduled=self.action_events.changed.emit,
+            yield_between_messages=True,
         )
+        self.store = self.pipeline.store
+        self.bridge = FleetBridge(self.pipeline.hub)
         history = HistoryCache(self.store, self.live, self.pool) if self.store else None
         self.window = MainWindow(self.live, hosts, theme, demo=demo, history=history)
         self.keyprompt.parent_widget = self.window
@@ -148,36 +123,32 @@ class App(QObject):
         b.alerts_snapshot.connect(w.on_alerts)
         b.cost_updated.connect(w.on_cost)
         b.stats.connect(w.on_stats)
-        from gpufleet.ui.controllers.actions import Actions
-
         self.actions = Actions(self.window, self.fleet, self.bridge, self.pool, demo)
-        from gpufleet.ui.desktop.tray import Tray
-
         self.tray = Tray(self.window, theme)
         b.alerts_changed.connect(self.tray.notifier.on_alerts_changed)
         self.window.summaries_updated.connect(self.tray.update_state)
         self.tray.quit_requested.connect(self.quit)
         self.window.quit_requested.connect(self.quit)
         self._stopped = False
-        # Webhooks, rule actions, the alert list's menu, settings
-        # (gpufleet.ui.controllers.alert_wiring).
-        self.alert_wiring = AlertWiring(self, self.settings)
+        self.alert_wiring = AlertWiring(
+            self.window,
+            self.pipeline,
+            self.action_events,
+            self.tray.notifier,
+            self.pool,
+            self.settings,
+        )
         self._daemons_before: set[str] | None = None
-        # Issue 7 (opt-in from config): Prometheus host groups, Alertmanager's alerts and
-        # the fleet exporter; see gpufleet.ui.controllers.prom_wiring.
-        from gpufleet.ui.controllers.prom_wiring import PromWiring
-
-        self.prom = PromWiring(self)
+        # Opt-in from config: Prometheus host groups, Alertmanager's alerts and the fleet
+        # exporter, all fed by (or feeding) this app's one pipeline.
+        self.prom = PromWiring(self.window, self.bridge, self.pipeline, self.fleet)
 
     def start(self) -> None:
         if self.demo:  # the demo daemons already running belong to someone else
-            from gpufleet.core.fleet.demo import demo_state_dir
-            from gpufleet.core.fleet.localdaemons import running_local_daemons
-
-            self._daemons_before = running_local_daemons(self.fleet.hosts(), demo_state_dir())
+            self._daemons_before = demo_daemons_running(self.fleet.hosts())
+        self.prom.start()
         self.bridge.start()
         self.fleet.start()
-        self.prom.start()
         self.window.show()
 
     def quit(self) -> None:
@@ -192,35 +163,11 @@ class App(QObject):
         self.prom.stop()
         self.fleet.stop(timeout=8.0)
         if self.demo:
-            stop_demo_daemons(self.fleet, self._daemons_before)
-        self.bridge.stop()
+            for name, problem in stop_demo_daemons(self.fleet, self._daemons_before).items():
+                log.warning("could not stop the demo sampler of %s: %s", name, problem)
         self.alert_wiring.stop()
+        self.pipeline.stop()
         self.pool.waitForDone(10_000)
-        if self.store is not None:
-            self.store.close()
-
-
-def stop_demo_daemons(fleet: Any, running_before: set[str] | None = None) -> None:
-    """The demo's local sampler daemons stop with the app (they would otherwise run 24 h),
-    except those that were running before it started (``gpufleet serve-metrics``'s)."""
-    try:
-        from gpufleet.core.fleet.demo import demo_state_dir
-        from gpufleet.core.link import sampler_argv as samplercmd
-        from gpufleet.core.link.transport import open_transport
-    except ImportError:
-        return
-    for h in fleet.hosts():
-        if h.transport != "local" or h.name in (running_before or ()):
-            continue
-        try:
-            t = open_transport(h)
-            try:
-                argv = samplercmd.stop_argv(t.ensure_sampler(), h, str(demo_state_dir()))
-                t.run(argv, timeout=15.0)
-            finally:
-                t.close()
-        except Exception as e:
-            log.warning("could not stop the demo sampler of %s: %s", h.name, e)
 
 
 def _install_signal_handlers(app: QApplication) -> QTimer:
@@ -272,8 +219,6 @@ def run_app(demo: bool) -> int:
         if not hosts and offer_demo(problem):
             demo = True
     if demo:
-        from gpufleet.core.fleet.demo import demo_hosts
-
         paths.ensure_private_dir(paths.demo_data_dir())
         hosts = demo_hosts()
     app = App(hosts, demo, theme)

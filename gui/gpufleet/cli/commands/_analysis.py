@@ -13,9 +13,11 @@ from typing import Any
 
 from gpufleet.cli.errors import EXIT_USAGE, CliError
 from gpufleet.core.alerts.alert import Alert
-from gpufleet.core.alerts.rules import RuleEngine, RulesError, load_rules
+from gpufleet.core.alerts.rules import RulesError
+from gpufleet.core.config.configfile import ConfigError, load_config
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.cost.rental import CostSummary
+from gpufleet.core.pipeline.build import load_rule_engine
 from gpufleet.core.text.catalogue import (
     alert_sentence,
     alert_title,
@@ -48,14 +50,9 @@ def host_config(args: argparse.Namespace, default_name: str) -> HostConfig:
     name = args.host or default_name
     host: HostConfig | None = None
     try:
-        from gpufleet.core.config.configfile import ConfigError, load_config
-
-        try:
-            host = load_config().host(name)
-        except ConfigError as e:
-            raise CliError(str(e), EXIT_USAGE) from None
-    except ImportError:  # no config module: the command line alone
-        host = None
+        host = load_config().host(name)
+    except ConfigError as e:
+        raise CliError(str(e), EXIT_USAGE) from None
     host = host or HostConfig(name=name)
     changes: dict[str, Any] = {}
     if getattr(args, "price_per_hour", None) is not None:
@@ -79,11 +76,7 @@ def analyse(
 ) -> Analysis:
     """Feed messages (in order) through a rule engine and a cost tracker; then diagnose."""
     try:
-        rules = load_rules()
-    except RulesError as e:
-        raise CliError(str(e), EXIT_USAGE) from None
-    try:
-        engine = RuleEngine(rules, [host])
+        engine = load_rule_engine([host])
     except RulesError as e:
         raise CliError(str(e), EXIT_USAGE) from None
     res = Analysis(host=host.name)

@@ -95,11 +95,9 @@ def _check_host(store: Store, host: str, t0: float, t1: float) -> None:
 
 
 def _render() -> Any:
-    try:
-        from gpufleet.ui.offscreen.evidence import render_plots
-    except ImportError as e:  # a headless install without Qt still gets the rest
-        print(f"gpufleet: no plots in the bundle ({e})", file=sys.stderr)
-        return None
+    # Imported here: Qt (for the offscreen plots) is heavy, and only the bundle needs it.
+    from gpufleet.ui.offscreen.evidence import render_plots
+
     return render_plots
 
 

@@ -23,11 +23,17 @@ import sys
 import threading
 from typing import Any
 
+from gpufleet_sampler.listen_address import LOOPBACK
+
 from gpufleet.cli.errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError
 from gpufleet.cli.hostarg import configured_hosts, unknown_key_callback
+from gpufleet.core.alerts.rules import RulesError
 from gpufleet.core.config import paths
 from gpufleet.core.config.hostconfig import HostConfig
-from gpufleet.core.prometheus.exporter import DEFAULT_LISTEN, FleetMetrics, MetricsServer
+from gpufleet.core.fleet.demo import demo_hosts
+from gpufleet.core.fleet.fleet import Fleet
+from gpufleet.core.pipeline.build import build_pipeline, demo_daemons_running, stop_demo_daemons
+from gpufleet.core.prometheus.exporter import DEFAULT_LISTEN
 
 
 def register(subparsers: Any) -> None:
@@ -59,8 +65,6 @@ def register(subparsers: Any) -> None:
 
 def _hosts(demo: bool) -> list[HostConfig]:
     if demo:
-        from gpufleet.core.fleet.demo import demo_hosts
-
         paths.ensure_private_dir(paths.demo_data_dir())
         return demo_hosts()
     hosts = configured_hosts()
@@ -73,45 +77,35 @@ def _hosts(demo: bool) -> list[HostConfig]:
     return hosts
 
 
-def _rules(hosts: list[HostConfig]) -> Any:
-    from gpufleet.core.alerts.rules import RuleEngine, RulesError, load_rules
-
-    user = paths.rules_file()
+def run(args: argparse.Namespace) -> int:
+    hosts = _hosts(args.demo)
+    fleet = Fleet(hosts, on_unknown_key=unknown_key_callback(args.accept_new), demo=args.demo)
     try:
-        return RuleEngine(load_rules(user if user.exists() else None), hosts)
+        # The same pipeline as the window's, without one: one rule engine, the exporter fed
+        # by the hub (no live buffers; the store records as the window's does).
+        pipeline = build_pipeline(fleet, demo=args.demo, strict_rules=True)
     except RulesError as e:
         raise CliError(str(e), EXIT_FAILURE) from None
-
-
-def run(args: argparse.Namespace) -> int:
-    from gpufleet.core.fleet.fleet import Fleet
-
-    hosts = _hosts(args.demo)
-    engine = _rules(hosts)
-    fleet = Fleet(hosts, on_unknown_key=unknown_key_callback(args.accept_new), demo=args.demo)
-    metrics = FleetMetrics(hosts, engine)
     try:
-        server = MetricsServer(fleet, metrics, args.listen, health_check=not args.no_health_check)
-        server.start()
+        url = pipeline.start_metrics(fleet, args.listen, health_check=not args.no_health_check)
     except ValueError as e:
+        pipeline.stop()
         raise CliError(str(e), EXIT_USAGE) from None
     except OSError as e:
+        pipeline.stop()
         raise CliError(f"cannot listen on {args.listen}: {e.strerror or e}", EXIT_USAGE) from None
-    running_before: set[str] | None = None
-    if args.demo:
-        from gpufleet.core.fleet.demo import demo_state_dir
-        from gpufleet.core.fleet.localdaemons import running_local_daemons
-
-        running_before = running_local_daemons(hosts, demo_state_dir())
+    running_before = demo_daemons_running(hosts) if args.demo else None
     stop = threading.Event()
     old = {}
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(ValueError):
             old[sig] = signal.signal(sig, lambda _s, _f: stop.set())
     try:
+        pipeline.hub.start()
         fleet.start()
-        print(f"serving {server.url} ({len(hosts)} hosts)", flush=True)
-        if server.host not in ("127.0.0.1", "::1", "localhost"):
+        print(f"serving {url} ({len(hosts)} hosts)", flush=True)
+        server = pipeline.metrics_server
+        if server is not None and server.host not in LOOPBACK:
             print(
                 f"gpufleet: warning: serving on {server.host} without authentication",
                 file=sys.stderr,
@@ -119,29 +113,15 @@ def run(args: argparse.Namespace) -> int:
         while not stop.wait(0.5):
             pass
     finally:
-        server.stop()
         fleet.stop()
         if args.demo:
-            from gpufleet.core.fleet.localdaemons import started_here
-
-            _stop_demo_daemons(fleet, started_here(hosts, running_before))
+            for name, problem in stop_demo_daemons(fleet, running_before).items():
+                print(
+                    f"gpufleet: could not stop the demo sampler of {name}: {problem}",
+                    file=sys.stderr,
+                )
+        pipeline.stop()
         for sig, handler in old.items():
             with contextlib.suppress(ValueError, TypeError):
                 signal.signal(sig, handler)
     return EXIT_OK
-
-
-def _stop_demo_daemons(fleet: Any, names: list[str]) -> None:
-    """The demo daemons this command started stop with it (they would run on 24 h); best
-    effort: an idle daemon exits by itself later."""
-    if not names:
-        return
-    try:
-        results = fleet.stop_samplers(names)
-    except Exception as e:
-        results = dict.fromkeys(names, str(e))
-    for name, problem in results.items():
-        if problem is not None:
-            print(
-                f"gpufleet: could not stop the demo sampler of {name}: {problem}", file=sys.stderr
-            )

@@ -20,6 +20,7 @@ from gpufleet.cli.hostarg import exit_code_for, hostkey_hint, resolve_host, unkn
 from gpufleet.core.config import paths
 from gpufleet.core.fleet.events import FAILED, RECONNECTING, STREAMING
 from gpufleet.core.fleet.fleet import Fleet, HostGap, HostMessage, HostStatus
+from gpufleet.core.history.store import Store
 from gpufleet.core.wire.encode import encode_line
 from gpufleet.core.wire.messages import Hello, Message, Sample
 
@@ -78,10 +79,6 @@ def _table_header() -> str:
 
 
 def _open_store(demo: bool) -> Any:
-    try:
-        from gpufleet.core.history.store import Store
-    except ImportError:
-        return None
     try:
         return Store(paths.history_file(demo))
     except Exception as e:  # a broken history file must not stop the live view

@@ -1,15 +1,17 @@
 """The app's Prometheus exporter: every connected host's latest values, plus cost and alerts.
 
-``FleetMetrics`` consumes a Fleet's events (one thread: it owns the rule engine, which is not
-thread-safe) and keeps, per host, the latest hello, sample and process list, the connection
-state, the active alerts, a cost summary and the health-check findings. ``render()`` (any
+``FleetMetrics`` is fed a Fleet's events by the pipeline hub (``core.pipeline.hub``, on the
+hub's thread) and keeps, per host, the latest hello, sample and process list, the connection
+state, the active alerts and cost summaries the hub's alerting stage hands it, and the
+health-check findings. ``render()`` (any
 thread) turns a snapshot of that into the Prometheus text format, under the same names and
 labels as the sampler's own exporter (``gpufleet_sampler.metric_names``), with the
 host's configured name as ``Hostname``. A scrape never waits for a host: it reads what the
 consumer thread last stored.
 
-``MetricsServer`` wires a Fleet, a FleetMetrics, a consumer thread, a health-check thread and
-the HTTP server together (``gpufleet serve-metrics``, and the GUI's setting).
+``MetricsServer`` holds a FleetMetrics, the HTTP server and a health-check thread that runs the
+start-of-rental check of each host once it first streams (``gpufleet serve-metrics``, and the
+GUI's setting); it does not read the fleet's events itself: the hub feeds its metrics.
 
 GPU series are exported only while a host streams: a host that is reconnecting shows in
 ``gpufleet_host_up`` = 0 rather than as frozen values.
@@ -20,7 +22,6 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import ThreadingHTTPServer
@@ -34,12 +35,13 @@ from gpufleet.core.alerts.alert import Alert
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.cost.rental import CostSummary
 from gpufleet.core.fleet.events import STREAMING, FleetEvent, HostMessage, HostStatus
+from gpufleet.core.fleet.fleet import Fleet
 from gpufleet.core.verdicts.findings import Finding
+from gpufleet.core.verdicts.health import evaluate_check
 from gpufleet.core.wire.messages import Event, Hello, Links, Procs, Sample
 
 log = logging.getLogger(__name__)
 
-TICK_S = 2.0  # rule engine time-driven rules and cost snapshots
 DEFAULT_LISTEN = f"127.0.0.1:{pn.DEFAULT_FLEET_PORT}"
 
 
@@ -76,10 +78,17 @@ class _Host:
 class FleetMetrics:
     """Latest values of a fleet, for Prometheus (see the module docstring).
 
-    ``feed`` / ``tick`` from one thread; ``render`` and ``set_findings`` from any."""
+    ``feed``, ``set_alerts`` and ``set_cost`` from one thread; ``render`` and ``set_findings``
+    from any. ``on_first_stream(host)`` is called (on the feeding thread) the first time a
+    host streams."""
 
-    def __init__(self, hosts: Sequence[HostConfig] = (), rules: Any | None = None) -> None:
-        self.rules = rules  # a gpufleet.core.alerts.rules.RuleEngine, or None (no alerts, no cost)
+    def __init__(
+        self,
+        hosts: Sequence[HostConfig] = (),
+        on_first_stream: Callable[[str], None] | None = None,
+    ) -> None:
+        self._on_first_stream = on_first_stream
+        self._streamed: set[str] = set()
         self._lock = threading.Lock()
         self._hosts: dict[str, _Host] = {h.name: _Host(h.name) for h in hosts}
         self._alerts: tuple[Alert, ...] = ()
@@ -92,23 +101,19 @@ class FleetMetrics:
     # -- input (the consumer thread) -----------------------------------------------------------
 
     def feed(self, ev: FleetEvent) -> None:
-        changed = False
         if isinstance(ev, HostMessage):
-            changed = self._message(ev.host, ev.msg)
+            self._message(ev.host, ev.msg)
         elif isinstance(ev, HostStatus):
             with self._lock:
                 self._host(ev.host).state = ev.state
-            if self.rules is not None:
-                changed = bool(self.rules.host_status(ev.host, ev.state, ev.t, ev.reason))
-        if changed:
-            self._snapshot_alerts()
+            if ev.state == STREAMING and ev.host not in self._streamed:
+                self._streamed.add(ev.host)
+                if self._on_first_stream is not None:
+                    self._on_first_stream(ev.host)
         with self._lock:
             self._version += 1
 
-    def _message(self, host: str, msg: Any) -> bool:
-        changed = False
-        if self.rules is not None:
-            changed = bool(self.rules.feed(host, msg))
+    def _message(self, host: str, msg: Any) -> None:
         with self._lock:
             h = self._host(host)
             if isinstance(msg, Sample):
@@ -133,25 +138,17 @@ class FleetMetrics:
             ):
                 seen = h.xids.setdefault(msg.gpu, {})
                 seen[msg.code] = (seen.get(msg.code, (0, 0.0))[0] + 1, msg.t)
-        return changed
 
-    def tick(self, now: float) -> None:
-        """Time-driven rules and a fresh cost snapshot (every few seconds)."""
-        if self.rules is None:
-            return
-        self.rules.tick(now)
-        cost = getattr(self.rules, "cost", None)
-        summaries = {h: cost.summary(h) for h in cost.hosts()} if cost is not None else {}
-        self._snapshot_alerts()
+    def set_alerts(self, active: Sequence[Alert]) -> None:
+        """The alerts active now (the hub's one rule engine, plus Alertmanager's)."""
         with self._lock:
-            self._cost = summaries
+            self._alerts = tuple(active)
             self._version += 1
 
-    def _snapshot_alerts(self) -> None:
-        if self.rules is not None:
-            active = tuple(self.rules.active())
-            with self._lock:
-                self._alerts = active
+    def set_cost(self, summaries: dict[str, CostSummary]) -> None:
+        with self._lock:
+            self._cost = dict(summaries)
+            self._version += 1
 
     def set_findings(self, host: str, findings: Sequence[Finding]) -> None:
         with self._lock:
@@ -218,6 +215,7 @@ def _alert_labels(a: Alert) -> str:
         (
             ("alertname", pn.alert_name(a.rule_id)),
             ("alertstate", a.state),
+            ("acknowledged", "true" if a.acked else None),
             ("severity", a.severity),
             (pn.HOSTNAME_LABEL, a.host),
             ("gpu", a.gpu),
@@ -231,31 +229,30 @@ def _alert_labels(a: Alert) -> str:
 
 
 class MetricsServer:
-    """A Fleet's events → FleetMetrics → HTTP ``/metrics``; health checks in the background.
+    """A FleetMetrics served over HTTP ``/metrics``; health checks in the background.
 
     ``start()`` binds (raises ``OSError`` when the address is unusable) and starts the
-    threads; the fleet itself is started and stopped by the caller."""
+    threads; the fleet is started and stopped by the caller, and its events reach
+    ``self.metrics`` through the pipeline hub."""
 
     def __init__(
         self,
-        fleet: Any,
-        metrics: FleetMetrics,
+        fleet: Fleet,
+        hosts: Sequence[HostConfig],
         listen: str = DEFAULT_LISTEN,
         *,
         health_check: bool = True,
         evaluate: Callable[[dict[str, Any], HostConfig | None], list[Finding]] | None = None,
     ) -> None:
         self.fleet = fleet
-        self.metrics = metrics
-        self.host, self.port = parse_listen(listen)
+        self._to_check: queue.Queue[str] = queue.Queue()
         self._health = health_check
-        self._evaluate = evaluate
+        self.metrics = FleetMetrics(hosts, on_first_stream=self._queue_check)
+        self.host, self.port = parse_listen(listen)
+        self._evaluate = evaluate or evaluate_check
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._server: ThreadingHTTPServer | None = None
-        self._events: queue.Queue[Any] | None = None
-        self._to_check: queue.Queue[str] = queue.Queue()
-        self._checked: set[str] = set()
 
     @property
     def url(self) -> str:
@@ -266,9 +263,7 @@ class MetricsServer:
         server = make_server(self.metrics, self.host, self.port)
         self.port = int(server.server_address[1])
         self._server = server
-        self._events = self.fleet.subscribe()
         self._spawn(server.serve_forever, "metrics-http", daemon=True)
-        self._spawn(self._consume, "metrics-consumer")
         if self._health:
             self._spawn(self._checks, "metrics-health")
 
@@ -285,45 +280,15 @@ class MetricsServer:
         for t in self._threads:
             t.join(timeout)
         self._threads = []
-        if self._events is not None:
-            unsubscribe = getattr(self.fleet, "unsubscribe", None)
-            if unsubscribe is not None:
-                unsubscribe(self._events)
 
-    def _consume(self) -> None:
-        assert self._events is not None
-        events = self._events
-        next_tick = time.monotonic() + TICK_S
-        while not self._stop.is_set():
-            try:
-                ev = events.get(timeout=0.2)
-            except queue.Empty:
-                ev = None
-            try:
-                if ev is not None:
-                    self.metrics.feed(ev)
-                    if (
-                        isinstance(ev, HostStatus)
-                        and ev.state == STREAMING
-                        and ev.host not in self._checked
-                    ):
-                        self._checked.add(ev.host)
-                        self._to_check.put(ev.host)
-                if time.monotonic() >= next_tick:
-                    next_tick = time.monotonic() + TICK_S
-                    self.metrics.tick(time.time())
-            except Exception:  # one bad event must not stop the exporter
-                self.metrics.bad_events += 1
-                log.exception("metrics: failed to handle a fleet event")
+    def _queue_check(self, host: str) -> None:
+        if self._health:
+            self._to_check.put(host)
 
     def _checks(self) -> None:
         """The start-of-rental check of each host, once it first streams (one at a time: a
         check is a one-shot remote command)."""
         evaluate = self._evaluate
-        if evaluate is None:
-            from gpufleet.core.verdicts.health import evaluate_check
-
-            evaluate = evaluate_check
         while not self._stop.is_set():
             try:
                 host = self._to_check.get(timeout=0.2)

@@ -25,6 +25,8 @@ from gpufleet_sampler import protocol
 from gpufleet.core.history.export import export_csv
 from gpufleet.core.history.store import Store, Window
 from gpufleet.core.history.timeparse import format_utc
+from gpufleet.core.text import catalogue
+from gpufleet.core.verdicts import diagnosis, health
 from gpufleet.core.wire.messages import Hello
 
 # What the plots show: every GPU's series of these metrics.
@@ -145,11 +147,6 @@ def simple_summary(store: Store, host: str, t0: float, t1: float) -> list[str]:
 def diagnosis_lines(store: Store, host: str, t0: float, t1: float) -> list[str]:
     """The diagnosis engine's findings as sentences; empty when it is not available."""
     try:
-        from gpufleet.core.text import catalogue  # type: ignore[attr-defined,unused-ignore]
-        from gpufleet.core.verdicts import diagnosis
-    except ImportError:
-        return []
-    try:
         findings = diagnosis.diagnose(
             store.hello(host, at=t1),
             list(store.samples(host, t0, t1)),
@@ -164,10 +161,6 @@ def diagnosis_lines(store: Store, host: str, t0: float, t1: float) -> list[str]:
 
 
 def check_verdicts(facts: Mapping[str, Any]) -> list[dict[str, Any]]:
-    try:
-        from gpufleet.core.verdicts import health  # type: ignore[attr-defined,unused-ignore]
-    except ImportError:
-        return []
     try:
         return [
             {"id": f.id, "verdict": f.verdict, "gpu": f.gpu, "values": dict(f.values)}

@@ -5,17 +5,16 @@
   from the keyring off the GUI thread. A webhook from the settings gets every alert at or
   above its minimum severity, firing and resolved; a rules.toml webhook gets the alerts of
   the rules that name it (``notify = [...]``), as ``gpufleet replay`` and the core do.
-- Rule actions (``actions = [...]`` in rules.toml): scheduled through the core's
-  ``AlertDispatcher`` and ``ActionRunner``, local commands here and remote ones through the
-  Fleet (``Fleet.run_shell``), each after its grace period, in dry run when asked, every
-  outcome in the audit log and the status bar. A pending action is cancelled when its alert
-  resolves before it ran, and when the app quits.
+- Rule actions (``actions = [...]`` in rules.toml): scheduled by the pipeline's alerting stage
+  (``gpufleet.core.pipeline.alerting``) through its ``ActionRunner``, local commands here and
+  remote ones through the Fleet (``Fleet.run_shell``), each after its grace period, in dry
+  run when asked; every outcome shows in the status bar (and the audit log).
 - The alert list's context menu: open, acknowledge, snooze, and cancel a pending action.
 - Settings read at start: the theme (``chosen_dark``), history retention (``retention_days``)
   and the notification rate limits; the rate limits and the webhooks also apply at once when
   the settings dialog saves (``apply_settings``).
 
-Dispatch runs on the bridge's worker thread, which owns the rule engine (not thread-safe);
+Dispatch runs on the pipeline hub's thread, which owns the rule engine (not thread-safe);
 the notifier and the runner work on their own threads, so the data flow never waits on them.
 """
 
@@ -24,12 +23,11 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from PySide6.QtCore import QObject, QPoint, Qt, Signal
+from PySide6.QtCore import QObject, QPoint, Qt, QThreadPool, Signal
 from PySide6.QtWidgets import QListWidgetItem, QMenu
 
 from gpufleet.core.alerts.actions import (
@@ -41,11 +39,16 @@ from gpufleet.core.alerts.actions import (
     ActionRun,
     ActionRunner,
 )
+from gpufleet.core.alerts.rules import RulesError, load_webhook_table
 from gpufleet.core.config.configfile import ConfigError
 from gpufleet.core.config.settings import Settings, load_settings, webhook_table
+from gpufleet.core.fleet.fleet import Fleet
 from gpufleet.core.notify.webhooks import Delivery, Notifier, Webhook, load_webhooks
-from gpufleet.core.pipeline.dispatch import AlertDispatcher
+from gpufleet.core.pipeline.build import Pipeline
 from gpufleet.ui.controllers.worker import run_in_pool
+from gpufleet.ui.desktop.tray import Notifier as TrayNotifier
+from gpufleet.ui.widgets.theme import system_is_dark
+from gpufleet.ui.window.main_window import MainWindow
 
 log = logging.getLogger(__name__)
 
@@ -72,8 +75,6 @@ def load_app_settings() -> Settings:
 def chosen_dark(settings: Settings | None = None) -> bool:
     """Dark or light: ``GPUFLEET_THEME`` (tests, screenshots) over the saved theme over the
     system's scheme."""
-    from gpufleet.ui.widgets.theme import system_is_dark
-
     forced = os.environ.get("GPUFLEET_THEME")
     if forced in ("dark", "light"):
         return forced == "dark"
@@ -83,19 +84,11 @@ def chosen_dark(settings: Settings | None = None) -> bool:
     return system_is_dark()
 
 
-def retention_days(settings: Settings | None) -> tuple[float, float]:
-    """The history retention chosen in the settings: (raw days, rollup days) for ``Store``."""
-    s = settings or Settings()
-    return float(s.retention_raw_days), float(s.retention_rollup_days)
-
-
 # -- webhooks -----------------------------------------------------------------------------
 
 
 def webhook_specs(settings: Settings) -> tuple[dict[str, Any], frozenset[str], list[str]]:
     """(name -> spec of every webhook, the names from the settings, problems)."""
-    from gpufleet.core.alerts.rules import RulesError, load_webhook_table
-
     table: dict[str, Any] = {}
     problems: list[str] = []
     try:
@@ -122,34 +115,49 @@ def load_webhook_list(table: Mapping[str, Any]) -> tuple[list[Webhook], list[str
 # -- the wiring ---------------------------------------------------------------------------
 
 
-class AlertWiring(QObject):
-    """Webhooks, rule actions and the alert list's menu of one running ``App``."""
+class ActionEvents(QObject):
+    """Carries the action runner's news to the GUI thread: built before the pipeline (the
+    runner reports through it), listened to by the AlertWiring built after the window."""
 
-    action_changed = Signal(object)  # ActionRun: scheduled, or what became of it
+    changed = Signal(object)  # ActionRun: scheduled, or what became of it
+
+
+def make_action_runner(fleet: Fleet, events: ActionEvents, demo: bool) -> ActionRunner:
+    def run_remote(host: str, command: str) -> tuple[int, str]:
+        rc, out = fleet.run_shell(host, command)
+        return int(rc), str(out)
+
+    return ActionRunner(run_remote=run_remote, demo=demo, on_done=events.changed.emit)
+
+
+class AlertWiring(QObject):
+    """Webhooks, rule actions and the alert list's menu of one running app."""
+
     delivered = Signal(object)  # Delivery
     webhooks_ready = Signal(object)  # tuple of the active webhooks' names
 
-    def __init__(self, app: Any, settings: Settings) -> None:
+    def __init__(
+        self,
+        window: MainWindow,
+        pipeline: Pipeline,
+        events: ActionEvents,
+        tray_notifier: TrayNotifier,
+        pool: QThreadPool,
+        settings: Settings,
+    ) -> None:
         super().__init__()
-        self.app = app
-        self.window = app.window
-        self.bridge = app.bridge
-        self.fleet = app.fleet
+        self.window = window
+        self.hub = pipeline.hub
+        self.alerting = pipeline.alerting
+        assert self.alerting.runner is not None, "the app's pipeline is built with a runner"
+        self.runner: ActionRunner = self.alerting.runner
+        self.tray_notifier = tray_notifier
+        self.pool = pool
         self.settings = settings
-        self.runner = ActionRunner(
-            run_remote=self._run_remote, demo=app.demo, on_done=self.action_changed.emit
-        )
-        self.dispatcher: AlertDispatcher | None = None
-        if app.rules is not None:
-            self.dispatcher = AlertDispatcher(app.rules, None, self.runner)
-        self.subscribed: frozenset[str] = frozenset()  # the settings' webhooks
         self.webhook_problems: list[str] = []
-        self._lock = threading.Lock()  # guards the notifier swap against quitting
-        self._stopped = False
-        self.action_changed.connect(self._on_action)
+        events.changed.connect(self._on_action)
         self.delivered.connect(self._on_delivery)
-        self.bridge.on_alert_changes = self._on_changes
-        self.window.alert_wiring = self  # apply_live finds it here (settings dialog)
+        window.settings_applied.connect(self.apply_settings)
         panel = self.window.panel
         panel.alert_marks = self.mark
         panel.alerts.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
@@ -161,11 +169,7 @@ class AlertWiring(QObject):
     def apply_settings(self, s: Settings) -> None:
         """Rate limits at once; webhooks after their URLs were read from the keyring."""
         self.settings = s
-        tray = getattr(self.app, "tray", None)
-        if tray is not None:
-            tray.notifier.set_limits(s.notify_repeat_min, s.notify_max_per_min)
-        if self.dispatcher is None:
-            return
+        self.tray_notifier.set_limits(s.notify_repeat_min, s.notify_max_per_min)
         table, subscribed, problems = webhook_specs(s)
         if not table:
             self._install([], frozenset(), problems)
@@ -179,7 +183,7 @@ class AlertWiring(QObject):
             load,
             lambda res: self._install(res[0], subscribed, res[1]),
             lambda e: self._install([], frozenset(), [*problems, str(e)]),
-            self.app.pool,
+            self.pool,
         )
 
     def _install(
@@ -193,57 +197,20 @@ class AlertWiring(QObject):
                 self.tr("Webhook not used: %1").replace("%1", problems[0]), False
             )
         names = tuple(w.name for w in hooks)
+        new = Notifier(hooks, on_result=self.delivered.emit) if hooks else None
+        if new is not None:
+            new.start()
+        alerting = self.alerting
 
-        def swap() -> None:  # on the bridge worker, which reads the dispatcher
-            with self._lock:
-                if self._stopped or self.dispatcher is None:
-                    return
-                old = self.dispatcher.notifier
-                new = Notifier(hooks, on_result=self.delivered.emit) if hooks else None
-                if new is not None:
-                    new.start()
-                self.dispatcher.notifier = new
-                self.subscribed = subscribed & frozenset(names)
-            if old is not None:  # deliveries in flight finish (or give up) off this thread
-                threading.Thread(target=old.stop, name="gpufleet-notify-old", daemon=True).start()
+        def swap() -> None:  # on the hub's thread, which reads the dispatcher
+            alerting.set_webhooks(new, subscribed & frozenset(names))
             self.webhooks_ready.emit(names)
 
-        self.bridge.post(swap)
+        self.hub.post(swap)
 
     @property
     def notifier(self) -> Notifier | None:
-        return self.dispatcher.notifier if self.dispatcher is not None else None
-
-    # -- dispatch (bridge worker thread) -----------------------------------------------------
-
-    def _on_changes(self, changed: Sequence[Any]) -> None:
-        d = self.dispatcher
-        if d is None:
-            return
-        with self._lock:
-            if self._stopped:
-                return
-            runs = d.handle(changed)
-            notifier, subscribed = d.notifier, self.subscribed
-        for a in changed:
-            rule = d.engine.rule(a.rule_id, a.host)
-            if rule is None:
-                continue
-            if notifier is not None and subscribed:
-                # The settings' webhooks get every alert; those a rule names already have it.
-                names = [n for n in subscribed if n not in rule.notify]
-                if names:
-                    notifier.submit(a, names)
-            if a.state == "resolved":
-                for r in self.runner.pending():
-                    if r.alert_id == a.id:
-                        self.runner.cancel(r.id)
-        for r in runs:
-            self.action_changed.emit(r)
-
-    def _run_remote(self, host: str, command: str) -> tuple[int, str]:
-        rc, out = self.fleet.run_shell(host, command)
-        return int(rc), str(out)
+        return self.alerting.notifier
 
     # -- what the user sees ------------------------------------------------------------------
 
@@ -309,10 +276,10 @@ class AlertWiring(QObject):
         return [r for r in self.runner.pending() if r.alert_id == alert_id]
 
     def ack(self, alert: Any) -> None:
-        self.bridge.ack(alert.id)
+        self.hub.ack(alert.id)
 
     def snooze(self, alert: Any, hours: float) -> None:
-        self.bridge.snooze(alert.id, time.time() + hours * 3600.0)
+        self.hub.snooze(alert.id, time.time() + hours * 3600.0)
 
     def cancel(self, run_id: str) -> bool:
         ok = self.runner.cancel(run_id)
@@ -358,13 +325,6 @@ class AlertWiring(QObject):
     # -- life --------------------------------------------------------------------------------
 
     def stop(self) -> None:
-        """Cancel pending actions (no one is left to cancel them), let queued webhook
-        deliveries go out briefly, stop the threads."""
-        with self._lock:
-            self._stopped = True
-            notifier = self.notifier
-        self.bridge.on_alert_changes = None
-        self.runner.stop(timeout=5.0)
-        if notifier is not None:
-            notifier.flush(QUIT_FLUSH_S)
-            notifier.stop(timeout=2.0)
+        """Cancel pending actions (no one is left to cancel them) and let queued webhook
+        deliveries go out briefly: the alerting stage's threads stop."""
+        self.alerting.stop(QUIT_FLUSH_S)

@@ -1,4 +1,4 @@
-"""The desktop app's Prometheus pieces (issue 7), all opt-in from config.toml:
+"""The desktop app's Prometheus pieces, all opt-in from config.toml:
 
     [settings]
     metrics_listen = "127.0.0.1:9464"        # serve the fleet to Prometheus (as serve-metrics)
@@ -9,13 +9,14 @@
     url = "http://prometheus.example:9090"
 
 - Prometheus host groups: a ``PromPoller`` per ``[[prometheus]]`` entry publishes into the same
-  event queue the Fleet fills, so the bridge, live buffers, rules and cost treat its
+  event queue the Fleet fills, so the pipeline hub, live buffers, rules and cost treat its
   instances as hosts (named ``<group>/<Hostname>``, priced from the entry). The group itself is
   listed as a host, so a Prometheus that is down shows its one-line reason in the fleet list.
   The queries run on the poller's thread, never on the GUI thread.
-- Alertmanager: the receiver's alerts go to the bridge (``post_external``), which merges them
+- Alertmanager: the receiver's alerts go to the hub (``post_external``), which merges them
   into the alert list and passes them to the tray.
-- The fleet exporter: a ``MetricsServer`` on its own subscription of the Fleet.
+- The fleet exporter: a ``MetricsServer`` fed by the app's own pipeline hub, so the alerts it
+  serves are the window's (one rule engine: an ack in the window shows in the series).
 
 A piece that cannot start (no token in the keyring, an address in use) is logged and shown in
 the status bar; the app runs on without it.
@@ -30,29 +31,45 @@ from typing import Any
 
 from PySide6.QtCore import QObject
 
+from gpufleet.core.config.configfile import AppConfig, load_config
 from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.fleet.events import FleetEvent
+from gpufleet.core.fleet.fleet import Fleet
+from gpufleet.core.pipeline.build import Pipeline
+from gpufleet.core.prometheus.am_receiver import AlertmanagerReceiver, ReceiverError
+from gpufleet.core.prometheus.source import PromPoller, PromSourceConfig, parse_sources
 from gpufleet.core.wire.messages import Hello
+from gpufleet.ui.controllers.bridge import FleetBridge
+from gpufleet.ui.window.main_window import MainWindow
 
 log = logging.getLogger(__name__)
 
 
 class PromWiring(QObject):
-    def __init__(self, app: Any, config: Any | None = None) -> None:
+    def __init__(
+        self,
+        window: MainWindow,
+        bridge: FleetBridge,
+        pipeline: Pipeline,
+        fleet: Fleet,
+        config: AppConfig | None = None,
+    ) -> None:
         super().__init__()
-        self.app = app
+        self.window = window
+        self.bridge = bridge
+        self.pipeline = pipeline
+        self.fleet = fleet
         self.config = config
-        self.pollers: list[Any] = []
-        self.sources: dict[str, Any] = {}  # group name -> PromSourceConfig
-        self.receiver: Any | None = None
-        self.metrics_server: Any | None = None
+        self.pollers: list[PromPoller] = []
+        self.sources: dict[str, PromSourceConfig] = {}  # group name -> its config
+        self.receiver: AlertmanagerReceiver | None = None
+        self.metrics_url: str | None = None
         self.problems: list[str] = []
 
-    def _load(self) -> Any | None:
+    def _load(self) -> AppConfig | None:
         if self.config is not None:
             return self.config
         try:
-            from gpufleet.core.config.configfile import load_config
-
             return load_config()
         except Exception as e:  # the app already reports a bad config; do not add a trace
             log.warning("prometheus wiring: no config: %s", e)
@@ -69,24 +86,22 @@ class PromWiring(QObject):
         if settings.get("metrics_listen"):
             self._start_metrics(str(settings["metrics_listen"]))
         for p in self.problems:
-            self.app.window.show_outcome(p, ok=False)
+            self.window.show_outcome(p, ok=False)
 
     # -- Prometheus host groups ------------------------------------------------------------
 
     def _start_sources(self, tables: list[dict[str, Any]]) -> None:
         if not tables:
             return
-        from gpufleet.core.prometheus.source import PromPoller, parse_sources
-
         try:
             sources = parse_sources(tables)
         except ValueError as e:
             self.problems.append(str(e))
             return
-        events: queue.Queue[Any] = self.app.events
-        win = self.app.window
+        events = self.pipeline.hub.events
+        win = self.window
 
-        def publish(ev: Any) -> None:
+        def publish(ev: FleetEvent) -> None:
             # The app fell behind when the queue is full: the poller never blocks on it.
             with contextlib.suppress(queue.Full):
                 events.put_nowait(ev)
@@ -96,7 +111,7 @@ class PromWiring(QObject):
             for s in sources
         ]
         win.set_hosts([*win.hosts.values(), *groups])
-        self.app.bridge.hello_received.connect(self._on_hello)
+        self.bridge.hello_received.connect(self._on_hello)
         for s in sources:
             self.sources[s.name] = s
             poller = PromPoller(s, publish)
@@ -108,22 +123,19 @@ class PromWiring(QObject):
         from its group's entry (the rule engine's cost tracker learns the price too)."""
         group, _, hostname = host.partition("/")
         src = self.sources.get(group)
-        win = self.app.window
+        win = self.window
         if src is None or not hostname or host in win.hosts:
             return
         hc = src.host_config(hostname)
         win.set_hosts([*win.hosts.values(), hc])
-        rules = self.app.rules
-        if rules is not None:
-            self.app.bridge.post(lambda: rules.set_host(hc))
+        alerting = self.pipeline.alerting
+        self.pipeline.hub.post(lambda: alerting.set_host(hc))
 
     # -- Alertmanager ----------------------------------------------------------------------
 
     def _start_receiver(self, listen: str) -> None:
-        from gpufleet.core.prometheus.am_receiver import AlertmanagerReceiver, ReceiverError
-
         try:
-            rx = AlertmanagerReceiver(self.app.bridge.post_external, listen=listen)
+            rx = AlertmanagerReceiver(self.pipeline.hub.post_external, listen=listen)
             rx.start()
         except Exception as e:  # ReceiverError, or a keyring that cannot be read
             msg = str(e) if isinstance(e, ReceiverError) else f"Alertmanager receiver: {e}"
@@ -140,15 +152,8 @@ class PromWiring(QObject):
     # -- the fleet exporter ----------------------------------------------------------------
 
     def _start_metrics(self, listen: str) -> None:
-        from gpufleet.core.prometheus.exporter import FleetMetrics, MetricsServer
-
-        fleet = self.app.fleet
         try:
-            from gpufleet.ui.app import make_rules
-
-            hosts = fleet.hosts()
-            server = MetricsServer(fleet, FleetMetrics(hosts, make_rules(hosts)), listen)
-            server.start()
+            url = self.pipeline.start_metrics(self.fleet, listen)
         except (OSError, ValueError) as e:
             why = getattr(e, "strerror", None) or e
             msg = f"cannot serve metrics on {listen}: {why}"
@@ -159,8 +164,8 @@ class PromWiring(QObject):
             )
             log.warning("%s", msg)
             return
-        self.metrics_server = server
-        log.info("serving metrics on %s", server.url)
+        self.metrics_url = url
+        log.info("serving metrics on %s", url)
 
     def stop(self) -> None:
         for p in self.pollers:
@@ -169,6 +174,4 @@ class PromWiring(QObject):
         if self.receiver is not None:
             self.receiver.stop()
             self.receiver = None
-        if self.metrics_server is not None:
-            self.metrics_server.stop()
-            self.metrics_server = None
+        # The metrics server stops with the pipeline (after the hub that feeds it).

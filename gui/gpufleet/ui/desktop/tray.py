@@ -26,8 +26,10 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QAction, QColor, QFont, QIcon, QPainter, QPen, QPixmap, QPolygonF
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
+from gpufleet.core.config.settings import Settings
 from gpufleet.ui.desktop import dbus_notify
 from gpufleet.ui.desktop.i18n import state_name
+from gpufleet.ui.dialogs.settings import notifications_enabled
 from gpufleet.ui.widgets.theme import CRIT, DOWN, OK, SYMBOL, WAIT, WARN, Theme
 from gpufleet.ui.window.summary import HostSummary
 
@@ -181,12 +183,10 @@ class Tray(QObject):
         self.theme = theme
         self.notifier = Notifier()
         self.notifier.notified.connect(self._show)
-        # Settings (helper H, issue 8): the saved notifications switch, and a handle through
-        # which the settings dialog turns it on and off while the app runs.
-        from gpufleet.ui.dialogs.settings import notifications_enabled
-
+        # The saved notifications switch; the settings dialog turns it on and off while the
+        # app runs (through the window's settings_applied).
         self.notifier.paused = not notifications_enabled()
-        window.tray = self
+        window.settings_applied.connect(self._apply_settings)
         self.available = QSystemTrayIcon.isSystemTrayAvailable()
         self.dbus = dbus_notify.available()
         # Desktop notifications with an "open host" action (one bus connection, opened on the
@@ -245,6 +245,9 @@ class Tray(QObject):
                 self.window.hide()
             else:
                 self.show_window()
+
+    def _apply_settings(self, s: Settings) -> None:
+        self.notifier.paused = not s.notifications
 
     def update_state(self, summaries: Sequence[HostSummary]) -> None:
         from gpufleet.ui.widgets.theme import SEVERITY_RANK

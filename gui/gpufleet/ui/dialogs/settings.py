@@ -439,17 +439,11 @@ class SettingsDialog(QDialog):
 
 
 def apply_live(window: Any, s: Settings) -> None:
-    """Apply what can change while the app runs: the redraw rate of the visible tab, and the
-    notifications switch (when the tray has registered itself as ``window.tray``)."""
-    timer = getattr(window, "_timer", None)
-    if timer is not None:
-        timer.setInterval(max(30, int(1000 / s.refresh_hz)))
-    notifier = getattr(getattr(window, "tray", None), "notifier", None)
-    if notifier is not None:
-        notifier.paused = not s.notifications
-    wiring = getattr(window, "alert_wiring", None)
-    if wiring is not None:  # rate limits and webhooks (gpufleet.ui.controllers.alert_wiring)
-        wiring.apply_settings(s)
+    """Apply what can change while the app runs: the redraw rate of the visible tab here; the
+    notifications switch, rate limits and webhooks by whoever listens to the window's
+    ``settings_applied`` (the app connects the tray and the alert wiring)."""
+    window.set_redraw_hz(s.refresh_hz)
+    window.settings_applied.emit(s)
 
 
 def apply_at_start(window: Any) -> None:
@@ -462,12 +456,10 @@ def apply_at_start(window: Any) -> None:
         return
     if "refresh_hz" not in table:
         return
-    interval = max(30, int(1000 / parse_settings(table)[0].refresh_hz))
+    hz = parse_settings(table)[0].refresh_hz
 
     def apply() -> None:
-        timer = getattr(window, "_timer", None)
-        if timer is not None:
-            timer.setInterval(interval)
+        window.set_redraw_hz(hz)
 
     # Called while the window builds its menus, before its redraw timer exists: apply once
     # the event loop runs.

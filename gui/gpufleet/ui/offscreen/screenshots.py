@@ -15,7 +15,8 @@ from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.fleet.demo import demo_hosts
 from gpufleet.core.fleet.events import HostStatus
 from gpufleet.core.live.buffers import LiveBuffers
-from gpufleet.ui.controllers.bridge import BridgeStats
+from gpufleet.core.pipeline.build import load_rule_engine
+from gpufleet.core.pipeline.outputs import HubStats
 from gpufleet.ui.window.main_window import TAB_NAMES, MainWindow
 
 
@@ -23,11 +24,10 @@ def prefill(
     hosts: Sequence[HostConfig], seconds: float, end_t: float, window_s: float = 3600.0
 ) -> tuple[LiveBuffers, Any, int]:
     """Live buffers (and the rule engine) fed with ``seconds`` of each host's simulation."""
-    from gpufleet.ui.app import make_rules
     from gpufleet.ui.offscreen.simfeed import simulate
 
     live = LiveBuffers(window_s=window_s)
-    rules = make_rules(hosts)
+    rules = load_rule_engine(hosts, strict=False)
     n = 0
     for ev in simulate(hosts, seconds, end_t):
         live.feed(ev.host, ev.msg)
@@ -58,7 +58,7 @@ def build_window(
         if cost is not None:
             w.on_cost({h: cost.summary(h) for h in cost.hosts()})
     n_gpu = sum(len(live.gpus(h.name)) for h in hosts)
-    w.on_stats(BridgeStats(float(n_gpu) / 1.0, live.samples_total, None, 0, 0))
+    w.on_stats(HubStats(float(n_gpu) / 1.0, live.samples_total, None, 0, 0))
     w.resize(*size)
     w.show()
     w.update_summaries()

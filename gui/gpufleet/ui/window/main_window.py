@@ -3,7 +3,7 @@ is doing in the status bar.
 
 Redraws happen on a timer, at a fixed rate, for the visible tab only (DESIGN.md budgets);
 fleet summaries (list, cards, overview rows, tray) are recomputed once a second. Data arrives
-through FleetBridge signals; the window never reads a socket or a file.
+through the FleetBridge's signals; the window never reads a socket or a file.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from PySide6.QtWidgets import (
 
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.live.buffers import LiveBuffers
+from gpufleet.core.pipeline.outputs import HubStats
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
-from gpufleet.ui.controllers.bridge import BridgeStats
 from gpufleet.ui.controllers.history import HistoryCache
 from gpufleet.ui.desktop import i18n
 from gpufleet.ui.desktop.memtrim import start_trimmer
@@ -221,7 +221,7 @@ class MainWindow(QMainWindow):
     def on_cost(self, cost: dict[str, Any]) -> None:
         self.cost = cost
 
-    def on_stats(self, st: BridgeStats) -> None:
+    def on_stats(self, st: HubStats) -> None:
         streaming = sum(1 for s, _ in self.states.values() if s == "streaming")
         down = sum(1 for s, _ in self.states.values() if s in ("reconnecting", "failed"))
         parts = [
@@ -514,6 +514,13 @@ class MainWindow(QMainWindow):
     # -- closing ---------------------------------------------------------------------------
 
     quit_requested = Signal()
+    # Settings saved in the dialog, applied while the app runs: the app connects the tray's
+    # notifications switch and the alert wiring (rate limits, webhooks) to it.
+    settings_applied = Signal(object)  # Settings
+
+    def set_redraw_hz(self, hz: float) -> None:
+        """The redraw rate of the visible tab (at most every 30 ms)."""
+        self._timer.setInterval(max(30, int(1000 / hz)))
 
     def closeEvent(self, event: QCloseEvent) -> None:
         # With a tray icon the window hides and the app keeps watching; app.py decides.
