@@ -11,10 +11,10 @@ from pathlib import Path
 
 from _rules_support import Stream
 from gpufleet.core.alerts.actions import ActionRunner, ActionSpec
-from gpufleet.core.alerts.alert import Alert
 from gpufleet.core.alerts.rules import RuleEngine, load_rules_text
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.history.audit import read_audit
+from gpufleet.core.model.alert import Alert
 
 
 def fire(tmp_path: Path, action: str) -> tuple[Alert, tuple[dict[str, object], ...]]:

@@ -11,8 +11,8 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from gpufleet.core.alerts.alert import Alert
 from gpufleet.core.config import secrets
+from gpufleet.core.model.alert import Alert
 from gpufleet.core.prometheus.am_receiver import (
     EXTERNAL,
     AlertmanagerReceiver,

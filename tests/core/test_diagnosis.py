@@ -4,9 +4,9 @@ lines of the slowdowns no scenario has."""
 from __future__ import annotations
 
 from _rules_support import T0, Stream, decode, sim_stream_lines
+from gpufleet.core.model.findings import Finding
 from gpufleet.core.text.catalogue import finding_sentence
 from gpufleet.core.verdicts.diagnosis import diagnose
-from gpufleet.core.verdicts.findings import Finding
 from gpufleet.core.wire.messages import Event, Hello, Message, Procs, Sample
 
 

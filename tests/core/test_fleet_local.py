@@ -13,7 +13,8 @@ from gpufleet.core.fleet.demo import demo_hosts, demo_state_dir
 from gpufleet.core.fleet.events import RECONNECTING, STREAMING
 from gpufleet.core.fleet.fleet import Fleet
 from gpufleet.core.history.audit import read_audit
-from gpufleet.core.link.transport import LocalTransport, Transport
+from gpufleet.core.link.channel import Transport
+from gpufleet.core.link.transport import LocalTransport
 from gpufleet.core.wire.messages import Procs
 from gpufleet_sampler.sim.scenarios import SCENARIOS
 from sampler_daemons import Recorder, contiguous, daemon_pid, stop_daemons

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from _rules_support import ROOT
 from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.model.findings import Finding
 from gpufleet.core.text.catalogue import finding_sentence
-from gpufleet.core.verdicts.findings import Finding
 from gpufleet.core.verdicts.health import evaluate_check, overall_verdict
 
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 from _rules_support import Stream
-from gpufleet.core.alerts.alert import Alert
 from gpufleet.core.alerts.rules import RuleEngine, load_rules
 from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.model.alert import Alert
 from gpufleet.core.notify.webhooks import (
     FORMATS,
     Notifier,

@@ -7,9 +7,9 @@ from collections.abc import Iterable
 
 import pytest
 from _rules_support import BUSY, GIB, IDLE, T0, Stream, decode, sim_stream_lines
-from gpufleet.core.alerts.alert import Alert
 from gpufleet.core.alerts.rules import RuleEngine, load_rules
 from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.model.alert import Alert
 from gpufleet.core.text.catalogue import alert_sentence, alert_title
 from gpufleet.core.wire.messages import Message, Sample
 

@@ -11,7 +11,7 @@ import pytest
 from gpufleet.core.fleet.demo import demo_hosts
 from gpufleet.ui.offscreen.screenshots import build_window, prefill
 from gpufleet.ui.tabs.cost import accumulated
-from gpufleet.ui.window.summary import money
+from gpufleet.ui.viewmodel.summary import money
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 

@@ -1,5 +1,5 @@
 """History beyond the live window: the 6 h and 24 h ranges draw what the SQLite store holds
-(read off the GUI thread by gpufleet.ui.controllers.history), with a stored gap drawn as a
+(read off the GUI thread by gpufleet.ui.background.history), with a stored gap drawn as a
 gap, and the 5 min range follows live again.
 
 A real store file (written by the store's own writer) holds 6 h of samples of the demo

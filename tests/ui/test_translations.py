@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from gpufleet.core.fleet.demo import demo_hosts
 from gpufleet.core.text import catalogue
-from gpufleet.ui.desktop import i18n
+from gpufleet.ui import i18n
 from PySide6.QtCore import QCoreApplication, QLocale, Qt
 from PySide6.QtWidgets import (
     QAbstractButton,

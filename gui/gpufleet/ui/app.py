@@ -32,6 +32,8 @@ from gpufleet.core.fleet.demo import demo_hosts
 from gpufleet.core.fleet.fleet import Fleet
 from gpufleet.core.live.buffers import LiveBuffers
 from gpufleet.core.pipeline.build import build_pipeline, demo_daemons_running, stop_demo_daemons
+from gpufleet.ui import i18n
+from gpufleet.ui.background.history import HistoryCache
 from gpufleet.ui.controllers.actions import Actions
 from gpufleet.ui.controllers.alert_wiring import (
     ActionEvents,
@@ -41,9 +43,7 @@ from gpufleet.ui.controllers.alert_wiring import (
     make_action_runner,
 )
 from gpufleet.ui.controllers.bridge import FleetBridge
-from gpufleet.ui.controllers.history import HistoryCache
 from gpufleet.ui.controllers.prom_wiring import PromWiring
-from gpufleet.ui.desktop import i18n
 from gpufleet.ui.desktop.tray import Tray
 from gpufleet.ui.dialogs.hostkey import HostKeyPrompt
 from gpufleet.ui.widgets.theme import Theme, apply_pyqtgraph, dark_palette, make_theme

@@ -12,11 +12,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpufleet.cli.errors import EXIT_USAGE, CliError
-from gpufleet.core.alerts.alert import Alert
 from gpufleet.core.alerts.rules import RulesError
 from gpufleet.core.config.configfile import ConfigError, load_config
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.cost.rental import CostSummary
+from gpufleet.core.model.alert import Alert
+from gpufleet.core.model.findings import Finding
 from gpufleet.core.pipeline.build import load_rule_engine
 from gpufleet.core.text.catalogue import (
     alert_sentence,
@@ -27,7 +28,6 @@ from gpufleet.core.text.catalogue import (
     where,
 )
 from gpufleet.core.verdicts.diagnosis import diagnose
-from gpufleet.core.verdicts.findings import Finding
 from gpufleet.core.wire.messages import Event, Hello, Message, Procs, Sample
 
 

@@ -45,7 +45,7 @@ def register(subparsers: Any) -> None:
 
 def _source(name: str) -> Any:
     from gpufleet.core.config.configfile import ConfigError, load_config
-    from gpufleet.core.prometheus.source import parse_sources
+    from gpufleet.core.config.prometheus_sources import parse_sources
 
     try:
         sources = parse_sources(load_config().prometheus)

@@ -27,7 +27,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from gpufleet.core.alerts.alert import Alert
+from gpufleet.core.history.audit import append_audit
+from gpufleet.core.model.alert import Alert
 from gpufleet.core.text.catalogue import alert_sentence, alert_title
 
 RunRemote = Callable[[str, str], tuple[int, str]]
@@ -104,8 +105,6 @@ def alert_env(alert: Alert) -> dict[str, str]:
 
 def _default_audit(demo: bool) -> Audit:
     def write(entry: dict[str, Any]) -> None:
-        from gpufleet.core.history.audit import append_audit
-
         append_audit(entry, demo)
 
     return write

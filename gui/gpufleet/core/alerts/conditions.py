@@ -28,6 +28,7 @@ from typing import Any, Final
 from gpufleet_sampler import protocol
 
 from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.cost.idle import gpu_is_idle
 from gpufleet.core.wire.messages import Hello, Proc, Value
 
 CLEAR: Final = 0
@@ -158,20 +159,6 @@ def _condition(
         return fn
 
     return deco
-
-
-def gpu_is_idle(util: Value, mem_used: Value, mem_total: Value, p: Params | None = None) -> bool:
-    """DESIGN.md's definition: utilization < 5 % and memory used < 10 % of capacity.
-
-    Unknown memory capacity leaves the decision to utilization; unknown utilization is not
-    idle (no evidence of idleness)."""
-    util_max = 5.0 if p is None else float(p.get("util_below_pct", 5.0))
-    mem_frac = 0.10 if p is None else float(p.get("mem_below_frac", 0.10))
-    if util is None or util >= util_max:
-        return False
-    if mem_used is None or not mem_total:
-        return True
-    return mem_used < mem_frac * mem_total
 
 
 def _busy(g: GpuView, p: Params) -> bool | None:

@@ -36,7 +36,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
-from gpufleet.core.alerts.alert import FIRING, RESOLVED, SEVERITIES, Alert
 from gpufleet.core.alerts.conditions import (
     CLEAR,
     CONDITIONS,
@@ -50,6 +49,7 @@ from gpufleet.core.alerts.conditions import (
 from gpufleet.core.config import paths
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.cost.rental import CostTracker
+from gpufleet.core.model.alert import FIRING, RESOLVED, SEVERITIES, Alert
 from gpufleet.core.wire.messages import ErrorMsg, Event, Hello, Message, Procs, Sample
 
 try:

@@ -40,6 +40,7 @@ import tomli_w
 
 from gpufleet.core.config import paths
 from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.config.prometheus_sources import parse_sources
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -242,8 +243,6 @@ def load_config(path: Path | None = None) -> AppConfig:
     if not isinstance(prometheus, list) or not all(isinstance(t, dict) for t in prometheus):
         raise ConfigError(f"{path}: `prometheus` must be an array of tables ([[prometheus]])")
     try:
-        from gpufleet.core.prometheus.source import parse_sources
-
         parse_sources(prometheus, str(path))
     except ValueError as e:
         raise ConfigError(str(e)) from None

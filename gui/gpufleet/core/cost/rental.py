@@ -26,8 +26,8 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from gpufleet.core.alerts.conditions import gpu_is_idle
 from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.cost.idle import gpu_is_idle
 from gpufleet.core.wire.messages import Hello, Message, Sample, Value
 
 BUSY_PCT: Final = 80.0  # "high" utilization for periodicity detection
@@ -111,7 +111,7 @@ def gap_limit(interval_s: float) -> float:
 
 def gpu_idle(util: Value, mem: Value, mem_total: float | None, lost: Value = None) -> bool:
     """DESIGN.md's idle GPU, as the ``idle_billed`` rule decides it
-    (``conditions.gpu_is_idle``), and a lost GPU counts as idle: it does no work."""
+    (``cost.idle.gpu_is_idle``), and a lost GPU counts as idle: it does no work."""
     return bool(lost) or gpu_is_idle(util, mem, mem_total)
 
 

@@ -30,7 +30,9 @@ from gpufleet.core.fleet.events import (
 from gpufleet.core.fleet.session import HostSession, Opener
 from gpufleet.core.history.audit import append_audit
 from gpufleet.core.link import sampler_argv as samplercmd
-from gpufleet.core.link.transport import Transport, TransportError, last_line, open_transport
+from gpufleet.core.link.channel import Transport, TransportError, last_line
+from gpufleet.core.link.deploy import undeploy as undeploy_sampler
+from gpufleet.core.link.transport import open_transport
 from gpufleet.core.wire.messages import Proc
 
 __all__ = [
@@ -236,11 +238,9 @@ class Fleet:
         if session is not None:
             session.stop()
         if undeploy:
-            from gpufleet.core.link.deploy import undeploy as _undeploy
-
             transport = self._open(host)
             try:
-                _undeploy(transport, host, self._state_dir_for(host))
+                undeploy_sampler(transport, host, self._state_dir_for(host))
             finally:
                 transport.close()
 

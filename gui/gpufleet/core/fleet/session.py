@@ -35,7 +35,8 @@ from gpufleet.core.fleet.events import (
     HostStatus,
 )
 from gpufleet.core.link import sampler_argv as samplercmd
-from gpufleet.core.link.transport import LineStream, Transport, TransportError, open_transport
+from gpufleet.core.link.channel import LineStream, Transport, TransportError
+from gpufleet.core.link.transport import open_transport
 from gpufleet.core.wire.messages import (
     ErrorMsg,
     Event,

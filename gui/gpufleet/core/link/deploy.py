@@ -12,13 +12,8 @@ import shlex
 
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.link import sampler_argv as samplercmd
-from gpufleet.core.link.transport import (
-    SshTransport,
-    Transport,
-    TransportError,
-    Uploader,
-    last_line,
-)
+from gpufleet.core.link.channel import Transport, TransportError, Uploader, last_line
+from gpufleet.core.link.zipapp import sampler_zipapp_bytes
 
 REMOTE_DIR = ".cache/gpufleet"
 ZIPAPP_GLOB = "gpufleet-sampler-*.pyz"
@@ -81,11 +76,9 @@ def _sh(script: str) -> list[str]:
 def deploy(transport: Uploader, host: HostConfig) -> list[str]:
     """Make sure this app's sampler is on the host; returns the argv prefix that runs it.
 
-    ``transport`` is an SshTransport (or anything with ``run`` and ``upload``). Raises
+    ``transport`` is an SSH transport (or anything with ``run`` and ``upload``). Raises
     TransportError: ``kind="no_python"`` (not retryable) when the host has no python3 >= 3.8.
     """
-    from gpufleet.core.link.zipapp import sampler_zipapp_bytes
-
     name, data = sampler_zipapp_bytes()
     run, upload, label = transport.run, transport.upload, transport.label
     script = _PROBE.format(
@@ -147,6 +140,6 @@ def undeploy(transport: Transport, host: HostConfig, state_dir: str | None = Non
         prefix = []
     if prefix:
         run(samplercmd.stop_argv(prefix, host, state_dir), timeout=60.0)
-    if isinstance(transport, SshTransport):  # only remote hosts got uploads
+    if host.transport != "local":  # only remote hosts got uploads
         script = f'rm -f "$HOME/{REMOTE_DIR}"/{ZIPAPP_GLOB}'
         run(_sh(script), timeout=30.0)

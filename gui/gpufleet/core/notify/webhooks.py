@@ -23,8 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from gpufleet.core.alerts.alert import Alert, severity_at_least
 from gpufleet.core.config import secrets
+from gpufleet.core.model.alert import Alert, severity_at_least
 from gpufleet.core.text.catalogue import alert_sentence, alert_title
 
 log = logging.getLogger(__name__)

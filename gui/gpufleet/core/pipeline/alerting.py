@@ -15,11 +15,11 @@ import threading
 from collections.abc import Callable, Sequence
 
 from gpufleet.core.alerts.actions import ActionRun, ActionRunner
-from gpufleet.core.alerts.alert import Alert
 from gpufleet.core.alerts.rules import RuleEngine
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.cost.rental import CostSummary
 from gpufleet.core.fleet.events import HostStatus
+from gpufleet.core.model.alert import Alert
 from gpufleet.core.notify.webhooks import Notifier
 from gpufleet.core.pipeline.dispatch import AlertDispatcher
 from gpufleet.core.wire.messages import Message

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from gpufleet.core.alerts.actions import ActionRun, ActionRunner
-from gpufleet.core.alerts.alert import Alert
 from gpufleet.core.alerts.rules import RuleEngine
+from gpufleet.core.model.alert import Alert
 from gpufleet.core.notify.webhooks import Notifier
 
 

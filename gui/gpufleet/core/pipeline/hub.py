@@ -23,12 +23,13 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from gpufleet.core.alerts.alert import Alert
 from gpufleet.core.fleet.events import FleetEvent, HostGap, HostMessage, HostStatus
 from gpufleet.core.history.store import Store
 from gpufleet.core.live.buffers import LiveBuffers
+from gpufleet.core.model.alert import Alert
+from gpufleet.core.model.stats import HubStats
 from gpufleet.core.pipeline.alerting import Alerting
-from gpufleet.core.pipeline.outputs import HubOutputs, HubStats, NoOutputs
+from gpufleet.core.pipeline.outputs import HubOutputs, NoOutputs
 from gpufleet.core.prometheus.exporter import FleetMetrics
 from gpufleet.core.wire.messages import ErrorMsg, Hello, Sample
 

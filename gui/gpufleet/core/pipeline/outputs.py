@@ -1,29 +1,17 @@
 """What the pipeline hub hands out: the outputs interface a front end implements (the GUI's
-bridge turns each call into a Qt signal) and the figures it counts. Plain data and a
-Protocol: views may read these types without reaching the hub's machinery.
+bridge turns each call into a Qt signal); a process without a window passes ``NoOutputs``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
-from gpufleet.core.alerts.alert import Alert
 from gpufleet.core.cost.rental import CostSummary
 from gpufleet.core.fleet.events import HostGap, HostStatus
+from gpufleet.core.model.alert import Alert
+from gpufleet.core.model.stats import HubStats
 from gpufleet.core.wire.messages import Hello
-
-
-@dataclass(frozen=True)
-class HubStats:
-    """What the hub counted, once a second."""
-
-    samples_per_s: float
-    samples_total: int
-    history_bytes: int | None
-    dropped: int  # events the fleet could not queue for us (we fell behind)
-    bad_batches: int  # batches a stage failed on (logged)
 
 
 class HubOutputs(Protocol):

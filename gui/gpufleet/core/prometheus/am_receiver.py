@@ -32,7 +32,8 @@ from typing import Any, Final
 
 from gpufleet_sampler.listen_address import parse_listen
 
-from gpufleet.core.alerts.alert import FIRING, RESOLVED, Alert
+from gpufleet.core.config import secrets
+from gpufleet.core.model.alert import FIRING, RESOLVED, Alert
 
 log = logging.getLogger(__name__)
 
@@ -158,8 +159,6 @@ def parse_payload(payload: Any) -> list[Alert]:
 
 
 def stored_token() -> str | None:
-    from gpufleet.core.config import secrets
-
     return secrets.get_secret(SECRET_NAME, "token")
 
 

@@ -31,12 +31,12 @@ from gpufleet_sampler import metric_names as pn
 from gpufleet_sampler.listen_address import parse_listen
 from gpufleet_sampler.metrics_http import make_server
 
-from gpufleet.core.alerts.alert import Alert
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.cost.rental import CostSummary
 from gpufleet.core.fleet.events import STREAMING, FleetEvent, HostMessage, HostStatus
 from gpufleet.core.fleet.fleet import Fleet
-from gpufleet.core.verdicts.findings import Finding
+from gpufleet.core.model.alert import Alert
+from gpufleet.core.model.findings import Finding
 from gpufleet.core.verdicts.health import evaluate_check
 from gpufleet.core.wire.messages import Event, Hello, Links, Procs, Sample
 

@@ -18,8 +18,8 @@ from typing import Any, Final
 
 from gpufleet_sampler import protocol
 
-from gpufleet.core.alerts.alert import Alert
-from gpufleet.core.verdicts.findings import Finding
+from gpufleet.core.model.alert import Alert
+from gpufleet.core.model.findings import Finding
 
 Translator = Callable[[str, str], str]
 _translator: Translator | None = None

@@ -1,7 +1,7 @@
 """Diagnosis: explain a slowdown or a crash from the data of a time window.
 
 ``diagnose(hello, samples, procs, events, t0, t1)`` looks at each GPU over the window and
-returns findings (``gpufleet.core.verdicts.findings.Finding``) with their evidence and
+returns findings (``gpufleet.core.model.findings.Finding``) with their evidence and
 window, worded by ``catalogue.finding_sentence``. It answers the two questions of the rental guide:
 
 - "99 % utilization but 30 % slower": clocks vs nominal with the reason (thermal, power cap,
@@ -24,7 +24,7 @@ import numpy as np
 from gpufleet_sampler import protocol
 
 from gpufleet.core.alerts.conditions import REASON_EXPLAINING_MASK, XID_CRITICAL
-from gpufleet.core.verdicts.findings import FAIL, INFO, PASS, WARN, Finding
+from gpufleet.core.model.findings import FAIL, INFO, PASS, WARN, Finding
 from gpufleet.core.wire.messages import Event, Hello, Procs, Sample
 
 BUSY_PCT: Final = 50.0

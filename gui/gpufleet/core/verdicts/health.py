@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from gpufleet.core.alerts.conditions import MINER_NAMES, XID_CRITICAL
 from gpufleet.core.config.hostconfig import HostConfig
-from gpufleet.core.verdicts.findings import FAIL, INFO, PASS, WARN, Finding, worst
+from gpufleet.core.model.findings import FAIL, INFO, PASS, WARN, Finding, worst
 
 __all__ = ["Finding", "evaluate_check", "overall_verdict"]
 

@@ -14,7 +14,7 @@ from PySide6.QtGui import QAction
 
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.core.wire.messages import Proc
-from gpufleet.ui.controllers.worker import run_in_pool
+from gpufleet.ui.background.worker import run_in_pool
 from gpufleet.ui.dialogs.kill import KillDialog
 
 log = logging.getLogger(__name__)

@@ -45,7 +45,7 @@ from gpufleet.core.config.settings import Settings, load_settings, webhook_table
 from gpufleet.core.fleet.fleet import Fleet
 from gpufleet.core.notify.webhooks import Delivery, Notifier, Webhook, load_webhooks
 from gpufleet.core.pipeline.build import Pipeline
-from gpufleet.ui.controllers.worker import run_in_pool
+from gpufleet.ui.background.worker import run_in_pool
 from gpufleet.ui.desktop.tray import Notifier as TrayNotifier
 from gpufleet.ui.widgets.theme import system_is_dark
 from gpufleet.ui.window.main_window import MainWindow

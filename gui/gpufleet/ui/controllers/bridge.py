@@ -14,11 +14,11 @@ from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QObject, Signal
 
-from gpufleet.core.alerts.alert import Alert
 from gpufleet.core.cost.rental import CostSummary
 from gpufleet.core.fleet.events import HostGap, HostStatus
+from gpufleet.core.model.alert import Alert
+from gpufleet.core.model.stats import HubStats
 from gpufleet.core.pipeline.hub import PipelineHub
-from gpufleet.core.pipeline.outputs import HubStats
 from gpufleet.core.wire.messages import Hello
 
 

@@ -33,11 +33,12 @@ from PySide6.QtCore import QObject
 
 from gpufleet.core.config.configfile import AppConfig, load_config
 from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.config.prometheus_sources import PromSourceConfig, parse_sources
 from gpufleet.core.fleet.events import FleetEvent
 from gpufleet.core.fleet.fleet import Fleet
 from gpufleet.core.pipeline.build import Pipeline
 from gpufleet.core.prometheus.am_receiver import AlertmanagerReceiver, ReceiverError
-from gpufleet.core.prometheus.source import PromPoller, PromSourceConfig, parse_sources
+from gpufleet.core.prometheus.source import PromPoller
 from gpufleet.core.wire.messages import Hello
 from gpufleet.ui.controllers.bridge import FleetBridge
 from gpufleet.ui.window.main_window import MainWindow

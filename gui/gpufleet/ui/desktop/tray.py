@@ -28,10 +28,11 @@ from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
 from gpufleet.core.config.settings import Settings
 from gpufleet.ui.desktop import dbus_notify
-from gpufleet.ui.desktop.i18n import state_name
 from gpufleet.ui.dialogs.settings import notifications_enabled
-from gpufleet.ui.widgets.theme import CRIT, DOWN, OK, SYMBOL, WAIT, WARN, Theme
-from gpufleet.ui.window.summary import HostSummary
+from gpufleet.ui.i18n import state_name
+from gpufleet.ui.viewmodel.alerts import alert_text, alert_title
+from gpufleet.ui.viewmodel.summary import HostSummary
+from gpufleet.ui.widgets.theme import CRIT, DOWN, OK, SEVERITY_RANK, SYMBOL, WAIT, WARN, Theme
 
 log = logging.getLogger(__name__)
 
@@ -118,8 +119,6 @@ class Notifier(QObject):
 
     @staticmethod
     def _make(a: Any) -> Notification:
-        from gpufleet.ui.window.main_window import alert_text, alert_title
-
         gpu = QCoreApplication.translate("Notifier", " GPU {n}").format(n=a.gpu)
         where = a.host + (gpu if a.gpu is not None else "")
         return Notification(
@@ -250,8 +249,6 @@ class Tray(QObject):
         self.notifier.paused = not s.notifications
 
     def update_state(self, summaries: Sequence[HostSummary]) -> None:
-        from gpufleet.ui.widgets.theme import SEVERITY_RANK
-
         worst = max((s.state for s in summaries), key=lambda s: SEVERITY_RANK[s], default=OK)
         if worst != self.state:
             self.state = worst

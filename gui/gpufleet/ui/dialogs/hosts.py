@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from gpufleet.core.config.hostconfig import HostConfig
-from gpufleet.ui.controllers.worker import run_in_pool
+from gpufleet.ui.background.worker import run_in_pool
 from gpufleet.ui.dialogs.hostkey import HostKeyPrompt
 
 AUTHS = ("auto", "agent", "key", "password")

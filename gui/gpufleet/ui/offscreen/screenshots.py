@@ -15,8 +15,8 @@ from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.fleet.demo import demo_hosts
 from gpufleet.core.fleet.events import HostStatus
 from gpufleet.core.live.buffers import LiveBuffers
+from gpufleet.core.model.stats import HubStats
 from gpufleet.core.pipeline.build import load_rule_engine
-from gpufleet.core.pipeline.outputs import HubStats
 from gpufleet.ui.window.main_window import TAB_NAMES, MainWindow
 
 

@@ -19,10 +19,10 @@ from PySide6.QtWidgets import QGraphicsScene, QLabel, QVBoxLayout, QWidget
 
 from gpufleet.core.live.buffers import Series
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
-from gpufleet.ui.desktop.i18n import unsupported_text
+from gpufleet.ui.i18n import unsupported_text
+from gpufleet.ui.viewmodel.view import View
 from gpufleet.ui.widgets.plots import Crosshair, ReasonBands, TimePlot, clock_text, swatch
 from gpufleet.ui.widgets.theme import Theme, gpu_pen, gpu_pen_secondary
-from gpufleet.ui.window.view import View
 
 F64 = npt.NDArray[np.float64]
 

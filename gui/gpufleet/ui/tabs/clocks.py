@@ -10,8 +10,8 @@ from PySide6.QtWidgets import QWidget
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP, reason_name
 from gpufleet.ui.tabs.base import PlotTab, ValueAt, fmt
 from gpufleet.ui.tabs.sentences import clocks_sentence
+from gpufleet.ui.viewmodel.view import View
 from gpufleet.ui.widgets.theme import REASON_BANDS, Theme
-from gpufleet.ui.window.view import View
 
 
 class ClocksTab(PlotTab):

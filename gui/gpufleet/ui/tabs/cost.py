@@ -24,12 +24,12 @@ from gpufleet.core.cost.rental import accumulate, idle_mask
 from gpufleet.core.live.buffers import LiveBuffers
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.ui.tabs.base import PlotTab
+from gpufleet.ui.viewmodel.summary import money
+from gpufleet.ui.viewmodel.view import View
 from gpufleet.ui.widgets.fast_table import FastTableView
 from gpufleet.ui.widgets.plots import clock_text, set_axis_label
 from gpufleet.ui.widgets.table_model import Cell, RowsModel, sorted_proxy
 from gpufleet.ui.widgets.theme import Theme, gpu_colour
-from gpufleet.ui.window.summary import money
-from gpufleet.ui.window.view import View
 
 MAX_CURVES = 12
 PER_REDRAW = 2  # hosts whose accumulated cost is recomputed per redraw

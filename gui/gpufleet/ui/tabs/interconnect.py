@@ -17,9 +17,9 @@ from gpufleet.core.wire.messages import Hello
 from gpufleet.ui.tabs.base import PlotTab, ValueAt, fmt, gpu_label
 from gpufleet.ui.tabs.link_grid import LinkGrid
 from gpufleet.ui.tabs.sentences import pcie_sentence
+from gpufleet.ui.viewmodel.view import View
 from gpufleet.ui.widgets.plots import set_label_text, swatch
 from gpufleet.ui.widgets.theme import REASON_BANDS, Theme
-from gpufleet.ui.window.view import View
 
 GB = 1e9
 

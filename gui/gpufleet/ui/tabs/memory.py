@@ -18,11 +18,11 @@ from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.core.wire.messages import Proc
 from gpufleet.ui.tabs.base import PlotTab, ValueAt, fmt
 from gpufleet.ui.tabs.sentences import memory_sentence
+from gpufleet.ui.viewmodel.view import View
 from gpufleet.ui.widgets.fast_table import FastTableView
 from gpufleet.ui.widgets.plots import clock_text, set_label_text
 from gpufleet.ui.widgets.table_model import KEY_ROLE, Cell, RowsModel, sorted_proxy
 from gpufleet.ui.widgets.theme import Theme
-from gpufleet.ui.window.view import View
 
 GIB = float(2**30)
 PROC_HEADERS = (

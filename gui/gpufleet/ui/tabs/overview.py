@@ -11,13 +11,13 @@ from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QWidget
 
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP, reason_name
-from gpufleet.ui.desktop.i18n import state_name
+from gpufleet.ui.i18n import state_name
 from gpufleet.ui.tabs.base import Tab, fmt
+from gpufleet.ui.viewmodel.summary import GpuSummary, HostSummary, money
+from gpufleet.ui.viewmodel.view import View
 from gpufleet.ui.widgets.fast_table import FastTableView
 from gpufleet.ui.widgets.table_model import KEY_ROLE, Cell, RowsModel, sorted_proxy
 from gpufleet.ui.widgets.theme import DOWN, OK, SEVERITY_RANK, SYMBOL, WAIT, Theme
-from gpufleet.ui.window.summary import GpuSummary, HostSummary, money
-from gpufleet.ui.window.view import View
 
 HEADERS = (
     QT_TRANSLATE_NOOP("OverviewTab", "State"),

@@ -13,11 +13,11 @@ from PySide6.QtWidgets import QWidget
 
 from gpufleet.core.live.buffers import Series
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
-from gpufleet.ui.desktop.i18n import unsupported_text
+from gpufleet.ui.i18n import unsupported_text
 from gpufleet.ui.tabs.base import PlotTab, ValueAt, fmt, step_points
 from gpufleet.ui.tabs.sentences import thermal_sentence
+from gpufleet.ui.viewmodel.view import View
 from gpufleet.ui.widgets.theme import REASON_BANDS, Theme, gpu_pen_secondary
-from gpufleet.ui.window.view import View
 
 _HOT = REASON_BANDS[0][1]
 

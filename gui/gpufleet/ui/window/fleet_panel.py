@@ -21,11 +21,11 @@ from PySide6.QtWidgets import (
 )
 
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
-from gpufleet.ui.desktop.i18n import state_name
+from gpufleet.ui.i18n import state_name
+from gpufleet.ui.viewmodel.summary import GpuSummary, HostSummary, money
 from gpufleet.ui.widgets.fast_table import FastTableView
 from gpufleet.ui.widgets.table_model import KEY_ROLE, Cell, RowsModel, sorted_proxy
 from gpufleet.ui.widgets.theme import CRIT, OK, SYMBOL, WARN, Theme, gpu_colour
-from gpufleet.ui.window.summary import GpuSummary, HostSummary, money
 
 HOST_HEADERS = (
     QT_TRANSLATE_NOOP("FleetPanel", "Host"),

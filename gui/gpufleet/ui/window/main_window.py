@@ -31,10 +31,10 @@ from PySide6.QtWidgets import (
 
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.live.buffers import LiveBuffers
-from gpufleet.core.pipeline.outputs import HubStats
+from gpufleet.core.model.stats import HubStats
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
-from gpufleet.ui.controllers.history import HistoryCache
-from gpufleet.ui.desktop import i18n
+from gpufleet.ui import i18n
+from gpufleet.ui.background.history import HistoryCache
 from gpufleet.ui.desktop.memtrim import start_trimmer
 from gpufleet.ui.tabs.base import Tab
 from gpufleet.ui.tabs.clocks import ClocksTab
@@ -43,10 +43,11 @@ from gpufleet.ui.tabs.interconnect import InterconnectTab
 from gpufleet.ui.tabs.memory import MemoryTab
 from gpufleet.ui.tabs.overview import OverviewTab
 from gpufleet.ui.tabs.thermal import ThermalTab
+from gpufleet.ui.viewmodel.alerts import alert_text, alert_title
+from gpufleet.ui.viewmodel.summary import HostSummary, money, summarize_host
+from gpufleet.ui.viewmodel.view import View
 from gpufleet.ui.widgets.theme import CRIT, OK, SEVERITY_RANK, WARN, Theme
 from gpufleet.ui.window.fleet_panel import FleetPanel
-from gpufleet.ui.window.summary import HostSummary, money, summarize_host
-from gpufleet.ui.window.view import View
 
 RANGES = (
     (QT_TRANSLATE_NOOP("MainWindow", "5 min"), 300.0),
@@ -57,27 +58,6 @@ RANGES = (
 REDRAW_HZ = 3.0
 LIVE_STEPS = 1000  # the live edge moves in steps of range / LIVE_STEPS (at least 1 s)
 TAB_NAMES = ("overview", "clocks", "thermal", "memory", "interconnect", "cost")
-
-
-def alert_text(alert: Any) -> str:
-    """The alert as a sentence: the core's catalogue when present, else a plain fallback."""
-    try:
-        from gpufleet.core.text import catalogue
-
-        return str(catalogue.alert_sentence(alert))
-    except Exception:
-        where = f"{alert.host}" + (f" GPU {alert.gpu}" if alert.gpu is not None else "")
-        ev = ", ".join(f"{k} {v}" for k, v in list(dict(alert.evidence).items())[:3])
-        return f"{where} — {alert.rule_id.replace('_', ' ')}" + (f" ({ev})" if ev else "")
-
-
-def alert_title(alert: Any) -> str:
-    try:
-        from gpufleet.core.text import catalogue
-
-        return str(catalogue.alert_title(alert))
-    except Exception:
-        return str(alert.rule_id).replace("_", " ")
 
 
 class MainWindow(QMainWindow):

@@ -25,6 +25,8 @@ from PySide6.QtCore import (
     QTranslator,
 )
 
+from gpufleet.core.config.settings import load_settings
+from gpufleet.core.text import catalogue
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
 
 log = logging.getLogger(__name__)
@@ -60,8 +62,6 @@ def choose_language(setting: str | None = None, system: QLocale | None = None) -
 def saved_language() -> str:
     """The ``language`` setting of config.toml ("system" when absent or unreadable)."""
     try:
-        from gpufleet.core.config.settings import load_settings
-
         return load_settings()[0].language
     except Exception:  # no config yet, or a broken one: the app reports that elsewhere
         return "system"
@@ -73,8 +73,6 @@ def install(app: QCoreApplication, language: str | None = None) -> str:
     Returns the language in use. Also sets the default QLocale, so numbers and dates that
     Qt formats follow the language, and hands ``QCoreApplication.translate`` to the core's
     catalogue. Safe to call again (the previous translators are removed first)."""
-    from gpufleet.core.text import catalogue
-
     lang = choose_language(saved_language() if language is None else language)
     for t in _installed:
         app.removeTranslator(t)

@@ -15,7 +15,7 @@ import numpy as np
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.live.buffers import LiveBuffers, Series
 from gpufleet.core.wire.messages import Hello
-from gpufleet.ui.controllers.history import HistoryCache
+from gpufleet.ui.background.history import HistoryCache
 from gpufleet.ui.widgets.theme import Theme
 
 

@@ -17,7 +17,7 @@ from PySide6.QtCore import QCoreApplication
 
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.live.buffers import LiveBuffers
-from gpufleet.ui.desktop.i18n import state_name
+from gpufleet.ui.i18n import state_name
 from gpufleet.ui.widgets.theme import CRIT, DOWN, OK, SEVERITY_RANK, WAIT, WARN
 
 # lupdate extracts translate("Context", "text") calls.
