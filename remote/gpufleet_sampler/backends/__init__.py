@@ -7,7 +7,6 @@ Python 3.8, stdlib only (pynvml for ``nvml``).
 from typing import Optional
 
 from gpufleet_sampler.backends.base import Backend
-from gpufleet_sampler.backends.sim import SimBackend
 
 NAMES = ("nvml", "sim")
 
@@ -16,12 +15,15 @@ def make_backend(
     name: str, scenario: Optional[str] = None, seed: int = 0, interval: float = 1.0
 ) -> Backend:
     """Build a backend by name."""
+    # Each backend is imported only when chosen: pynvml is an optional dependency that only
+    # the real driver backend needs (the demo runs where there is no NVIDIA library), and a
+    # sampler on a real GPU does not carry the simulator's code.
     if name == "nvml":
-        # Imported here, not at the top: pynvml is an optional dependency that only the real
-        # driver backend needs (the simulated demo runs where there is no NVIDIA library).
         from gpufleet_sampler.backends.nvml import NvmlBackend
 
         return NvmlBackend(interval=interval)
     if name == "sim":
+        from gpufleet_sampler.backends.sim import SimBackend
+
         return SimBackend(scenario=scenario or "healthy-8xa100", seed=seed, interval=interval)
     raise ValueError("unknown backend {!r} (expected nvml or sim)".format(name))
