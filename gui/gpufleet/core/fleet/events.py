@@ -1,23 +1,25 @@
 """What a Fleet publishes to its subscribers: messages, status changes and gaps, per host.
 
 They live apart from ``fleet.py`` so that ``session.py`` (which produces them) and ``fleet.py``
-(which re-exports them, as interfaces.md names them) do not import each other.
+(which publishes them) do not import each other.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
+from gpufleet.core.model.errors import ErrorKind, SessionState
 from gpufleet.core.wire.messages import Message
 
 # Session states, in the order a healthy session goes through them.
-CONNECTING = "connecting"
-DEPLOYING = "deploying"
-STREAMING = "streaming"
-RECONNECTING = "reconnecting"
-FAILED = "failed"
-STOPPED = "stopped"
-STATES = (CONNECTING, DEPLOYING, STREAMING, RECONNECTING, FAILED, STOPPED)
+CONNECTING: Final = "connecting"
+DEPLOYING: Final = "deploying"
+STREAMING: Final = "streaming"
+RECONNECTING: Final = "reconnecting"
+FAILED: Final = "failed"
+STOPPED: Final = "stopped"
+STATES: tuple[SessionState, ...] = (CONNECTING, DEPLOYING, STREAMING, RECONNECTING, FAILED, STOPPED)
 
 
 @dataclass(frozen=True)
@@ -36,10 +38,10 @@ class HostStatus:
     pick an exit code without parsing the sentence."""
 
     host: str
-    state: str
+    state: SessionState
     reason: str | None
     t: float
-    kind: str | None = None
+    kind: ErrorKind | None = None
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from gpufleet.core.link import sampler_argv as samplercmd
 from gpufleet.core.link.channel import Transport, TransportError, last_line
 from gpufleet.core.link.deploy import undeploy as undeploy_sampler
 from gpufleet.core.link.transport import open_transport
+from gpufleet.core.model.errors import ErrorKind, GpufleetError
 from gpufleet.core.wire.messages import Proc
 
 __all__ = [
@@ -50,13 +51,12 @@ log = logging.getLogger(__name__)
 KILL_RESULTS = ("exited", "still_running", "refused", "not_found", "permission_denied", "error")
 
 
-class FleetError(Exception):
+class FleetError(GpufleetError):
     """A fleet command failed; ``kind`` as in TransportError, plus ``unknown_host`` and
     ``no_process``."""
 
-    def __init__(self, message: str, kind: str = "error") -> None:
-        super().__init__(message)
-        self.kind = kind
+    def __init__(self, message: str, kind: ErrorKind = "error") -> None:
+        super().__init__(message, kind)
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from gpufleet.core.fleet.events import (
 from gpufleet.core.link import sampler_argv as samplercmd
 from gpufleet.core.link.channel import LineStream, Transport, TransportError
 from gpufleet.core.link.transport import open_transport
+from gpufleet.core.model.errors import ErrorKind, SessionState
 from gpufleet.core.wire.messages import (
     ErrorMsg,
     Event,
@@ -172,7 +173,9 @@ class HostSession:
             host, on_unknown_key=self._on_unknown_key, connect_timeout=self._connect_timeout
         )
 
-    def _set_state(self, state: str, reason: str | None = None, kind: str | None = None) -> None:
+    def _set_state(
+        self, state: SessionState, reason: str | None = None, kind: ErrorKind | None = None
+    ) -> None:
         old = self._status
         if old.state == state and old.reason == reason and old.kind == kind:
             return
@@ -208,6 +211,7 @@ class HostSession:
         try:
             while not self._stop.is_set():
                 got_hello = False
+                kind: ErrorKind
                 try:
                     got_hello = self._attempt()
                     reason = self._end_reason or "the stream ended"

@@ -12,14 +12,16 @@ from typing import IO, Protocol
 
 from gpufleet_sampler import protocol
 
+from gpufleet.core.model.errors import ErrorKind, GpufleetError
 
-class TransportError(Exception):
+
+class TransportError(GpufleetError):
     """A command could not be run on the host. ``str()`` is one clear line without secrets."""
 
-    def __init__(self, message: str, *, kind: str = "connect", retryable: bool = True) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.retryable = retryable
+    def __init__(
+        self, message: str, *, kind: ErrorKind = "connect", retryable: bool = True
+    ) -> None:
+        super().__init__(message, kind, retryable)
 
 
 def last_line(text: bytes | str, limit: int = 300) -> str:

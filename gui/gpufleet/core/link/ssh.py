@@ -40,7 +40,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Protocol
 
 import paramiko
 from gpufleet_sampler import protocol
@@ -49,12 +49,10 @@ from gpufleet.core.config import secrets
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.link import hostkeys
 from gpufleet.core.link import ssh_config as sshconfig
+from gpufleet.core.model.errors import ErrorKind, GpufleetError
 
 log = logging.getLogger(__name__)
 
-ErrorKind = Literal[
-    "connect", "auth", "hostkey_unknown", "hostkey_changed", "timeout", "channel", "config"
-]
 _RETRYABLE_KINDS = {"connect", "timeout", "channel"}
 _DEFAULT_KEYS = ("id_ed25519", "id_ecdsa", "id_rsa")
 _KEEPALIVE = "keepalive@openssh.com"
@@ -68,7 +66,7 @@ class HostKeyDecision(Protocol):
     def __call__(self, host_label: str, key_type: str, fingerprint: str, /) -> bool: ...
 
 
-class SshError(Exception):
+class SshError(GpufleetError):
     """An SSH failure, by kind; ``str()`` is one clear line without secrets.
 
     ``retryable`` says whether trying again later can help (a link that dropped, a host not
@@ -84,9 +82,8 @@ class SshError(Exception):
         expected_fingerprints: tuple[str, ...] = (),
         presented_fingerprint: str | None = None,
     ) -> None:
-        super().__init__(message)
-        self.kind: ErrorKind = kind
-        self.retryable: bool = kind in _RETRYABLE_KINDS if retryable is None else retryable
+        again = kind in _RETRYABLE_KINDS if retryable is None else retryable
+        super().__init__(message, kind, again)
         self.expected_fingerprints = expected_fingerprints
         self.presented_fingerprint = presented_fingerprint
 

@@ -36,6 +36,7 @@ from gpufleet.core.link.channel import (
 )
 from gpufleet.core.link.deploy import deploy
 from gpufleet.core.link.zipapp import sampler_zipapp_bytes
+from gpufleet.core.model.errors import GpufleetError
 
 # How much of a dead sampler's stderr goes into the status line.
 STDERR_TAIL_BYTES = 4000
@@ -229,9 +230,9 @@ class LocalTransport:
 
 
 def _wrap_ssh_error(e: Exception) -> TransportError:
-    kind = str(getattr(e, "kind", "connect"))
-    retryable = bool(getattr(e, "retryable", True))
-    return TransportError(str(e), kind=kind, retryable=retryable)
+    if isinstance(e, GpufleetError):
+        return TransportError(str(e), kind=e.kind, retryable=e.retryable)
+    return TransportError(str(e), kind="connect", retryable=True)
 
 
 class _SshLineStream(LineStream):

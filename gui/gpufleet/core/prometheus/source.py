@@ -48,18 +48,18 @@ from gpufleet.core.fleet.events import (
     HostMessage,
     HostStatus,
 )
+from gpufleet.core.model.errors import ErrorKind, GpufleetError, SessionState
 from gpufleet.core.wire.messages import GpuInfo, Hello, Sample, Value
 
 DISCOVERY_METRIC: Final = "DCGM_FI_DEV_GPU_TEMP"
 MAX_POINTS: Final = 11_000  # Prometheus refuses more than 11,000 points per series
 
 
-class PromError(Exception):
+class PromError(GpufleetError):
     """A query failed; ``kind``: connect, timeout, auth, http, query, config. One line."""
 
-    def __init__(self, message: str, kind: str = "query") -> None:
-        super().__init__(message)
-        self.kind = kind
+    def __init__(self, message: str, kind: ErrorKind = "query") -> None:
+        super().__init__(message, kind, retryable=kind in ("connect", "timeout", "http"))
 
 
 def credentials(cfg: PromSourceConfig) -> tuple[str | None, tuple[str, str] | None]:
@@ -410,7 +410,9 @@ class PromPoller:
             self._thread.join(timeout)
             self._thread = None
 
-    def _status(self, host: str, state: str, reason: str | None, kind: str | None) -> None:
+    def _status(
+        self, host: str, state: SessionState, reason: str | None, kind: ErrorKind | None
+    ) -> None:
         self.publish(HostStatus(host, state, reason, time.time(), kind))
 
     def _run(self) -> None:
