@@ -80,7 +80,7 @@ def test_hysteresis_band_holds_the_alert() -> None:
     s = Stream()
     assert run(eng, [s.hello, s.sample(0, temp_gpu_c=83)]) == []  # band: no fire
     (a,) = run(eng, [s.sample(1, temp_gpu_c=84)])
-    assert a.evidence["values"] == {"temp_c": 84, "limit_c": 89, "fire_at_c": 84.0}
+    assert a.evidence["values"] == {"temp_c": 84, "limit_c": 89, "fire_at_c": 84.0, "over": False}
     assert run(eng, [s.sample(t, temp_gpu_c=82) for t in range(2, 50)]) == []  # band: holds
     (done,) = run(eng, [s.sample(50, temp_gpu_c=81)])
     assert done.state == "resolved" and done.ended_t == T0 + 50
@@ -225,13 +225,14 @@ def test_translator_hook_is_used() -> None:
     s = Stream()
     (a,) = run(eng, [s.hello, s.sample(0, clock_reasons=HOT)])
     catalogue.set_translator(
-        lambda ctx, text: "GPU {gpu} 过热降频" if text == "GPU {gpu}" else text
+        lambda ctx, text: "{host} 的 GPU {gpu} 过热降频" if text == "GPU {gpu} of {host}" else text
     )
     try:
-        assert "GPU 0 过热降频" in alert_title(a)
+        assert "h 的 GPU 0 过热降频" in alert_title(a)
     finally:
         catalogue.set_translator(None)
-    assert alert_title(a) == "Thermal throttling on GPU 0"
+    # The title names the host: with several rentals "GPU 0" alone says nothing.
+    assert alert_title(a) == "Thermal throttling on GPU 0 of h"
 
 
 def test_webhook_table_from_the_user_rules_file() -> None:

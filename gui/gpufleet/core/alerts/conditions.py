@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import statistics
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -29,7 +31,9 @@ from gpufleet_sampler import protocol
 
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.cost.idle import gpu_is_idle
-from gpufleet.core.wire.messages import Hello, Proc, Value
+from gpufleet.core.verdicts import throttle
+from gpufleet.core.verdicts.throttle import ThrottleShare, throttled_share
+from gpufleet.core.wire.messages import Hello, LinkRow, Proc, Value
 
 CLEAR: Final = 0
 HOLD: Final = 1
@@ -39,10 +43,26 @@ Params = Mapping[str, Any]
 GPU: Final = "gpu"
 HOST: Final = "host"
 
-# Reasons that explain a lower clock: everything but "GPU idle". Sync boost and the
-# applications-clocks setting are deliberate limits, so they explain it too.
-REASON_EXPLAINING_MASK: Final = 0x1FF & ~0x1
-REASON_POWER_CAP: Final = 0x4
+# Reasons that explain a lower clock: everything but "GPU idle" (each has its own rule:
+# thermal, power, HW slowdown / power brake, and the deliberate settings).
+REASON_EXPLAINING_MASK: Final = throttle.EXPLAINING_MASK
+REASON_POWER_CAP: Final = throttle.REASON_POWER_CAP
+# Per GPU, the recent clock state kept for the alerts' evidence (time held per reason).
+CLOCK_HISTORY: Final = 3600
+# Alerts about clocks carry the throttled share of their window in their evidence.
+CLOCK_CONDITIONS: Final = frozenset(
+    {
+        "thermal_throttle",
+        "hw_slowdown",
+        "power_cap_active",
+        "power_limit_low",
+        "clocks_below_nominal",
+        "clock_setting_low",
+    }
+)
+# NVLink traffic is smoothed over about a minute before GPUs are compared: an all-reduce
+# comes in bursts, and a 1 s sample may fall between them on one GPU but not another.
+NVLINK_TAU_S: Final = 60.0
 
 # Xids that mean the hardware or the driver is in trouble (a reset, a reboot or a new
 # instance), as opposed to an application fault (13, 31, 43, 45: usually the user's code).
@@ -107,6 +127,19 @@ class HostState:
     status_since: float | None = None
     budget_frac: float | None = None
     budget_used: float | None = None
+    # (t, clock_reasons, util, viol_power_pct, viol_thermal_pct) per GPU, newest last.
+    clock_hist: dict[int, deque[tuple[float, Value, Value, Value, Value]]] = field(
+        default_factory=dict
+    )
+    procs_seen: bool = False
+    procs_t: float | None = None
+    nvlink_ema: dict[int, float] = field(default_factory=dict)
+    nvlink_ema_t: float | None = None
+    links: dict[int, LinkRow] = field(default_factory=dict)
+    nvlink_errors: dict[int, deque[tuple[float, int]]] = field(default_factory=dict)
+    last_seq: int | None = None
+    thinned_to_seq: int | None = None  # a daemon note: samples up to here are the day tier
+    restart: dict[str, Any] | None = None  # the latest sampler restart (new run_id)
 
     def gpus(self) -> list[int]:
         if self.hello is not None:
@@ -175,23 +208,105 @@ def _pct(a: float, b: float) -> float:
 # --- clocks, power, temperature ------------------------------------------------------------
 
 
+def clock_window(h: HostState, gpu: int, t0: float, t1: float) -> ThrottleShare | None:
+    """The throttled share of one GPU over [t0, t1] from the engine's recent history (the
+    same computation as the diagnosis, the evidence bundle and the Clocks tab)."""
+    hist = h.clock_hist.get(gpu)
+    if not hist:
+        return None
+    pts = [p for p in hist if t0 <= p[0] <= t1]
+    if not pts:
+        return None
+    cols = list(zip(*pts, strict=True))
+
+    def arr(i: int) -> list[float]:
+        return [float("nan") if v is None else float(v) for v in cols[i]]
+
+    return throttled_share(
+        arr(0),
+        arr(1),
+        viol_power_pct=arr(3),
+        viol_thermal_pct=arr(4),
+        interval_s=h.interval_s,
+    )
+
+
+def _clock_values(g: GpuView) -> dict[str, Any]:
+    clock, cmax = g.v("sm_clock_mhz"), g.nom("sm_clock_max_mhz")
+    return {
+        "sm_clock_mhz": clock,
+        "sm_clock_max_mhz": cmax,
+        "clock_pct": _pct(clock, cmax) if clock is not None and cmax else None,
+    }
+
+
 @_condition("thermal_throttle", GPU, ("sample",), {"mask": protocol.REASON_THERMAL_MASK})
 def thermal_throttle(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
     reasons = g.v("clock_reasons")
     if reasons is None:
         return HOLD
     if int(reasons) & int(p["mask"]):
-        clock, cmax = g.v("sm_clock_mhz"), g.nom("sm_clock_max_mhz")
         return {
-            "reasons": protocol.reason_labels(int(reasons)),
-            "sm_clock_mhz": clock,
-            "sm_clock_max_mhz": cmax,
-            "clock_pct": _pct(clock, cmax) if clock is not None and cmax else None,
+            "reasons": protocol.reason_labels(int(reasons) & int(p["mask"])),
+            **_clock_values(g),
             "temp_gpu_c": g.v("temp_gpu_c"),
             "temp_slowdown_c": g.nom("temp_slowdown_c"),
             "viol_thermal_pct": g.v("viol_thermal_pct"),
         }
     return CLEAR
+
+
+@_condition("hw_slowdown", GPU, ("sample",), {"mask": throttle.HW_SLOWDOWN_MASK})
+def hw_slowdown(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+    """HW slowdown (0x8) or HW power brake (0x80): the board's own protection signals,
+    asserted by its power supply or an over-temperature input. Busy or not, a healthy
+    GPU never shows them; they are the classic sign of a provider-side power or cooling
+    fault."""
+    reasons = g.v("clock_reasons")
+    if reasons is None:
+        return HOLD
+    bits = int(reasons) & int(p["mask"])
+    if bits:
+        return {
+            "reasons": protocol.reason_labels(bits),
+            "power_brake": bool(bits & throttle.REASON_HW_POWER_BRAKE),
+            **_clock_values(g),
+            "util_gpu_pct": g.v("util_gpu_pct"),
+            "temp_gpu_c": g.v("temp_gpu_c"),
+            "temp_slowdown_c": g.nom("temp_slowdown_c"),
+            "power_w": g.v("power_w"),
+            "power_limit_w": g.v("power_limit_w"),
+            "viol_power_pct": g.v("viol_power_pct"),
+        }
+    return CLEAR
+
+
+@_condition(
+    "clock_setting_low",
+    GPU,
+    ("sample",),
+    {"mask": throttle.SETTING_MASK, "busy_util_pct": 80.0, "below_frac": 0.85},
+)
+def clock_setting_low(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+    """Busy, well under the max clock, held there by a setting: applications clocks set
+    below the maximum (nvidia-smi -ac), a sync boost group, or the display clock. Each is
+    deliberate, but on a rented GPU it is someone else's choice and costs you speed."""
+    busy = _busy(g, p)
+    clock, cmax = g.v("sm_clock_mhz"), g.nom("sm_clock_max_mhz")
+    reasons = g.v("clock_reasons")
+    if busy is None or clock is None or not cmax or reasons is None:
+        return HOLD
+    bits = int(reasons) & int(p["mask"])
+    limited = int(reasons) & throttle.THROTTLE_MASK
+    if busy and bits and not limited and clock < float(p["below_frac"]) * cmax:
+        return {
+            "reasons": protocol.reason_labels(bits),
+            **_clock_values(g),
+            "util_gpu_pct": g.v("util_gpu_pct"),
+        }
+    if not bits or clock >= float(p["below_frac"]) * cmax:
+        return CLEAR
+    return HOLD
 
 
 def _limit_and_default(g: GpuView) -> tuple[Value, Value]:
@@ -201,18 +316,25 @@ def _limit_and_default(g: GpuView) -> tuple[Value, Value]:
     return limit, g.nom("power_default_w")
 
 
-@_condition("power_limit_low", GPU, ("sample",), {"below_frac": 0.95})
+@_condition("power_limit_low", GPU, ("sample",), {"below_frac": 0.95, "binding_frac": 0.9})
 def power_limit_low(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+    """An enforced limit under the default. Whether it slows the job now depends on the
+    draw: "binding" when the power-cap bit is set or the card draws near the limit."""
     limit, default = _limit_and_default(g)
     if limit is None or not default:
         return HOLD
     if limit < float(p["below_frac"]) * default:
+        power = g.v("power_w")
+        cap = bool(int(g.v("clock_reasons") or 0) & REASON_POWER_CAP)
+        binding = cap or (power is not None and power >= float(p["binding_frac"]) * limit)
         return {
             "power_limit_w": limit,
             "power_default_w": default,
             "limit_pct": _pct(limit, default),
-            "power_w": g.v("power_w"),
-            "power_cap_active": bool(int(g.v("clock_reasons") or 0) & REASON_POWER_CAP),
+            "power_w": power,
+            "power_cap_active": cap,
+            "binding": binding,
+            **_clock_values(g),
         }
     return CLEAR
 
@@ -228,14 +350,11 @@ def power_cap_active(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
     if limit is not None and default and limit < float(p["below_frac"]) * default:
         return CLEAR  # power_limit_low is the finding then
     if busy and int(reasons) & REASON_POWER_CAP:
-        clock, cmax = g.v("sm_clock_mhz"), g.nom("sm_clock_max_mhz")
         return {
             "power_w": g.v("power_w"),
             "power_limit_w": limit,
             "power_default_w": default,
-            "sm_clock_mhz": clock,
-            "sm_clock_max_mhz": cmax,
-            "clock_pct": _pct(clock, cmax) if clock is not None and cmax else None,
+            **_clock_values(g),
             "viol_power_pct": g.v("viol_power_pct"),
         }
     return CLEAR
@@ -244,7 +363,8 @@ def power_cap_active(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
 @_condition("clocks_below_nominal", GPU, ("sample",), {"busy_util_pct": 80.0, "below_frac": 0.85})
 def clocks_below_nominal(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
     """Busy, clocks well under the max, and no reason reported: an invisible cap (often a
-    host-side limit that a virtualized guest cannot see)."""
+    host-side limit that a virtualized guest cannot see). Every reason but "GPU idle" has
+    a rule of its own, so any of them explains the clock here."""
     busy = _busy(g, p)
     clock, cmax = g.v("sm_clock_mhz"), g.nom("sm_clock_max_mhz")
     if busy is None or clock is None or not cmax:
@@ -269,7 +389,7 @@ def _near(value: Value, limit: Value, p: Params) -> Answer:
         return HOLD
     fire_at = limit - float(p["margin_c"])
     if value >= fire_at:
-        return {"temp_c": value, "limit_c": limit, "fire_at_c": fire_at}
+        return {"temp_c": value, "limit_c": limit, "fire_at_c": fire_at, "over": value >= limit}
     if value <= fire_at - float(p["hysteresis_c"]):
         return CLEAR
     return HOLD
@@ -282,17 +402,40 @@ def temp_near_slowdown(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
 
 @_condition("mem_temp_near_max", GPU, ("sample",), {"margin_c": 5.0, "hysteresis_c": 3.0})
 def mem_temp_near_max(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
-    return _near(g.v("temp_mem_c"), g.nom("temp_mem_max_c"), p)
+    """Within ``margin_c`` of the memory's own limit (NVML's MEM_MAX threshold), below it:
+    at or over the limit, ``mem_temp_high`` speaks instead."""
+    temp, limit = g.v("temp_mem_c"), g.nom("temp_mem_max_c")
+    if temp is not None and limit and temp >= limit:
+        return CLEAR
+    return _near(temp, limit, p)
 
 
-@_condition("mem_temp_high", GPU, ("sample",), {"above_c": 100.0, "clear_below_c": 95.0})
+@_condition(
+    "mem_temp_high",
+    GPU,
+    ("sample",),
+    {"above_c": 100.0, "clear_below_c": 95.0, "hysteresis_c": 3.0},
+)
 def mem_temp_high(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+    """Memory at or over its own limit where the GPU reports one (NVML's MEM_MAX
+    threshold: 95 °C on an H200), else over ``above_c`` (the guide's 100 °C for GDDR6X)."""
     temp = g.v("temp_mem_c")
     if temp is None:
         return HOLD  # not reported (GDDR6X boards): nothing to say
-    if temp > float(p["above_c"]):
-        return {"temp_mem_c": temp, "above_c": p["above_c"], "util_gpu_pct": g.v("util_gpu_pct")}
-    if temp <= float(p["clear_below_c"]):
+    limit = g.nom("temp_mem_max_c")
+    if limit:
+        fire_at, clear_at = float(limit), float(limit) - float(p["hysteresis_c"])
+    else:
+        fire_at, clear_at = float(p["above_c"]), float(p["clear_below_c"])
+    if temp >= fire_at if limit else temp > fire_at:
+        return {
+            "temp_mem_c": temp,
+            "limit_c": limit,
+            "above_c": fire_at,
+            "own_limit": bool(limit),
+            "util_gpu_pct": g.v("util_gpu_pct"),
+        }
+    if temp <= clear_at:
         return CLEAR
     return HOLD
 
@@ -498,6 +641,47 @@ def gpu_lost(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
     return CLEAR if lost is not None else HOLD
 
 
+# --- memory held by nothing visible ------------------------------------------------------
+
+
+@_condition(
+    "mem_unaccounted",
+    GPU,
+    ("sample", "procs"),
+    {"min_bytes": float(2 << 30), "min_frac": 0.03, "procs_age_s": 30.0},
+)
+def mem_unaccounted(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+    """Memory in use that no listed process holds (used - sum of the processes' memory):
+    another tenant's job, a hidden reservation of the virtualization layer, or a context
+    leaked by a killed process. A top cause of out-of-memory errors on rented cards.
+
+    Judged only against a recent process snapshot (the day tier keeps snapshots only when
+    the process set changes, so their memory figures go stale)."""
+    if not h.procs_seen or h.procs_t is None or t - h.procs_t > float(p["procs_age_s"]):
+        return HOLD
+    used, total = g.v("mem_used_bytes"), g.nom("mem_total_bytes")
+    if used is None or not total:
+        return HOLD
+    procs = h.procs.get(g.gpu, ())
+    if any(pr.mem_bytes is None for pr in procs):
+        return HOLD  # a process whose memory the driver does not report
+    held = float(sum(int(pr.mem_bytes or 0) for pr in procs))
+    hidden = float(used) - held
+    threshold = max(float(p["min_bytes"]), float(p["min_frac"]) * float(total))
+    if hidden >= threshold:
+        return {
+            "mem_used_bytes": used,
+            "mem_procs_bytes": held,
+            "mem_hidden_bytes": hidden,
+            "mem_total_bytes": total,
+            "hidden_frac": round(hidden / float(total), 4),
+            "processes": _proc_evidence(list(procs)),
+        }
+    if hidden < 0.5 * threshold:
+        return CLEAR
+    return HOLD
+
+
 # --- PCIe and NVLink -----------------------------------------------------------------------
 
 
@@ -533,25 +717,82 @@ def nvlink_down(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
     return CLEAR
 
 
-@_condition("nvlink_slow", GPU, ("sample",), {"min_traffic_bps": 1e9, "below_frac": 0.5})
+@_condition(
+    "nvlink_slow",
+    GPU,
+    ("sample",),
+    {
+        "min_traffic_bps": 1e9,
+        "below_frac": 0.5,
+        "clear_frac": 0.75,
+        "lane_below_frac": 0.1,
+        "errors_min": 100.0,
+        "errors_window_s": 600.0,
+    },
+)
 def nvlink_slow(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
-    """Sustained NVLink traffic that never reaches half the nominal bandwidth."""
-    links, per_link = g.nom("nvlink_links"), g.nom("nvlink_link_bps")
-    tx, rx = g.v("nvlink_tx_bps"), g.v("nvlink_rx_bps")
-    if not links or not per_link or tx is None or rx is None:
+    """NVLink judged against what the job asks, never against nominal alone: an all-reduce
+    that carries 35 % of nominal on every GPU is a normal job. It fires when this GPU
+    carries under half what the host's other NVLink GPUs carry (smoothed over a minute),
+    when one of its links that is up carries next to nothing while its other links are
+    busy (a dead lane), or when its NVLink error counters (CRC, replay, recovery) rise."""
+    links = g.nom("nvlink_links")
+    if not links:
         return HOLD
-    traffic = max(tx, rx)
-    nominal = links * per_link
-    if traffic >= float(p["below_frac"]) * nominal:
-        return CLEAR
-    if traffic >= float(p["min_traffic_bps"]):
-        return {
-            "nvlink_bps": traffic,
-            "nvlink_nominal_bps": nominal,
-            "nvlink_pct": _pct(traffic, nominal),
-            "nvlink_up": g.v("nvlink_up"),
-        }
-    return HOLD
+    judged = False
+    found: dict[str, Any] | None = None
+    mine = h.nvlink_ema.get(g.gpu)
+    peers = [v for k, v in h.nvlink_ema.items() if k != g.gpu]
+    min_traffic = float(p["min_traffic_bps"])
+    if mine is not None and peers:
+        ref = statistics.median(peers)
+        if ref >= min_traffic:
+            if mine < float(p["below_frac"]) * ref:
+                found = {
+                    "variant": "peers",
+                    "nvlink_bps": round(mine),
+                    "peers_bps": round(ref),
+                    "peers": len(peers),
+                    "peer_frac": round(mine / ref, 3),
+                }
+            elif mine >= float(p["clear_frac"]) * ref:
+                judged = True
+    lr = h.links.get(g.gpu)
+    if found is None and lr is not None:
+        per: list[tuple[int, float]] = []
+        for i, up in enumerate(lr.up):
+            tx = lr.tx_bps[i] if i < len(lr.tx_bps) else None
+            rx = lr.rx_bps[i] if i < len(lr.rx_bps) else None
+            if up and (tx is not None or rx is not None):
+                per.append((i, max(float(tx or 0.0), float(rx or 0.0))))
+        total = sum(v for _, v in per)
+        if len(per) >= 2 and total >= min_traffic:
+            med = statistics.median(v for _, v in per)
+            dead = [i for i, v in per if v < float(p["lane_below_frac"]) * med]
+            if dead:
+                found = {
+                    "variant": "lane",
+                    "links_slow": dead,
+                    "nvlink_bps": round(total),
+                    "link_median_bps": round(med),
+                    "nvlink_up": len(per),
+                }
+            else:
+                judged = True
+    errs = h.nvlink_errors.get(g.gpu)
+    if errs:
+        window = float(p["errors_window_s"])
+        while errs and errs[0][0] < t - window:
+            errs.popleft()
+    # Each entry is (time, new errors) from one of the sampler's nvlink events.
+    n_err = float(sum(n for _, n in errs)) if errs else 0.0
+    if found is None and n_err >= float(p["errors_min"]):
+        found = {"variant": "errors", "errors": int(n_err), "window_s": p["errors_window_s"]}
+    if found is not None:
+        found.setdefault("nvlink_errors", int(n_err))
+        found["nvlink_links"] = links
+        return found
+    return CLEAR if judged else HOLD
 
 
 # --- host-level: link, sampler, budget -----------------------------------------------------
@@ -570,11 +811,14 @@ def host_unreachable(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
 
 @_condition("sampler_stalled", HOST, ("tick", "sample"), {"stall_s": 30.0, "stall_intervals": 5.0})
 def sampler_stalled(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
-    """No sample for a while although the link is up.
+    """No sample for a while although the link is up and the sampler did not restart.
 
     Live, the fleet calls ``RuleEngine.tick(now)``: ``now`` and the arrival times are the
     laptop's clock, so a skewed clock on the host cannot fake a stall. A gap inside a stream
-    (a replay) is detected by the engine when the next sample arrives; any sample clears."""
+    (a replay) is judged by the engine when the next sample arrives: it is a stall only when
+    the sampler produced nothing in between (its ``seq`` barely moved); a gap that the
+    sequence numbers span was recorded but not delivered (a disconnect, the daemon's
+    thinned day tier), and a new ``run_id`` is a restart. Any sample clears."""
     if h.trigger == "sample":
         return CLEAR
     if h.last_arrival_t is None or h.status != "streaming":
@@ -582,6 +826,19 @@ def sampler_stalled(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
     gap = t - h.last_arrival_t
     if gap > stall_threshold(h, p):
         return {"last_sample_t": h.last_sample_t, "gap_s": round(gap, 1)}
+    return CLEAR
+
+
+@_condition("sampler_restarted", HOST, ("sample",), {"hold_s": 600.0})
+def sampler_restarted(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+    """The sampler started a new run (a new ``run_id`` in a new ``hello``): the daemon or
+    the host restarted, or a plain ``stream`` sampler was started again. A note, shown for
+    ``hold_s``: what was not recorded before the restart is gone."""
+    r = h.restart
+    if r is None or r.get("first_t") is None:
+        return CLEAR
+    if t - float(r["first_t"]) <= float(p["hold_s"]):
+        return dict(r)
     return CLEAR
 
 

@@ -38,19 +38,23 @@ from typing import Any, Final
 
 from gpufleet.core.alerts.conditions import (
     CLEAR,
+    CLOCK_CONDITIONS,
+    CLOCK_HISTORY,
     CONDITIONS,
     GPU,
+    NVLINK_TAU_S,
     Condition,
     GpuView,
     HostState,
     XidSeen,
+    clock_window,
     stall_threshold,
 )
 from gpufleet.core.config import paths
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.cost.rental import CostTracker
 from gpufleet.core.model.alert import FIRING, RESOLVED, SEVERITIES, Alert
-from gpufleet.core.wire.messages import ErrorMsg, Event, Hello, Message, Procs, Sample
+from gpufleet.core.wire.messages import ErrorMsg, Event, Hello, Links, Message, Procs, Sample
 
 try:
     import tomllib
@@ -76,6 +80,12 @@ _RULE_KEYS: Final = frozenset(
 _OVERRIDE_KEYS: Final = _RULE_KEYS - {"condition", "hosts", "description"}
 _ACTION_TYPES: Final = ("local", "remote")
 HISTORY_LEN: Final = 2000
+# Ticks further apart than this mean the laptop slept (or the app was frozen): the stall
+# clock restarts instead of counting the sleep as the sampler's silence.
+SUSPEND_S: Final = 120.0
+# A gap between samples is a stall only when the sequence numbers moved by less than this
+# share of the samples the interval should have produced.
+STALL_SEQ_FRAC: Final = 0.25
 
 
 class RulesError(ValueError):
@@ -363,6 +373,7 @@ class RuleEngine:
         self._track_of: dict[str, tuple[str, TrackKey]] = {}
         self.history: deque[Alert] = deque(maxlen=HISTORY_LEN)
         self._view = GpuView()
+        self._last_tick: float | None = None
         for h in hosts:  # validate every override now: a bad one is a clear error at start
             self._runtime(h.name)
 
@@ -467,6 +478,9 @@ class RuleEngine:
             self._on_event(hr, msg, out)
         elif isinstance(msg, Hello):
             self._on_hello(hr, msg)
+        elif isinstance(msg, Links):
+            for r in msg.rows:
+                hr.state.links[r.gpu] = r
         elif isinstance(msg, ErrorMsg):
             pass
         return out
@@ -496,8 +510,10 @@ class RuleEngine:
         """Evaluate time-driven rules (host unreachable for long, sampler stalled) at the
         laptop's time ``t``; the fleet calls it every few seconds."""
         out: list[Alert] = []
+        slept = self._last_tick is not None and t - self._last_tick > SUSPEND_S
+        self._last_tick = t
         for hr in self._hosts.values():
-            if hr.arrived:
+            if hr.arrived or slept:
                 hr.state.last_arrival_t = t
                 hr.arrived = False
             self._eval_host(hr, "tick", t, out)
@@ -507,6 +523,20 @@ class RuleEngine:
 
     def _on_hello(self, hr: _HostRuntime, msg: Hello) -> None:
         st = hr.state
+        old = st.hello
+        if old is not None and msg.run_id and old.run_id and msg.run_id != old.run_id:
+            # A new life of the sampler: the silence before it is a restart, not a stall.
+            st.restart = {
+                "old_run_id": old.run_id,
+                "new_run_id": msg.run_id,
+                "last_sample_t": st.last_sample_t,
+                "first_t": None,
+                "gap_s": None,
+                "lost": False,
+            }
+            st.thinned_to_seq = None
+            st.nvlink_ema.clear()
+            st.nvlink_ema_t = None
         st.hello = msg
         st.nominal = {g.index: g.nominal for g in msg.gpus}
         st.interval_s = msg.interval_s or st.interval_s
@@ -540,18 +570,26 @@ class RuleEngine:
                 if row[ilost] and gpu not in st.lost_t:
                     st.lost_t[gpu] = t
         st.budget_frac, st.budget_used = self.cost.budget_state(st.name)
-        # A gap inside the stream: the sampler stalled (the link was up, or the samples
-        # would have been back-filled from the daemon's ring).
+        self._remember(st, s, rows)
+        # A gap inside the stream: the sampler stalled, if it produced nothing meanwhile.
         last = st.last_sample_t
-        if last is not None and st.status == "streaming":
+        restart = st.restart
+        if restart is not None and restart["first_t"] is None:
+            restart["first_t"] = t
+            if last is not None:
+                restart["gap_s"] = round(t - last, 1)
+            last = None  # the silence before a restart is the restart
+        thinned = st.thinned_to_seq is not None and s.seq <= st.thinned_to_seq
+        if last is not None and st.status == "streaming" and not thinned:
             for rule, _cond in hr.by_trigger.get(("host", "tick"), ()):
                 if rule.condition != "sampler_stalled":
                     continue
                 thr = stall_threshold(st, rule.params)
-                if t - last > thr:
+                if t - last > thr and self._silent(st, s, t - last):
                     vals = {"last_sample_t": last, "gap_s": round(t - last, 1)}
                     self._step(hr, rule, None, "", last + thr, vals, out)
         st.last_sample_t = t
+        st.last_seq = s.seq
         hr.arrived = True
         st.trigger = "sample"
         view = self._view
@@ -570,8 +608,56 @@ class RuleEngine:
                     self._step(hr, rule, gpu, "", t, ans, out)
         self._eval_host(hr, "sample", t, out)
 
+    @staticmethod
+    def _silent(st: HostState, s: Sample, gap: float) -> bool:
+        """True when the sampler produced (almost) nothing during ``gap``: its sequence
+        numbers moved by far fewer than the samples the gap should hold. Numbers that span
+        the gap mean the messages existed but did not reach us (a disconnect, the daemon's
+        one-a-minute day tier): not a stall."""
+        if st.last_seq is None or s.seq <= st.last_seq:
+            return True  # no usable numbers (or a restart): judge by time alone
+        expected = gap / max(st.interval_s, 1e-3)
+        return (s.seq - st.last_seq) < max(3.0, STALL_SEQ_FRAC * expected)
+
+    @staticmethod
+    def _remember(st: HostState, s: Sample, rows: Mapping[int, tuple[Any, ...]]) -> None:
+        """Per GPU: the clock state (for the evidence's time per reason) and the smoothed
+        NVLink traffic (to compare GPUs of one job)."""
+        pos = st.pos
+        ir, iu = pos.get("clock_reasons"), pos.get("util_gpu_pct")
+        ivp, ivt = pos.get("viol_power_pct"), pos.get("viol_thermal_pct")
+        itx, irx = pos.get("nvlink_tx_bps"), pos.get("nvlink_rx_bps")
+        t = s.t
+        prev_t = st.nvlink_ema_t
+        alpha = 1.0 if prev_t is None else min(1.0, max(0.0, t - prev_t) / NVLINK_TAU_S)
+        st.nvlink_ema_t = t
+        for gpu, row in rows.items():
+            if ir is not None:
+                hist = st.clock_hist.get(gpu)
+                if hist is None:
+                    hist = st.clock_hist[gpu] = deque(maxlen=CLOCK_HISTORY)
+                n = len(row)
+                hist.append(
+                    (
+                        t,
+                        row[ir] if ir < n else None,
+                        row[iu] if iu is not None and iu < n else None,
+                        row[ivp] if ivp is not None and ivp < n else None,
+                        row[ivt] if ivt is not None and ivt < n else None,
+                    )
+                )
+            if itx is None or irx is None or not st.nominal.get(gpu, {}).get("nvlink_links"):
+                continue
+            tx, rx = row[itx], row[irx]
+            if tx is None and rx is None:
+                continue
+            x = max(float(tx or 0.0), float(rx or 0.0))
+            ema = st.nvlink_ema.get(gpu)
+            st.nvlink_ema[gpu] = x if ema is None else ema + alpha * (x - ema)
+
     def _on_procs(self, hr: _HostRuntime, p: Procs, out: list[Alert]) -> None:
         st = hr.state
+        st.procs_seen, st.procs_t = True, p.t
         by_gpu: dict[int, list[Any]] = {}
         for pr in p.procs:
             by_gpu.setdefault(pr.gpu, []).append(pr)
@@ -598,6 +684,18 @@ class RuleEngine:
                 st.dbe_last[gpu] = after
         elif e.type == "gpu_lost" and gpu is not None:
             st.lost_t.setdefault(gpu, e.t)
+        elif e.type == "nvlink" and gpu is not None:
+            # Link-down events carry the links still up; the others count new errors.
+            if "links up" not in e.message and e.code:
+                st.nvlink_errors.setdefault(gpu, deque()).append((e.t, int(e.code)))
+        elif e.type == "note":
+            reason = e.raw.get("reason")
+            gap_to = e.raw.get("gap_to")
+            if reason == "ring" and isinstance(gap_to, int):
+                st.thinned_to_seq = gap_to
+            elif reason == "restart" and st.restart is not None:
+                st.restart["lost"] = True
+            return
         else:
             return
         if gpu is not None:
@@ -701,6 +799,10 @@ class RuleEngine:
             if info is not None:
                 evidence["gpu_name"] = info.name
                 evidence["gpu_uuid"] = info.uuid
+        if gpu is not None and rule.condition in CLOCK_CONDITIONS:
+            share = clock_window(st, gpu, since, t)
+            if share is not None:
+                evidence["throttle"] = share.to_json()
         gpu_part = "host" if gpu is None else f"gpu{gpu}"
         key_part = f":{key}" if key else ""
         alert_id = f"{st.name}:{rule.id}:{gpu_part}{key_part}@{t:.3f}"
@@ -734,6 +836,15 @@ class RuleEngine:
         evidence = dict(a.evidence)
         evidence["last_values"] = tr.values
         evidence["duration_s"] = round(ended - float(evidence.get("since_t", a.started_t)), 3)
+        if a.gpu is not None and a.condition in CLOCK_CONDITIONS:
+            st = self._hosts[a.host].state if a.host in self._hosts else None
+            share = (
+                clock_window(st, a.gpu, float(evidence.get("since_t", a.started_t)), ended)
+                if st is not None
+                else None
+            )
+            if share is not None:
+                evidence["throttle"] = share.to_json()
         done = replace(a, state=RESOLVED, ended_t=ended, evidence=evidence)
         tr.alert, tr.clearing_since = None, None
         tr.cooldown_until = ended + rule.cooldown_s

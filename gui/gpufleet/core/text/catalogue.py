@@ -158,6 +158,16 @@ def where(gpu: int | None) -> str:
     return translated("Alerts", QT_TRANSLATE_NOOP("Alerts", "GPU {gpu}")).format(gpu=gpu)
 
 
+def alert_where(host: str, gpu: int | None) -> str:
+    """Where an alert happened, always with its host: with several rentals "GPU 2 lost"
+    does not say which one is in trouble."""
+    if gpu is None:
+        return host
+    return translated("Alerts", QT_TRANSLATE_NOOP("Alerts", "GPU {gpu} of {host}")).format(
+        gpu=gpu, host=host
+    )
+
+
 # --- Xid names -----------------------------------------------------------------------------
 
 XID_NAMES: Final[dict[int, str]] = {
@@ -219,6 +229,75 @@ ALERT_TEXT: Final[dict[str, tuple[str, str, str, str]]] = {
             "Alerts",
             "Compare with the other GPUs: if only this one is hot, its cooling is at fault. Save "
             "this evidence and ask the provider to fix the cooling or move you to another machine.",
+        ),
+    ),
+    "hw_slowdown": (
+        QT_TRANSLATE_NOOP("Alerts", "HW slowdown on {where}"),
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "{Where} has been held down by its hardware slowdown signal ({reasons}) for "
+            "{window}: its SM clock is {clock} MHz, {clock_pct} of its {clock_max} MHz maximum, "
+            "at {temp} °C and {power} W. A healthy GPU never asserts it: the board's "
+            "over-temperature or power-supply protection is tripping.",
+        ),
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "About {lost_pct} of the compute you pay {price}/h for is lost: roughly {waste} "
+            "an hour.",
+        ),
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "A fault of the machine, not of your job: save this evidence and ask the provider "
+            "to check its power supply and cooling, or to move you to another machine.",
+        ),
+    ),
+    "clock_setting_low": (
+        QT_TRANSLATE_NOOP("Alerts", "Clocks held low by a setting on {where}"),
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "{Where} is busy ({util} % utilization) but a setting ({reasons}) holds its SM "
+            "clock at {clock} MHz, {clock_pct} of its {clock_max} MHz maximum, for {window}.",
+        ),
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "About {lost_pct} of the compute you pay {price}/h for is lost: roughly {waste} "
+            "an hour.",
+        ),
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "Applications clocks or a sync boost group are set by whoever administers the "
+            "machine: reset them ('sudo nvidia-smi -rac') if you may, or ask the provider.",
+        ),
+    ),
+    "mem_unaccounted": (
+        QT_TRANSLATE_NOOP("Alerts", "Memory held by no visible process on {where}"),
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "{hidden} of the memory of {where} is in use ({used} used) but the processes you "
+            "can see hold only {held}, for {window}: {hidden_pct} of the card is taken by "
+            "something invisible.",
+        ),
+        "",
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "Another tenant's job, a reservation of the virtualization layer or a context "
+            "leaked by a killed process: your job may run out of memory sooner than the card's "
+            "size says. Check for leftover processes (a reset frees a leaked context) and ask "
+            "the provider.",
+        ),
+    ),
+    "sampler_restarted": (
+        QT_TRANSLATE_NOOP("Alerts", "Sampler restarted on {host}"),
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "The sampler on {host} started a new run (the daemon, or the host, restarted) "
+            "after {gap} without samples.",
+        ),
+        "",
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "A note: recording goes on. If you did not restart it, check whether the host "
+            "rebooted (uptime) and why.",
         ),
     ),
     "power_limit_low": (
@@ -458,18 +537,12 @@ ALERT_TEXT: Final[dict[str, tuple[str, str, str, str]]] = {
         ),
     ),
     "nvlink_slow": (
-        QT_TRANSLATE_NOOP("Alerts", "NVLink bandwidth low on {where}"),
+        QT_TRANSLATE_NOOP("Alerts", "NVLink degraded on {where}"),
         QT_TRANSLATE_NOOP(
-            "Alerts",
-            "During traffic, NVLink of {where} carried at most {bw} against {nominal} nominal "
-            "({bw_pct}), for {window}.",
+            "Alerts", "NVLink of {where} carries less than the job asks of it, for {window}."
         ),
         "",
-        QT_TRANSLATE_NOOP(
-            "Alerts",
-            "Sustained bandwidth far below nominal points to a link configuration or physical "
-            "problem: save the data and report it to the provider.",
-        ),
+        QT_TRANSLATE_NOOP("Alerts", "Save the evidence and report it to the provider."),
     ),
     "host_unreachable": (
         QT_TRANSLATE_NOOP("Alerts", "{host} unreachable"),
@@ -521,6 +594,134 @@ ALERT_TEXT: Final[dict[str, tuple[str, str, str, str]]] = {
     ),
 }
 
+# Variants of an alert's text, keyed by (condition, variant); ``_alert_variant`` picks one
+# from the evidence. The default is ``ALERT_TEXT``'s.
+ALERT_VARIANTS: Final[dict[tuple[str, str], tuple[str, str, str, str]]] = {
+    ("hw_slowdown", "brake"): (
+        QT_TRANSLATE_NOOP("Alerts", "HW power brake on {where}"),
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "{Where} has been held down by its hardware power brake ({reasons}) for {window}: "
+            "its SM clock is {clock} MHz, {clock_pct} of its {clock_max} MHz maximum, at "
+            "{power} W. The brake is asserted by the machine's power supply, not by the GPU's "
+            "own limit: the power delivery of this machine is failing or overloaded.",
+        ),
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "About {lost_pct} of the compute you pay {price}/h for is lost: roughly {waste} "
+            "an hour.",
+        ),
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "A fault of the machine, not of your job: save this evidence and ask the provider "
+            "to check its power supply, or to move you to another machine.",
+        ),
+    ),
+    ("power_limit_low", "not_binding"): (
+        QT_TRANSLATE_NOOP("Alerts", "Power capped below default on {where}"),
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "{Where} is limited to {limit} W against its default of {default} W ({limit_pct} of "
+            "it). It draws {power} W now, under the limit, and the power-cap reason is not "
+            "set: the limit does not slow this job at the moment, but it will slow a heavier "
+            "one.",
+        ),
+        "",
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "Nothing is lost yet. If your work will need the full power, ask the provider for "
+            "the default limit (nvidia-smi -q -d POWER shows it).",
+        ),
+    ),
+    ("temp_near_slowdown", "over"): (
+        QT_TRANSLATE_NOOP("Alerts", "{Where} at its slowdown temperature"),
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "{Where} is at {temp} °C, at or over its slowdown temperature ({limit} °C), for "
+            "{window}.",
+        ),
+        "",
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "It slows itself down from here on. If the room or its airflow is the cause, ask "
+            "the provider; a cooler instance is worth more than a cheaper one.",
+        ),
+    ),
+    ("mem_temp_high", "own"): (
+        QT_TRANSLATE_NOOP("Alerts", "Memory of {where} at its temperature limit"),
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "The memory of {where} has been at {temp} °C, at or over its own limit of "
+            "{mem_limit} °C, for {window}.",
+        ),
+        "",
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "Memory this hot throttles, then risks errors and damage: save a checkpoint, stop "
+            "training, and move to another instance.",
+        ),
+    ),
+    ("nvlink_slow", "peers"): (
+        QT_TRANSLATE_NOOP("Alerts", "NVLink of {where} slower than its peers"),
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "NVLink of {where} carried {bw} against {peers_bw} on the host's other {peers} "
+            "NVLink GPUs ({peer_pct} of theirs), for {window}, in the same job.",
+        ),
+        "",
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "In one collective every GPU carries about the same: a GPU at half its peers' rate "
+            "has a degraded link. Save the evidence and report it to the provider.",
+        ),
+    ),
+    ("nvlink_slow", "lane"): (
+        QT_TRANSLATE_NOOP("Alerts", "Dead NVLink lane on {where}"),
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "NVLink link(s) {lanes} of {where} are up but carry next to nothing while its other "
+            "links carry {lane_bw} each, for {window}.",
+        ),
+        "",
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "Traffic is spread over all links: one that carries nothing is dead or degraded. "
+            "Save the evidence and report it to the provider.",
+        ),
+    ),
+    ("nvlink_slow", "errors"): (
+        QT_TRANSLATE_NOOP("Alerts", "NVLink errors rising on {where}"),
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "NVLink of {where} logged {errors} errors (CRC, replay, recovery) within "
+            "{errors_window}.",
+        ),
+        "",
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "Each error costs a retransmission; a rising count is a failing link or cable. Save "
+            "the evidence and report it to the provider.",
+        ),
+    ),
+    ("sampler_restarted", "lost"): (
+        QT_TRANSLATE_NOOP("Alerts", "Sampler restarted on {host}"),
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "The sampler on {host} started a new run after {gap} without samples, and what "
+            "the previous run recorded but had not yet sent is gone.",
+        ),
+        "",
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "If you did not restart it, check whether the host rebooted (uptime) and why.",
+        ),
+    ),
+}
+
+THROTTLE_NOTE: Final = QT_TRANSLATE_NOOP(
+    "Alerts", "Over {window} the clocks were held down {held_share} of the time ({held_by})."
+)
+
 XID_TODO_CRITICAL: Final = QT_TRANSLATE_NOOP(
     "Alerts",
     "A hardware or driver fault: save this evidence, restart your job from its checkpoint on "
@@ -538,7 +739,15 @@ ENDED: Final = QT_TRANSLATE_NOOP("Alerts", "Resolved after {duration}.")
 
 # Conditions whose cost part matters enough to ask for a price when there is none.
 _COST_RELEVANT: Final = frozenset(
-    {"thermal_throttle", "power_limit_low", "clocks_below_nominal", "idle_billed", "budget"}
+    {
+        "thermal_throttle",
+        "hw_slowdown",
+        "clock_setting_low",
+        "power_limit_low",
+        "clocks_below_nominal",
+        "idle_billed",
+        "budget",
+    }
 )
 
 # What the rule means, for `gpufleet rules list` and the rule editor.
@@ -546,6 +755,24 @@ RULE_MEANINGS: Final[dict[str, str]] = {
     "thermal_throttle": QT_TRANSLATE_NOOP(
         "Rules",
         "SW or HW thermal slowdown reason bits set: the GPU slows itself down because it is hot",
+    ),
+    "hw_slowdown": QT_TRANSLATE_NOOP(
+        "Rules",
+        "HW slowdown (0x8) or HW power brake (0x80) reason set: the board's power-supply or "
+        "over-temperature protection holds the clock down (a machine fault)",
+    ),
+    "clock_setting_low": QT_TRANSLATE_NOOP(
+        "Rules",
+        "busy and held well under the max clock by a setting: applications clocks (0x2), sync "
+        "boost (0x10) or the display clock (0x100)",
+    ),
+    "mem_unaccounted": QT_TRANSLATE_NOOP(
+        "Rules",
+        "memory in use that no listed process holds (used minus the processes' memory): "
+        "another tenant, a hidden reservation, a leaked context",
+    ),
+    "sampler_restarted": QT_TRANSLATE_NOOP(
+        "Rules", "the sampler started a new run (a new run_id): the daemon or the host restarted"
     ),
     "power_limit_low": QT_TRANSLATE_NOOP(
         "Rules", "enforced power limit below the card's default (e.g. 300 W against 450 W)"
@@ -563,7 +790,9 @@ RULE_MEANINGS: Final[dict[str, str]] = {
         "Rules", "memory temperature within a few degrees of its maximum"
     ),
     "mem_temp_high": QT_TRANSLATE_NOOP(
-        "Rules", "memory temperature over 100 °C, where the GPU reports it"
+        "Rules",
+        "memory temperature at its own limit (NVML's MEM_MAX threshold), or over 100 °C where "
+        "no limit is reported",
     ),
     "idle_billed": QT_TRANSLATE_NOOP(
         "Rules", "every GPU under 5 % utilization and 10 % memory: paying for an idle host"
@@ -594,11 +823,14 @@ RULE_MEANINGS: Final[dict[str, str]] = {
     ),
     "nvlink_down": QT_TRANSLATE_NOOP("Rules", "fewer NVLink links up than the GPU has"),
     "nvlink_slow": QT_TRANSLATE_NOOP(
-        "Rules", "NVLink traffic that stays far below the nominal bandwidth"
+        "Rules",
+        "NVLink carrying under half what the host's other GPUs carry, a link up but idle while "
+        "its siblings are busy, or rising NVLink error counters (never nominal alone)",
     ),
     "host_unreachable": QT_TRANSLATE_NOOP("Rules", "the host cannot be reached over SSH"),
     "sampler_stalled": QT_TRANSLATE_NOOP(
-        "Rules", "no sample from the host's sampler although the link is up"
+        "Rules",
+        "no sample from the host's sampler although the link is up and it did not restart",
     ),
     "budget": QT_TRANSLATE_NOOP("Rules", "the host's cost reached a share of its budget"),
     "metric_above": QT_TRANSLATE_NOOP("Rules", "a metric above a threshold (user rule)"),
@@ -635,7 +867,7 @@ def alert_values(alert: Alert) -> dict[str, Any]:
     th: Mapping[str, Any] = ev.get("thresholds") or {}
     cur = str(ev.get("currency") or "USD")
     price = ev.get("price_per_hour")
-    w = where(alert.gpu)
+    w = alert_where(alert.host, alert.gpu)
     out: dict[str, Any] = {
         "host": alert.host,
         "where": w,
@@ -684,7 +916,31 @@ def alert_values(alert: Alert) -> dict[str, Any]:
         metric=v.get("metric") or "?",
         value=num(v.get("value"), 1),
         threshold=num(v.get("above", v.get("below")), 1),
+        hidden=bytes_h(v.get("mem_hidden_bytes")),
+        used=bytes_h(v.get("mem_used_bytes")),
+        held=bytes_h(v.get("mem_procs_bytes")),
+        hidden_pct=pct(v.get("hidden_frac")),
+        peers_bw=rate_h(v.get("peers_bps")),
+        peers=num(v.get("peers")),
+        peer_pct=pct(v.get("peer_frac")),
+        lanes=", ".join(str(x) for x in v.get("links_slow") or []) or "?",
+        lane_bw=rate_h(v.get("link_median_bps")),
+        errors=num(v.get("errors")),
+        errors_window=duration(v.get("window_s")),
+        mem_limit=num(v.get("limit_c")),
     )
+    thr = ev.get("throttle")
+    if isinstance(thr, Mapping) and thr.get("span_s"):
+        by = thr.get("by_reason") or {}
+        counters = thr.get("counter_s") or {}
+        parts = [f"{reason_name(str(k))} {duration(float(x))}" for k, x in by.items()]
+        parts += [
+            f"{_COUNTER_NAMES.get(str(k), str(k))} counter {duration(float(x))}"
+            for k, x in counters.items()
+            if float(x) > 0
+        ]
+        out["held_share"] = pct(thr.get("share"))
+        out["held_by"] = ", ".join(parts) or "-"
     if alert.condition == "power_limit_low":
         out["limit_pct"] = pct(
             float(v["power_limit_w"]) / float(v["power_default_w"])
@@ -693,10 +949,13 @@ def alert_values(alert: Alert) -> dict[str, Any]:
         )
     # What it costs: the share of compute lost, at the host's price.
     lost: float | None = None
-    if alert.condition in ("thermal_throttle", "clocks_below_nominal") and clock_frac is not None:
+    if alert.condition in _CLOCK_LOSS and clock_frac is not None:
         lost = max(0.0, 1.0 - clock_frac)
     elif (
-        alert.condition == "power_limit_low" and v.get("power_limit_w") and v.get("power_default_w")
+        alert.condition == "power_limit_low"
+        and v.get("binding", True)
+        and v.get("power_limit_w")
+        and v.get("power_default_w")
     ):
         lost = max(0.0, 1.0 - float(v["power_limit_w"]) / float(v["power_default_w"]))
     out["lost_pct"] = pct(lost)
@@ -714,12 +973,46 @@ def alert_values(alert: Alert) -> dict[str, Any]:
     return out
 
 
+_CLOCK_LOSS: Final = frozenset(
+    {"thermal_throttle", "clocks_below_nominal", "hw_slowdown", "clock_setting_low"}
+)
+_COUNTER_NAMES: Final = {"power": "power-violation", "thermal": "thermal-violation"}
+
+
+def _alert_variant(alert: Alert) -> str | None:
+    v: Mapping[str, Any] = alert.evidence.get("values") or {}
+    c = alert.condition
+    if c == "hw_slowdown" and v.get("power_brake"):
+        return "brake"
+    if c == "power_limit_low" and v.get("binding") is False:
+        return "not_binding"
+    if c == "temp_near_slowdown" and v.get("over"):
+        return "over"
+    if c == "mem_temp_high" and v.get("own_limit"):
+        return "own"
+    if c == "nvlink_slow" and v.get("variant"):
+        return str(v["variant"])
+    if c == "sampler_restarted" and v.get("lost"):
+        return "lost"
+    return None
+
+
+def _alert_text(alert: Alert) -> tuple[str, str, str, str] | None:
+    variant = _alert_variant(alert)
+    if variant is not None:
+        text = ALERT_VARIANTS.get((alert.condition, variant))
+        if text is not None:
+            return text
+    return ALERT_TEXT.get(alert.condition)
+
+
 def alert_title(alert: Alert) -> str:
+    """The alert's one-line title; it always names the host."""
     if alert.condition == "alertmanager":  # received from Alertmanager: its own words
         return str(alert.evidence.get("summary") or alert.rule_id)
-    text = ALERT_TEXT.get(alert.condition)
+    text = _alert_text(alert)
     if text is None:
-        return f"{alert.rule_id} ({where(alert.gpu)})"
+        return f"{alert.rule_id} ({alert_where(alert.host, alert.gpu)})"
     return _fill("Alerts", text[0], alert_values(alert))
 
 
@@ -728,12 +1021,14 @@ def alert_sentence(alert: Alert) -> str:
     if alert.condition == "alertmanager":  # received from Alertmanager: its own words
         ev = alert.evidence
         return str(ev.get("description") or ev.get("summary") or alert.rule_id)
-    text = ALERT_TEXT.get(alert.condition)
+    text = _alert_text(alert)
     values = alert_values(alert)
     if text is None:
-        return f"{alert.rule_id}: {dict(alert.evidence.get('values') or {})}"
+        return f"{alert.rule_id} on {alert.host}: {dict(alert.evidence.get('values') or {})}"
     _title, what, cost, todo = text
     parts = [_fill("Alerts", what, values)]
+    if "held_share" in values:
+        parts.append(_fill("Alerts", THROTTLE_NOTE, values))
     if cost:
         if alert.evidence.get("price_per_hour") is not None:
             parts.append(_fill("Alerts", cost, values))
@@ -1170,6 +1465,54 @@ REASON_NAMES: Final[dict[str, str]] = {
     "hw_power_brake": QT_TRANSLATE_NOOP("Reasons", "hw_power_brake"),
     "display_clocks": QT_TRANSLATE_NOOP("Reasons", "display_clocks"),
 }
+
+
+# What each clock event reason means for the user's job (Clocks tab, evidence, CLI).
+REASON_MEANINGS: Final[dict[str, str]] = {
+    "gpu_idle": QT_TRANSLATE_NOOP(
+        "Reasons", "nothing to run: the GPU lowers its clock on purpose; no loss"
+    ),
+    "clocks_setting": QT_TRANSLATE_NOOP(
+        "Reasons",
+        "the applications-clocks setting (nvidia-smi -ac) caps the clock: someone's choice, "
+        "reset with nvidia-smi -rac",
+    ),
+    "power_cap": QT_TRANSLATE_NOOP(
+        "Reasons",
+        "the software power cap: the GPU keeps within its enforced limit; normal under heavy "
+        "load at the default limit, a loss when the limit is below the default",
+    ),
+    "hw_slowdown": QT_TRANSLATE_NOOP(
+        "Reasons",
+        "the hardware slowdown signal: the board's over-temperature or power-supply "
+        "protection; never seen on a healthy machine",
+    ),
+    "sync_boost": QT_TRANSLATE_NOOP(
+        "Reasons",
+        "a sync boost group: every GPU of the group runs at the slowest member's clock",
+    ),
+    "sw_thermal": QT_TRANSLATE_NOOP(
+        "Reasons", "software thermal slowdown: the GPU is near its slowdown temperature"
+    ),
+    "hw_thermal": QT_TRANSLATE_NOOP(
+        "Reasons", "hardware thermal slowdown: the GPU is too hot and cuts its clock hard"
+    ),
+    "hw_power_brake": QT_TRANSLATE_NOOP(
+        "Reasons",
+        "the hardware power brake: the machine's power supply asked the GPU to slow down; a "
+        "power delivery fault",
+    ),
+    "display_clocks": QT_TRANSLATE_NOOP(
+        "Reasons", "the display clock setting limits the clock (a display-related setting)"
+    ),
+}
+assert set(REASON_MEANINGS) == {label for _, label, _ in protocol.REASON_BITS}
+
+
+def reason_meaning(label: str) -> str:
+    """What a clock event reason (dcgm-style label) means, in the installed language."""
+    text = REASON_MEANINGS.get(label)
+    return translated("Reasons", text) if text else label
 
 
 def reason_name(label: str) -> str:
