@@ -231,6 +231,21 @@ def clock_window(h: HostState, gpu: int, t0: float, t1: float) -> ThrottleShare 
     )
 
 
+def _recent_bits(h: HostState, gpu: int, t: float, mask: int, window: float) -> bool:
+    """True when a bit of ``mask`` was set in the last ``window`` seconds: a reason that
+    flickers sample by sample (thermal slowdown often does) is one episode, not many."""
+    hist = h.clock_hist.get(gpu)
+    if not hist:
+        return False
+    for pt in reversed(hist):
+        if t - pt[0] > window:
+            break
+        r = pt[1]
+        if r is not None and int(r) & mask:
+            return True
+    return False
+
+
 def _clock_values(g: GpuView) -> dict[str, Any]:
     clock, cmax = g.v("sm_clock_mhz"), g.nom("sm_clock_max_mhz")
     return {
@@ -240,10 +255,19 @@ def _clock_values(g: GpuView) -> dict[str, Any]:
     }
 
 
-@_condition("thermal_throttle", GPU, ("sample",), {"mask": protocol.REASON_THERMAL_MASK})
+@_condition(
+    "thermal_throttle",
+    GPU,
+    ("sample",),
+    {"mask": protocol.REASON_THERMAL_MASK, "flicker_s": 10.0},
+)
 def thermal_throttle(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
     reasons = g.v("clock_reasons")
     if reasons is None:
+        return HOLD
+    if not int(reasons) & int(p["mask"]) and _recent_bits(
+        h, g.gpu, t, int(p["mask"]), float(p["flicker_s"])
+    ):
         return HOLD
     if int(reasons) & int(p["mask"]):
         return {
@@ -256,7 +280,9 @@ def thermal_throttle(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
     return CLEAR
 
 
-@_condition("hw_slowdown", GPU, ("sample",), {"mask": throttle.HW_SLOWDOWN_MASK})
+@_condition(
+    "hw_slowdown", GPU, ("sample",), {"mask": throttle.HW_SLOWDOWN_MASK, "flicker_s": 10.0}
+)
 def hw_slowdown(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
     """HW slowdown (0x8) or HW power brake (0x80): the board's own protection signals,
     asserted by its power supply or an over-temperature input. Busy or not, a healthy
@@ -266,6 +292,12 @@ def hw_slowdown(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
     if reasons is None:
         return HOLD
     bits = int(reasons) & int(p["mask"])
+    if bits == throttle.REASON_HW_SLOWDOWN and int(reasons) & throttle.THERMAL_MASK:
+        # HW slowdown asserted with a thermal reason: the temperature is the cause, and
+        # thermal_throttle says so. Alone, or with the power brake, it is this rule's.
+        bits = 0
+    if not bits and _recent_bits(h, g.gpu, t, int(p["mask"]), float(p["flicker_s"])):
+        return HOLD
     if bits:
         return {
             "reasons": protocol.reason_labels(bits),
