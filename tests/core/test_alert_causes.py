@@ -246,9 +246,7 @@ def test_rising_nvlink_error_counters() -> None:
     for t in range(600):
         msgs.append(s.sample(t))
         if t % 10 == 0:
-            msgs.append(
-                s.event(t, "nvlink", gpu=0, code=40, message="GPU 0: 40 new NVLink errors")
-            )
+            msgs.append(s.event(t, "nvlink", gpu=0, code=40, message="GPU 0: 40 new NVLink errors"))
     (a,) = fired(run(msgs)[1], "nvlink_slow")
     assert a.evidence["values"]["variant"] == "errors"
     assert alert_title(a) == "NVLink errors rising on GPU 0 of h100-a"
@@ -302,8 +300,15 @@ def _day_tier(s: Stream, t0: int, t1: int, note: bool) -> list[Message]:
     if note:
         gap_to = first + per_minute * (t1 - t0) // 60
         out.append(
-            s.event(t1, "note", gpu=None, reason="ring", gap_from=first, gap_to=gap_to,
-                    message="older than the raw ring")  # fmt: skip
+            s.event(
+                t1,
+                "note",
+                gpu=None,
+                reason="ring",
+                gap_from=first,
+                gap_to=gap_to,
+                message="older than the raw ring",
+            )
         )
     for t in range(t0, t1, 60):
         s.seq += per_minute - 1
@@ -370,7 +375,7 @@ def test_flickering_thermal_bits_are_one_episode() -> None:
     reasons = [0x40 if t % 3 else 0 for t in range(100)]
     for t, r in enumerate(reasons):
         msgs.append(s.sample(t, clock_reasons=r, temp_gpu_c=88, viol_thermal_pct=math.nan))
-    eng, alerts = run(msgs)
+    _eng, alerts = run(msgs)
     (a,) = fired(alerts, "thermal_throttle")
     since = a.evidence["since_t"]
     sel = [t for t in range(100) if since <= T0 + t <= a.started_t]

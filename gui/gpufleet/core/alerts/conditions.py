@@ -280,9 +280,7 @@ def thermal_throttle(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
     return CLEAR
 
 
-@_condition(
-    "hw_slowdown", GPU, ("sample",), {"mask": throttle.HW_SLOWDOWN_MASK, "flicker_s": 10.0}
-)
+@_condition("hw_slowdown", GPU, ("sample",), {"mask": throttle.HW_SLOWDOWN_MASK, "flicker_s": 10.0})
 def hw_slowdown(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
     """HW slowdown (0x8) or HW power brake (0x80): the board's own protection signals,
     asserted by its power supply or an over-temperature input. Busy or not, a healthy
