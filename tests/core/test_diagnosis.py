@@ -3,7 +3,9 @@ lines of the slowdowns no scenario has."""
 
 from __future__ import annotations
 
-from _rules_support import T0, Stream, decode, sim_stream_lines
+from pathlib import Path
+
+from _rules_support import BUSY, GIB, T0, Stream, decode, sim_stream_lines
 from gpufleet.core.model.findings import Finding
 from gpufleet.core.text.catalogue import finding_sentence
 from gpufleet.core.verdicts.diagnosis import diagnose
@@ -34,15 +36,19 @@ def test_healthy_finds_nothing_to_blame() -> None:
 
 def test_thermal_slowdown_names_the_gpu_and_the_lost_speed() -> None:
     out = run(decode(sim_stream_lines("thermal-throttle-h100", 120)))
-    assert ids(out) == {("diag_thermal", 5)}
-    (f,) = out
+    assert ids(out) == {("diag_thermal", 5), ("diag_throttled", 5)}
+    (f,) = [f for f in out if f.id == "diag_thermal"]
     assert f.values["clock_frac"] < 0.9 and f.values["temp_slowdown_c"] == 87
     assert "GPU 5 was slowed by temperature" in finding_sentence(f)
 
 
 def test_power_limit() -> None:
     out = run(decode(sim_stream_lines("power-capped-4090", 60)))
-    assert ids(out) == {("diag_power_limit", 0), ("diag_power_limit", 1)}
+    assert {(i, g) for i, g in ids(out) if i != "diag_throttled"} == {
+        ("diag_power_limit", 0),
+        ("diag_power_limit", 1),
+    }
+    assert all(f.verdict == "warn" for f in out if f.id == "diag_power_limit")
 
 
 def test_crash_time_and_that_no_hardware_cause_was_found() -> None:
@@ -105,3 +111,72 @@ def test_empty_window() -> None:
     msgs: list[Message] = [s.hello, s.sample(0)]
     out = run(msgs, T0 + 100, T0 + 200)
     assert ids(out) == {("diag_no_data", None)}
+
+
+def test_single_sample_temperature_spike_is_no_warning() -> None:
+    s = Stream()
+    msgs: list[Message] = [s.hello]
+    for t in range(600):
+        spike = t in (100, 350)
+        msgs.append(s.sample(t, temp_gpu_c=95 if spike else 70, temp_mem_c=110 if spike else 75))
+    out = run(msgs)
+    assert ids(out) == {("diag_none", None)}
+    # A minute at 86 °C (slowdown 89): that is a finding.
+    s = Stream()
+    msgs = [s.hello, *(s.sample(t, temp_gpu_c=86 if 100 <= t < 170 else 70) for t in range(600))]
+    (f,) = [f for f in run(msgs) if f.id == "diag_temperature"]
+    assert f.values["temp_c"] == 86
+
+
+def test_hw_power_brake_is_a_hardware_fault() -> None:
+    s = Stream(n_gpus=2)
+    braked = {"clock_reasons": 0x80 | 0x8, "sm_clock_mhz": 600}
+    msgs: list[Message] = [s.hello]
+    for t in range(300):
+        msgs.append(s.sample(t, gpus={0: {**BUSY}, 1: {**BUSY, **braked}} if t >= 100 else None))
+    out = run(msgs)
+    (f,) = [f for f in out if f.id == "diag_hw_slowdown"]
+    assert f.gpu == 1 and f.verdict == "fail" and f.values["brake"] is True
+    assert "power brake" in finding_sentence(f)
+    assert not [x for x in out if x.id == "diag_hw_slowdown" and x.gpu == 0]
+
+
+def test_power_limit_that_does_not_bind_is_no_warning() -> None:
+    s = Stream()
+    msgs: list[Message] = [s.hello]
+    msgs += [s.sample(t, power_limit_w=300.0, power_w=150.0) for t in range(120)]
+    (f,) = [f for f in run(msgs) if f.id == "diag_power_limit"]
+    assert f.verdict == "info" and "did not slow this job" in finding_sentence(f)
+
+
+def test_hidden_memory_in_the_window() -> None:
+    s = Stream()
+    msgs: list[Message] = [s.hello]
+    for t in range(0, 120, 2):
+        msgs.append(s.sample(t, mem_used_bytes=60 * GIB))
+        msgs.append(s.procs(t, [{"gpu": 0, "mem_bytes": 20 * GIB}]))
+    (f,) = [f for f in run(msgs) if f.id == "diag_hidden_memory"]
+    assert f.values["mem_hidden_bytes"] == 40 * GIB
+    assert "40.0 GiB of its memory" in finding_sentence(f)
+
+
+def test_throttled_share_is_the_same_in_diagnosis_and_evidence(tmp_path: Path) -> None:
+    """The diagnosis and the evidence bundle's summary give one share for one window."""
+    from gpufleet.core.history.store import Store
+    from gpufleet.core.verdicts.bundle import simple_summary
+
+    s = Stream()
+    msgs: list[Message] = [s.hello]
+    for t in range(600):
+        r = 0x40 if (t // 30) % 4 == 0 else 0x4 if t % 7 == 0 else 0
+        util = 0 if 300 <= t < 360 else 98  # an evaluation pause: idle time is no loss
+        msgs.append(s.sample(t, clock_reasons=r, util_gpu_pct=util, viol_thermal_pct=None))
+    (f,) = [f for f in run(msgs) if f.id == "diag_throttled"]
+    # The samples are dated 2023: keep them past the default retention.
+    with Store(tmp_path / "h.sqlite", retention_raw_days=1e5, retention_rollup_days=1e5) as store:
+        for m in msgs:
+            store.write("h", m)
+        store.flush()
+        lines = simple_summary(store, "h", T0, T0 + 600)
+    (line,) = [x for x in lines if "clocks held down" in x]
+    assert f"({100 * f.values['share']:.0f} %)" in line

@@ -239,3 +239,98 @@ def test_check_cli_prints_unknown_xids_as_info_and_exits_by_the_verdict() -> Non
 def test_bad_facts_are_one_line_errors(bad: Any, needle: str) -> None:
     with pytest.raises(ValueError, match=needle):
         evaluate_check(bad)
+
+
+# --- recorded facts: the real NVML trace format --------------------------------------------
+
+H200_CHECK = ROOT / "docs" / "device" / "h200-check.json"
+
+
+def _h200() -> dict[str, Any]:
+    facts = json.loads(H200_CHECK.read_text())
+    assert isinstance(facts, dict)
+    return facts
+
+
+def test_real_h200_check_facts() -> None:
+    # Recorded on a real H200 (nvml backend): virtualization_mode is NVML's integer, 1 =
+    # passthrough; 18.37 GB used, 18.36 GB held by the listed process.
+    findings = evaluate_check(_h200())
+    got = {f.id: f for f in findings if f.gpu == 0}
+    assert got["virtualization"].verdict == "pass"
+    assert got["virtualization"].values["mode"] == "passthrough"
+    assert got["hidden_memory"].verdict == "pass"
+    assert got["mem_temperature"].values["limit_c"] == 95
+    assert overall_verdict(findings) == "pass"
+
+
+@pytest.mark.parametrize(
+    ("mode", "name", "verdict"),
+    [(0, "none", "pass"), (1, "passthrough", "pass"), (2, "vgpu", "warn"), (3, "host_vgpu", "pass"),
+     ("vgpu", "vgpu", "warn"), ("NVML_GPU_VIRTUALIZATION_MODE_VGPU", "vgpu", "warn")],
+)  # fmt: skip
+def test_virtualization_mode_as_nvml_reports_it(mode: Any, name: str, verdict: str) -> None:
+    facts = _h200()
+    facts["gpus"][0]["virtualization_mode"] = mode
+    (f,) = [f for f in evaluate_check(facts) if f.id == "virtualization"]
+    assert (f.values["mode"], f.verdict) == (name, verdict)
+    if verdict == "warn":
+        assert "vGPU guest" in finding_sentence(f)
+
+
+def test_hidden_memory_and_memory_over_its_own_limit() -> None:
+    facts = _h200()
+    g = facts["gpus"][0]
+    g["mem_used_bytes"] = g["process_list"][0]["mem_bytes"] + 30 * (1 << 30)
+    g["temp_mem_c"] = 96  # its own limit is 95 °C
+    got = {f.id: f for f in evaluate_check(facts) if f.gpu == 0}
+    assert got["hidden_memory"].verdict == "warn"
+    assert "30.0 GiB of its memory is in use" in finding_sentence(got["hidden_memory"])
+    assert got["mem_temperature"].verdict == "fail"
+
+
+def _cli(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "gui") + os.pathsep + str(ROOT / "remote")}
+    return subprocess.run(
+        [sys.executable, "-m", "gpufleet", "check", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        input=None if stdin is None else stdin.decode(),
+        env=env,
+        check=False,
+    )
+
+
+def test_check_facts_offline_same_verdicts_and_exit_code(tmp_path: Path) -> None:
+    p = _cli("--facts", str(H200_CHECK))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[0] == "vm: PASS"
+    assert "virtualization passthrough" in p.stdout
+    # A vGPU guest with a failing limit, from stdin, as JSON: the same exit code as live.
+    facts = _h200()
+    facts["gpus"][0]["virtualization_mode"] = 2
+    facts["gpus"][0]["power_enforced_w"] = 400.0
+    p = _cli("rental-7", "--facts", "-", "--format", "json", stdin=json.dumps(facts).encode())
+    assert p.returncode == 1, p.stderr
+    out = json.loads(p.stdout)
+    assert out["host"] == "rental-7" and out["verdict"] == "fail"
+    verdicts = {f["id"]: f["verdict"] for f in out["findings"] if f["gpu"] == 0}
+    assert verdicts["virtualization"] == "warn" and verdicts["power_limit"] == "fail"
+    # Its own JSON output judged again gives the same answer.
+    saved = tmp_path / "out.json"
+    saved.write_text(p.stdout)
+    again = _cli("--facts", str(saved), "--format", "json")
+    assert again.returncode == 1 and json.loads(again.stdout)["verdict"] == "fail"
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [("", "empty"), ("not json", "no check object"), ("[1]", "must be a JSON object"),
+     ('{"kind": "check"}', "no 'gpus' list")],
+)  # fmt: skip
+def test_check_facts_bad_input(tmp_path: Path, content: str, needle: str) -> None:
+    f = tmp_path / "facts.json"
+    f.write_text(content)
+    p = _cli("--facts", str(f))
+    assert p.returncode != 0 and needle in p.stderr and "Traceback" not in p.stderr

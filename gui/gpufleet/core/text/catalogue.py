@@ -931,16 +931,8 @@ def alert_values(alert: Alert) -> dict[str, Any]:
     )
     thr = ev.get("throttle")
     if isinstance(thr, Mapping) and thr.get("span_s"):
-        by = thr.get("by_reason") or {}
-        counters = thr.get("counter_s") or {}
-        parts = [f"{reason_name(str(k))} {duration(float(x))}" for k, x in by.items()]
-        parts += [
-            f"{_COUNTER_NAMES.get(str(k), str(k))} counter {duration(float(x))}"
-            for k, x in counters.items()
-            if float(x) > 0
-        ]
         out["held_share"] = pct(thr.get("share"))
-        out["held_by"] = ", ".join(parts) or "-"
+        out["held_by"] = _held_by(thr)
     if alert.condition == "power_limit_low":
         out["limit_pct"] = pct(
             float(v["power_limit_w"]) / float(v["power_default_w"])
@@ -1178,6 +1170,15 @@ FINDING_TEXT: Final[dict[tuple[str, str], str]] = {
         "{Where}: {reserved} of its {total} memory ({reserved_pct}) is reserved by the driver or "
         "the virtualization layer: a model sized for the full card will run out of memory.",
     ),
+    ("hidden_memory", "pass"): QT_TRANSLATE_NOOP(
+        "Findings", "{Where}: the memory in use is held by the processes listed."
+    ),
+    ("hidden_memory", "warn"): QT_TRANSLATE_NOOP(
+        "Findings",
+        "{Where}: {hidden} of its memory is in use ({used} used) but the processes you can see "
+        "hold only {held}: another tenant, a hidden reservation or a leaked context. Your job "
+        "has that much less memory.",
+    ),
     ("virtualization", "pass"): QT_TRANSLATE_NOOP(
         "Findings", "{Where}: virtualization {mode}: the sensors are the card's own."
     ),
@@ -1202,6 +1203,35 @@ FINDING_TEXT: Final[dict[tuple[str, str], str]] = {
         "its clocks averaged {clock_pct} of maximum while busy. Ask the provider for the full "
         "limit.",
     ),
+    ("diag_power_limit", "not_binding"): QT_TRANSLATE_NOOP(
+        "Findings",
+        "{Where} is power limited to {limit} W against its default {default} W ({limit_pct}), "
+        "but it drew {power} W on average while busy and the power-cap reason was rarely set: "
+        "the limit did not slow this job (it would slow a heavier one).",
+    ),
+    ("diag_throttled", "*"): QT_TRANSLATE_NOOP(
+        "Findings",
+        "{Where}'s clocks were held down by a limit for {share} of the busy time ({held} of "
+        "{span}): {held_by}.",
+    ),
+    ("diag_hw_slowdown", "*"): QT_TRANSLATE_NOOP(
+        "Findings",
+        "{Where} was held down by its hardware {hw_kind} for {share} of the busy time (clocks "
+        "averaged {clock_pct} of maximum): a fault of the machine's power supply or cooling, "
+        "not of your job. Report it to the provider with this evidence.",
+    ),
+    ("diag_clock_setting", "*"): QT_TRANSLATE_NOOP(
+        "Findings",
+        "{Where} ran at {clock_pct} of its maximum clock for {share} of the busy time because "
+        "of a setting ({reasons}): reset applications clocks ('sudo nvidia-smi -rac') or ask "
+        "the provider.",
+    ),
+    ("diag_hidden_memory", "*"): QT_TRANSLATE_NOOP(
+        "Findings",
+        "{Where}: {hidden} of its memory ({hidden_pct} of the card) was in use but held by no "
+        "process you can see: another tenant, a reservation of the virtualization layer or a "
+        "leaked context. Your job has that much less memory than the card's size says.",
+    ),
     ("diag_power_cap", "*"): QT_TRANSLATE_NOOP(
         "Findings",
         "{Where} held its clocks down to stay within its default power limit for {share} of the "
@@ -1215,7 +1245,8 @@ FINDING_TEXT: Final[dict[tuple[str, str], str]] = {
     ),
     ("diag_temperature", "*"): QT_TRANSLATE_NOOP(
         "Findings",
-        "{Where} reached {temp} °C against a slowdown temperature of {slowdown} °C.",
+        "{Where} held {temp} °C for a minute or more against a slowdown temperature of "
+        "{slowdown} °C.",
     ),
     ("diag_shared", "*"): QT_TRANSLATE_NOOP(
         "Findings",
@@ -1235,8 +1266,8 @@ FINDING_TEXT: Final[dict[tuple[str, str], str]] = {
     ),
     ("diag_mem_temp", "*"): QT_TRANSLATE_NOOP(
         "Findings",
-        "Before the crash, the memory of {where} reached {temp} °C (rising {rise} °C over the "
-        "window).",
+        "Before the crash, the memory of {where} held {temp} °C for 30 s or more (limit "
+        "{mem_limit} °C; rising {rise} °C over the window).",
     ),
     ("diag_ecc", "*"): QT_TRANSLATE_NOOP(
         "Findings",
@@ -1361,8 +1392,34 @@ def finding_values(f: Finding) -> dict[str, Any]:
         if v.get("procs_gone")
         else "",
         "mem_peak": pct(v.get("mem_peak_frac")),
+        "held": duration(v.get("held_s")),
+        "span": duration(v.get("span_s")),
+        "held_by": _held_by(v),
+        "hw_kind": translated("Findings", QT_TRANSLATE_NOOP("Findings", "power brake"))
+        if v.get("brake")
+        else translated("Findings", QT_TRANSLATE_NOOP("Findings", "slowdown signal")),
+        "reasons": ", ".join(reason_name(str(r)) for r in v.get("reasons") or []) or "?",
+        "hidden": bytes_h(v.get("mem_hidden_bytes")),
+        "hidden_pct": pct(v.get("hidden_frac")),
+        "used": bytes_h(v.get("mem_used_bytes")),
+        "mem_limit": num(v.get("limit_c")),
     }
+    if f.id in ("hidden_memory",):
+        out["held"] = bytes_h(v.get("mem_procs_bytes"))
     return out
+
+
+def _held_by(v: Mapping[str, Any]) -> str:
+    """Seconds per reason (and per violation counter) as "hw_thermal 4 min, ..."."""
+    by = v.get("by_reason") or {}
+    counters = v.get("counter_s") or {}
+    parts = [f"{reason_name(str(k))} {duration(float(x))}" for k, x in dict(by).items()]
+    parts += [
+        f"{_COUNTER_NAMES.get(str(k), str(k))} counter {duration(float(x))}"
+        for k, x in dict(counters).items()
+        if float(x) > 0
+    ]
+    return ", ".join(parts) or "-"
 
 
 def finding_sentence(finding: Finding) -> str:

@@ -26,7 +26,8 @@ from gpufleet.core.history.export import export_csv
 from gpufleet.core.history.store import Store, Window
 from gpufleet.core.history.timeparse import format_utc
 from gpufleet.core.text import catalogue
-from gpufleet.core.verdicts import diagnosis, health
+from gpufleet.core.verdicts import diagnosis, health, throttle
+from gpufleet.core.verdicts.throttle import ThrottleShare, throttled_share
 from gpufleet.core.wire.messages import Hello
 
 # What the plots show: every GPU's series of these metrics.
@@ -53,7 +54,7 @@ SUMMARY_METRICS = (
     ("mem_used_bytes", "memory used", 2.0**-30, "GiB"),
     ("pcie_gen", "PCIe generation", 1.0, ""),
 )
-THROTTLE_MASK = protocol.REASON_THERMAL_MASK | protocol.REASON_POWER_MASK | 0x8
+THROTTLE_MASK = throttle.THROTTLE_MASK
 
 
 @dataclass(frozen=True)
@@ -91,13 +92,34 @@ def _json(obj: Any) -> bytes:
     return orjson.dumps(obj, option=orjson.OPT_INDENT_2, default=str)
 
 
-def _throttled_s(t: np.ndarray[Any, Any], mask: np.ndarray[Any, Any]) -> float:
-    if t.size < 2:
-        return 0.0
-    dt = np.diff(t)
-    cap = 5 * float(np.median(dt))  # a gap in the data is not time spent throttled
-    held = (np.nan_to_num(mask[:-1]).astype(np.int64) & THROTTLE_MASK) != 0
-    return float(np.minimum(dt, cap)[held].sum())
+def gpu_throttle(store: Store, host: str, gpu: int, t0: float, t1: float) -> ThrottleShare | None:
+    """The throttled share of one GPU's busy time over [t0, t1]: the same computation as
+    the diagnosis, the alerts' evidence and the Clocks tab (``throttle.throttled_share``)."""
+    t, reasons = store.query(host, gpu, "clock_reasons", t0, t1)
+    if not t.size:
+        return None
+
+    def aligned(metric: str) -> np.ndarray[Any, Any]:
+        tm, v = store.query(host, gpu, metric, t0, t1)
+        if tm.size == t.size and np.array_equal(tm, t):
+            return v
+        out = np.full(t.size, np.nan)
+        idx = np.searchsorted(tm, t)
+        ok = (
+            (idx < tm.size) & (tm[np.minimum(idx, max(tm.size - 1, 0))] == t)
+            if tm.size
+            else idx < 0
+        )
+        out[ok] = v[idx[ok]]
+        return out
+
+    return throttled_share(
+        t,
+        reasons,
+        util=aligned("util_gpu_pct"),
+        viol_power_pct=aligned("viol_power_pct"),
+        viol_thermal_pct=aligned("viol_thermal_pct"),
+    )
 
 
 def _fmt(v: float) -> str:
@@ -112,7 +134,7 @@ def simple_summary(store: Store, host: str, t0: float, t1: float) -> list[str]:
     for gpu in store.gpus(host):
         lines.append(f"GPU {gpu}:")
         for metric, label, scale, unit in SUMMARY_METRICS:
-            t, v = store.query(host, gpu, metric, t0, t1)
+            _t, v = store.query(host, gpu, metric, t0, t1)
             v = v[~np.isnan(v)] * scale
             if v.size == 0:
                 continue
@@ -120,13 +142,13 @@ def simple_summary(store: Store, host: str, t0: float, t1: float) -> list[str]:
                 f"  {label:<20} min {_fmt(float(v.min()))}  mean {_fmt(float(v.mean()))}  "
                 f"max {_fmt(float(v.max()))} {unit}".rstrip()
             )
-        t, mask = store.query(host, gpu, "clock_reasons", t0, t1)
-        if t.size:
-            held = _throttled_s(t, mask)
-            span = max(float(t[-1] - t[0]), 1e-9)
+        share = gpu_throttle(store, host, gpu, t0, t1)
+        if share is not None and share.span_s > 0:
+            by = ", ".join(f"{k} {v / 60:.1f} min" for k, v in share.by_reason.items())
             lines.append(
-                f"  {'clocks held down':<20} {held / 60:.1f} min of {span / 60:.1f} "
-                f"({100 * held / span:.0f} %) by thermal/power limits"
+                f"  {'clocks held down':<20} {share.held_s / 60:.1f} min of "
+                f"{share.span_s / 60:.1f} busy ({100 * share.share:.0f} %)"
+                + (f": {by}" if by else "")
             )
         for metric in ("ecc_sbe_vol", "ecc_dbe_vol", "pcie_replays"):
             _, v = store.query(host, gpu, metric, t0, t1)

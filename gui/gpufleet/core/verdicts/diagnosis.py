@@ -25,12 +25,21 @@ from gpufleet_sampler import protocol
 
 from gpufleet.core.alerts.conditions import REASON_EXPLAINING_MASK, XID_CRITICAL
 from gpufleet.core.model.findings import FAIL, INFO, PASS, WARN, Finding
+from gpufleet.core.verdicts import throttle
+from gpufleet.core.verdicts.throttle import ThrottleShare, sustained_level, throttled_share
 from gpufleet.core.wire.messages import Event, Hello, Procs, Sample
 
 BUSY_PCT: Final = 50.0
 SHARE_MIN: Final = 0.10  # a cause must cover at least this share of the busy time
 CLOCK_LOW_FRAC: Final = 0.85
 STOP_QUIET_S: Final = 60.0  # quiet this long after work = the work stopped
+# A temperature counts when it held this long: one sample's sensor spike is no finding.
+TEMP_HOLD_S: Final = 60.0
+MEM_TEMP_HOLD_S: Final = 30.0
+MEM_TEMP_DEFAULT_LIMIT_C: Final = 100.0  # the guide's limit where the GPU reports none
+HIDDEN_MIN_BYTES: Final = float(2 << 30)
+HIDDEN_MIN_FRAC: Final = 0.03
+PROCS_MATCH_S: Final = 5.0
 LANE_BPS: Final = {1: 0.25e9, 2: 0.5e9, 3: 0.985e9, 4: 1.97e9, 5: 3.94e9, 6: 7.56e9}
 
 _METRICS: Final = (
@@ -40,6 +49,9 @@ _METRICS: Final = (
     "temp_gpu_c",
     "temp_mem_c",
     "power_limit_w",
+    "power_w",
+    "viol_power_pct",
+    "viol_thermal_pct",
     "pcie_gen",
     "pcie_width",
     "pcie_tx_bps",
@@ -130,43 +142,101 @@ def _slowdown(gpu: int, s: dict[str, np.ndarray], nom: Mapping[str, Any]) -> lis
             "clock_frac": None if c is None or not cmax else c / float(cmax),
         }
 
+    def share(mask: int, r: np.ndarray = reasons) -> ThrottleShare:
+        return throttled_share(
+            t,
+            r,
+            util=util,
+            viol_power_pct=s["viol_power_pct"],
+            viol_thermal_pct=s["viol_thermal_pct"],
+            mask=mask,
+        )
+
+    # The one throttled share (the evidence bundle and the Clocks tab compute the same).
+    total = share(throttle.THROTTLE_MASK)
+    if total.held_s > 0:
+        vals = {"share": total.share, **total.to_json()}
+        out.append(Finding("diag_throttled", INFO, gpu, vals, t0, t1))
+
     thermal = _bits(reasons, protocol.REASON_THERMAL_MASK)
-    share = _share(thermal, busy)
-    if share >= SHARE_MIN:
-        vals = {"share": share, "temp_c": temp_max, "temp_slowdown_c": slow}
+    th = share(throttle.THERMAL_MASK)
+    if th.share >= SHARE_MIN:
+        vals = {"share": th.share, "temp_c": temp_max, "temp_slowdown_c": slow}
         vals.update(clock_vals(thermal & busy))
         out.append(Finding("diag_thermal", WARN, gpu, vals, t0, t1))
+
+    # HW slowdown asserted together with a thermal reason is the temperature's doing.
+    hw_reasons = reasons.copy()
+    coupled = _bits(reasons, protocol.REASON_THERMAL_MASK)
+    hw_reasons[coupled] = np.nan_to_num(hw_reasons[coupled]).astype(np.int64) & ~0x8
+    hw = throttled_share(t, hw_reasons, util=util, mask=throttle.HW_SLOWDOWN_MASK)
+    if hw.share >= SHARE_MIN:
+        brake = _bits(reasons, throttle.REASON_HW_POWER_BRAKE)
+        vals = {"share": hw.share, "brake": bool((brake & busy).any()), **hw.to_json()}
+        vals.update(clock_vals(_bits(hw_reasons, throttle.HW_SLOWDOWN_MASK) & busy))
+        out.append(Finding("diag_hw_slowdown", FAIL, gpu, vals, t0, t1))
 
     limit = _nanmean(s["power_limit_w"])
     if limit is None:
         limit = nom.get("power_enforced_w")
     default = nom.get("power_default_w")
     power_bit = _bits(reasons, protocol.REASON_POWER_MASK)
+    cap_share = share(throttle.REASON_POWER_CAP).share
     if limit is not None and default and limit < 0.95 * float(default):
-        vals = {"power_limit_w": limit, "power_default_w": default}
+        draw = _nanmean(s["power_w"][busy])
+        binding = cap_share >= 0.05 or (draw is not None and draw >= 0.9 * limit)
+        vals = {
+            "power_limit_w": limit,
+            "power_default_w": default,
+            "power_w": draw,
+            "binding": binding,
+            "variant": "" if binding else "not_binding",
+        }
         vals.update(clock_vals(busy))
-        out.append(Finding("diag_power_limit", WARN, gpu, vals, t0, t1))
-    elif _share(power_bit, busy) >= 0.3:
-        vals = {"share": _share(power_bit, busy)}
+        out.append(Finding("diag_power_limit", WARN if binding else INFO, gpu, vals, t0, t1))
+    elif cap_share >= 0.3:
+        vals = {"share": cap_share}
         vals.update(clock_vals(power_bit & busy))
         out.append(Finding("diag_power_cap", INFO, gpu, vals, t0, t1))
 
     if cmax:
+        low_clock = ~np.isnan(clock) & (clock < CLOCK_LOW_FRAC * float(cmax))
+        setting = _bits(reasons, throttle.SETTING_MASK) & ~_bits(reasons, throttle.THROTTLE_MASK)
+        sel = low_clock & setting
+        frac = _share(sel, busy)
+        if frac >= 0.2:
+            labels = sorted(
+                {
+                    lab
+                    for x in reasons[sel & busy]
+                    for lab in protocol.reason_labels(int(x) & throttle.SETTING_MASK)
+                }
+            )
+            vals = {"share": frac, "reasons": labels}
+            vals.update(clock_vals(sel & busy))
+            out.append(Finding("diag_clock_setting", WARN, gpu, vals, t0, t1))
         explained = _bits(reasons, REASON_EXPLAINING_MASK)
-        low = ~np.isnan(clock) & (clock < CLOCK_LOW_FRAC * float(cmax)) & ~explained
-        share = _share(low, busy)
-        if share >= 0.2:
-            vals = {"share": share}
+        low = low_clock & ~explained
+        frac = _share(low, busy)
+        if frac >= 0.2:
+            vals = {"share": frac}
             vals.update(clock_vals(low & busy))
             out.append(Finding("diag_clocks_unexplained", WARN, gpu, vals, t0, t1))
 
+    # Sustained, not peak: a one-sample sensor spike is no finding.
+    temp_held = sustained_level(t[busy], s["temp_gpu_c"][busy], TEMP_HOLD_S)
     if (
-        temp_max is not None
+        temp_held is not None
         and slow
-        and temp_max >= float(slow) - 5
+        and temp_held >= float(slow) - 5
         and not any(f.id == "diag_thermal" for f in out)
     ):
-        vals = {"temp_c": temp_max, "temp_slowdown_c": slow, "margin_c": float(slow) - temp_max}
+        vals = {
+            "temp_c": temp_held,
+            "temp_slowdown_c": slow,
+            "margin_c": float(slow) - temp_held,
+            "hold_s": TEMP_HOLD_S,
+        }
         out.append(Finding("diag_temperature", WARN, gpu, vals, t0, t1))
 
     gen, width = s["pcie_gen"], s["pcie_width"]
@@ -240,6 +310,40 @@ def _shared(gpu: int, procs: list[Procs]) -> list[Finding]:
     return [Finding("diag_shared", WARN, gpu, vals, t0, t1)]
 
 
+def _hidden(
+    gpu: int, s: dict[str, np.ndarray], procs: list[Procs], nom: Mapping[str, Any]
+) -> list[Finding]:
+    """Memory in use that no listed process holds, in most process snapshots of the window
+    (each compared with the sample closest to it in time)."""
+    total = nom.get("mem_total_bytes")
+    t, used = s["t"], s["mem_used_bytes"]
+    if not total or not len(t) or not procs:
+        return []
+    threshold = max(HIDDEN_MIN_BYTES, HIDDEN_MIN_FRAC * float(total))
+    hidden: list[float] = []
+    judged = 0
+    for snap in procs:
+        k = int(np.argmin(np.abs(t - snap.t)))
+        if abs(t[k] - snap.t) > PROCS_MATCH_S or np.isnan(used[k]):
+            continue
+        mine = [p for p in snap.procs if p.gpu == gpu]
+        if any(p.mem_bytes is None for p in mine):
+            continue
+        judged += 1
+        h = float(used[k]) - float(sum(int(p.mem_bytes or 0) for p in mine))
+        if h >= threshold:
+            hidden.append(h)
+    if judged < 3 or len(hidden) < 0.5 * judged:
+        return []
+    vals = {
+        "mem_hidden_bytes": float(np.median(hidden)),
+        "mem_total_bytes": float(total),
+        "hidden_frac": float(np.median(hidden)) / float(total),
+        "share": len(hidden) / judged,
+    }
+    return [Finding("diag_hidden_memory", WARN, gpu, vals, procs[0].t, procs[-1].t)]
+
+
 def _stop_time(samples: list[Sample], gpus: list[int]) -> tuple[float, int] | None:
     """When the work stopped: the last busy sample followed by STOP_QUIET_S of quiet on every
     GPU (lost GPUs count as quiet). Returns (time, index of the first quiet sample)."""
@@ -282,15 +386,19 @@ def diagnose(
     )
     out: list[Finding] = []
     series: dict[int, dict[str, np.ndarray]] = {}
+    mem_limits: dict[int, float | None] = {}
     for g in gpus:
         nom: Mapping[str, Any] = {}
         if hello is not None:
             info = hello.gpu(g)
             nom = info.nominal if info is not None else {}
+        lim = nom.get("temp_mem_max_c")
+        mem_limits[g] = float(lim) if isinstance(lim, (int, float)) and lim else None
         series[g] = _series(ss, g)
         out.extend(_slowdown(g, series[g], nom))
         out.extend(_shared(g, ps))
-    out.extend(_crash(ss, ps, es, gpus, series))
+        out.extend(_hidden(g, series[g], ps, nom))
+    out.extend(_crash(ss, ps, es, gpus, series, mem_limits))
     if not any(f.verdict in (WARN, FAIL) for f in out):
         out.append(Finding("diag_none", PASS, None, {}, t0, t1))
     return out
@@ -302,6 +410,7 @@ def _crash(
     es: list[Event],
     gpus: list[int],
     series: dict[int, dict[str, np.ndarray]],
+    mem_limits: Mapping[int, float | None],
 ) -> list[Finding]:
     out: list[Finding] = []
     stop = _stop_time(ss, gpus)
@@ -358,15 +467,23 @@ def _crash(
         "procs_gone": gone,
     }
     out.append(Finding("diag_crash", INFO, None, vals, float(ss[0].t), t_stop))
-    # What came before it: memory temperature (the guide's first suspect).
+    # What came before it: memory temperature (the guide's first suspect), held for at
+    # least MEM_TEMP_HOLD_S (a one-sample spike is a sensor glitch), against the memory's
+    # own limit where the GPU reports one.
     for g in gpus:
         s = series[g]
         pre = s["t"] < t_stop
-        tm = s["temp_mem_c"][pre]
-        tm = tm[~np.isnan(tm)]
-        if len(tm) >= 2:
-            rise = float(tm.max() - tm[: max(1, len(tm) // 10)].mean())
-            if tm.max() > 95 or (rise >= 10 and tm.max() > 85):
-                vals = {"temp_c": float(tm.max()), "rise_c": rise}
-                out.append(Finding("diag_mem_temp", WARN, g, vals, float(s["t"][0]), t_stop))
+        tt, tm = s["t"][pre], s["temp_mem_c"][pre]
+        ok = ~np.isnan(tm)
+        if ok.sum() < 2:
+            continue
+        held = sustained_level(tt[ok], tm[ok], MEM_TEMP_HOLD_S)
+        if held is None:
+            continue
+        limit = mem_limits.get(g) or MEM_TEMP_DEFAULT_LIMIT_C
+        base = float(tm[ok][: max(1, int(ok.sum()) // 10)].mean())
+        rise = held - base
+        if held >= limit - 5 or (rise >= 10 and held > limit - 15):
+            vals = {"temp_c": held, "rise_c": rise, "limit_c": limit}
+            out.append(Finding("diag_mem_temp", WARN, g, vals, float(s["t"][0]), t_stop))
     return out

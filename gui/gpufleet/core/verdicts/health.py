@@ -30,7 +30,32 @@ POWER_BELOW_FRAC: Final = 0.95
 IDLE_TEMP_WARN_C: Final = 60.0
 SLOWDOWN_MARGIN_C: Final = 5.0
 RESERVED_WARN_FRAC: Final = 0.05
-MEM_TEMP_FAIL_C: Final = 100.0
+MEM_TEMP_FAIL_C: Final = 100.0  # where the GPU reports no memory limit of its own
+HIDDEN_MIN_BYTES: Final = float(2 << 30)
+HIDDEN_MIN_FRAC: Final = 0.03
+# nvmlGpuVirtualizationMode_t, as the NVML backend reports it, by its documented names.
+VIRTUALIZATION_MODES: Final[dict[int, str]] = {
+    0: "none",
+    1: "passthrough",
+    2: "vgpu",
+    3: "host_vgpu",
+    4: "host_vsga",
+}
+
+
+def virtualization_name(mode: Any) -> str | None:
+    """NVML's integer (``nvmlDeviceGetVirtualizationMode``) or the documented name, as a
+    name; None when absent."""
+    if isinstance(mode, bool) or mode is None:
+        return None
+    if isinstance(mode, int):
+        return VIRTUALIZATION_MODES.get(mode, f"mode {mode}")
+    if isinstance(mode, str):
+        text = mode.strip().lower()
+        if text.isdigit():
+            return VIRTUALIZATION_MODES.get(int(text), f"mode {text}")
+        return text.removeprefix("nvml_gpu_virtualization_mode_") or None
+    return None
 
 
 def _n(v: Any) -> float | None:
@@ -101,7 +126,8 @@ def _gpu_findings(
 
     mtemp, mmax = _n(g.get("temp_mem_c")), _n(g.get("temp_mem_max_c"))
     if mtemp is not None:
-        if mtemp > MEM_TEMP_FAIL_C:
+        # Against the memory's own limit where reported (95 °C on an H200), else 100 °C.
+        if (mmax and mtemp >= mmax) or (not mmax and mtemp > MEM_TEMP_FAIL_C):
             verdict = FAIL
         elif mmax and mtemp >= mmax - SLOWDOWN_MARGIN_C:
             verdict = WARN
@@ -200,9 +226,26 @@ def _gpu_findings(
             mem_reserved_bytes=reserved,
         )
 
-    mode = g.get("virtualization_mode")
-    if isinstance(mode, str):
-        add("virtualization", WARN if mode.lower() == "vgpu" else PASS, mode=mode)
+    used = _n(g.get("mem_used_bytes"))
+    listed = g.get("process_list")
+    if used is not None and total and isinstance(listed, list):
+        mems = [_n(p.get("mem_bytes")) for p in procs]
+        if all(m is not None for m in mems):
+            held = float(sum(m or 0.0 for m in mems))
+            hidden = used - held
+            threshold = max(HIDDEN_MIN_BYTES, HIDDEN_MIN_FRAC * total)
+            add(
+                "hidden_memory",
+                WARN if hidden >= threshold else PASS,
+                mem_used_bytes=used,
+                mem_procs_bytes=held,
+                mem_hidden_bytes=hidden,
+                mem_total_bytes=total,
+            )
+
+    mode = virtualization_name(g.get("virtualization_mode"))
+    if mode is not None:
+        add("virtualization", WARN if mode == "vgpu" else PASS, mode=mode)
     if g.get("mig_mode"):
         add("mig", INFO)
     return out
