@@ -14,22 +14,31 @@ pasted into the command line, so its values cannot inject shell syntax. A remote
 through ``run_remote(host, command) -> (exit code, output)``, supplied by the caller (the
 fleet), which keeps this module free of SSH. Every outcome (ran, failed, dry run, cancelled)
 is one line of the audit log.
+
+With an ``AlertLifecycle``, each action of a firing runs at most once across restarts: it is
+marked "running" (committed) before it starts and with its outcome after, and an action
+already marked is not scheduled again.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import logging
 import os
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
+from gpufleet.core.alerts.lifecycle import AlertLifecycle, action_name
 from gpufleet.core.history.audit import append_audit
 from gpufleet.core.model.alert import Alert
 from gpufleet.core.text.catalogue import alert_sentence, alert_title
+
+log = logging.getLogger(__name__)
 
 RunRemote = Callable[[str, str], tuple[int, str]]
 Audit = Callable[[dict[str, Any]], None]
@@ -85,6 +94,7 @@ class ActionRun:
     state: str
     rc: int | None = None
     output: str = ""
+    name: str = ""  # its identity within the rule (``lifecycle.action_name``)
 
 
 def alert_env(alert: Alert) -> dict[str, str]:
@@ -120,8 +130,10 @@ class ActionRunner:
         demo: bool = False,
         audit: Audit | None = None,
         on_done: Callable[[ActionRun], None] | None = None,
+        lifecycle: AlertLifecycle | None = None,
     ) -> None:
         self._run_remote = run_remote
+        self.lifecycle = lifecycle
         self._audit = audit or _default_audit(demo)
         self._on_done = on_done
         self._lock = threading.Lock()
@@ -129,14 +141,28 @@ class ActionRunner:
         self._cancel: dict[str, threading.Event] = {}
         self._threads: dict[str, threading.Thread] = {}
         self._ids = itertools.count(1)
+        self._stopping = False
 
     def on_alert(self, alert: Alert, actions: tuple[Mapping[str, Any], ...]) -> list[ActionRun]:
         """Schedule a firing alert's rule actions (resolved alerts run nothing)."""
         if alert.state != "firing":
             return []
-        return [self.schedule(alert, ActionSpec.from_mapping(a)) for a in actions]
+        out = []
+        for i, a in enumerate(actions):
+            spec = ActionSpec.from_mapping(a)
+            name = action_name(i, spec.type, spec.command)
+            if self.lifecycle is not None and self.lifecycle.action_done(alert.id, name):
+                continue  # run (or cancelled) before a restart: never again
+            with self._lock:
+                if any(
+                    r.alert_id == alert.id and r.name == name and r.state in (PENDING, "running")
+                    for r in self._runs.values()
+                ):
+                    continue  # already scheduled in this run
+            out.append(self.schedule(alert, spec, name))
+        return out
 
-    def schedule(self, alert: Alert, spec: ActionSpec) -> ActionRun:
+    def schedule(self, alert: Alert, spec: ActionSpec, name: str = "") -> ActionRun:
         run = ActionRun(
             id=f"action-{next(self._ids)}",
             alert_id=alert.id,
@@ -144,6 +170,7 @@ class ActionRunner:
             host=alert.host,
             spec=spec,
             state=PENDING,
+            name=name or action_name(0, spec.type, spec.command),
         )
         ev = threading.Event()
         t = threading.Thread(
@@ -182,8 +209,10 @@ class ActionRunner:
         return self.get(run_id)
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Cancel everything pending and wait for running commands."""
+        """Cancel everything pending and wait for running commands. What was pending is not
+        marked done: after a restart ``AlertDispatcher.resume`` schedules it again."""
         with self._lock:
+            self._stopping = True
             for rid, ev in self._cancel.items():
                 if self._runs[rid].state == PENDING:
                     ev.set()
@@ -204,13 +233,18 @@ class ActionRunner:
                 cur = self._runs[run.id]
             if cur.state == PENDING:
                 done = self._set(run, state=CANCELLED)
-                self._log(done, "cancelled during the grace period")
+                if self._stopping:
+                    self._log(done, "not run: gpufleet stopped during the grace period", False)
+                else:
+                    self._log(done, "cancelled during the grace period")
                 return
         with self._lock:
             # A cancel that races the end of the grace period loses: we go on.
             if self._runs[run.id].state != PENDING:
                 return
             self._runs[run.id] = replace(self._runs[run.id], state="running")
+        # Committed before it starts: a crash while it runs must not run it again.
+        self._mark(run, "running")
         if spec.dry_run:
             done = self._set(run, state=DRY_RUN)
             self._log(done, f"dry run: would run the {spec.type} command")
@@ -242,7 +276,16 @@ class ActionRunner:
             return 124, f"timed out after {e.timeout:.0f} s"
         return p.returncode, (p.stdout + p.stderr)
 
-    def _log(self, run: ActionRun, what: str) -> None:
+    def _mark(self, run: ActionRun, outcome: str) -> None:
+        if self.lifecycle is not None:
+            try:
+                self.lifecycle.record_action(run.alert_id, run.name, time.time(), outcome)
+            except Exception:  # the action's own outcome and audit line still count
+                log.exception("action %s: could not record its outcome", run.id)
+
+    def _log(self, run: ActionRun, what: str, final: bool = True) -> None:
+        if final:
+            self._mark(run, run.state)
         entry = {
             "kind": "action",
             "action_id": run.id,

@@ -439,6 +439,37 @@ class RuleEngine:
     def ack(self, alert_id: str) -> Alert | None:
         return self._update(alert_id, acked=True)
 
+    def restore(self, alerts: Iterable[Alert]) -> list[Alert]:
+        """Take back the alerts of a previous run (``AlertLifecycle.restore()``): firing
+        ones become active again, with their acknowledgement and snooze, so that a
+        condition still true goes on as the same alert (nothing new to notify); resolved
+        ones bring back their cooldown and snooze. Alerts of rules that no longer exist, or
+        are disabled, are not restored. Returns the alerts made active."""
+        out: list[Alert] = []
+        for a in alerts:
+            hr = self._runtime(a.host)
+            rule = next((r for r in hr.rules if r.id == a.rule_id), None)
+            if rule is None or not rule.enabled:
+                continue
+            tk: TrackKey = (a.rule_id, a.gpu, a.key)
+            tr = hr.tracks.get(tk)
+            if tr is None:
+                tr = hr.tracks[tk] = _Track()
+            if a.snoozed_until is not None:
+                tr.snoozed_until = max(tr.snoozed_until or a.snoozed_until, a.snoozed_until)
+            if a.state == FIRING:
+                if tr.alert is not None and tr.alert.started_t >= a.started_t:
+                    continue  # this run already has it (or a newer one)
+                tr.alert = a
+                tr.values = dict(a.evidence.get("values") or {})
+                tr.pending_since = tr.clearing_since = None
+                self._active[a.id] = a
+                self._track_of[a.id] = (a.host, tk)
+                out.append(a)
+            elif a.ended_t is not None:
+                tr.cooldown_until = max(tr.cooldown_until, a.ended_t + rule.cooldown_s)
+        return out
+
     def snooze(self, alert_id: str, until_t: float) -> Alert | None:
         """Silence an alert until ``until_t``; a new occurrence of the same rule on the same
         GPU before then is born snoozed too."""
@@ -758,6 +789,8 @@ class RuleEngine:
         elif ans == CLEAR:
             if tr is None:
                 return
+            if tr.alert is not None and t < tr.alert.started_t:
+                return  # back-filled data from before a restored alert fired
             tr.pending_since = None
             if tr.alert is None:
                 if tr.cooldown_until <= t and (tr.snoozed_until is None or tr.snoozed_until <= t):

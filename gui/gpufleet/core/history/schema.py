@@ -12,6 +12,10 @@ Layout, chosen to write fast and stay small:
 - ``hellos`` (inventory per run), ``procs`` (snapshots, an unchanged one only extends the
   previous row's ``t_last``), ``events``, ``alerts`` (upsert by alert id), ``kills`` (audit
   entries), ``checks`` (health check facts).
+- ``alert_states`` (the alert lifecycle: one row per firing, keyed by the alert's stable id,
+  with its state, acknowledgement and snooze) and ``alert_marks`` (what was done for a
+  firing: ``sent`` per channel, ``action`` per action, with time and outcome), so that a
+  restart re-notifies, re-posts and re-runs nothing (``gpufleet.core.alerts.lifecycle``).
 """
 
 from __future__ import annotations
@@ -71,6 +75,14 @@ CREATE INDEX IF NOT EXISTS kills_host_t ON kills (host_id, t);
 CREATE TABLE IF NOT EXISTS checks (
     id INTEGER PRIMARY KEY, host_id INTEGER NOT NULL, t REAL NOT NULL, data BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS checks_host_t ON checks (host_id, t);
+CREATE TABLE IF NOT EXISTS alert_states (
+    alert_key TEXT PRIMARY KEY, host TEXT NOT NULL, rule_id TEXT NOT NULL, gpu INTEGER,
+    key TEXT NOT NULL, state TEXT NOT NULL, fired_t REAL NOT NULL, ended_t REAL,
+    acked INTEGER NOT NULL, snoozed_until REAL, updated_t REAL NOT NULL, data BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS alert_states_host_t ON alert_states (host, fired_t);
+CREATE TABLE IF NOT EXISTS alert_marks (
+    alert_key TEXT NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL, t REAL NOT NULL,
+    outcome TEXT, PRIMARY KEY (alert_key, kind, name)) WITHOUT ROWID;
 """
 
 

@@ -61,6 +61,7 @@ _OP_CHECK = 3
 _OP_FLUSH = 4
 _OP_RETENTION = 5
 _OP_STOP = 6
+_OP_LIFECYCLE = 7
 
 Array = codec.F64
 # The samples of some GPUs sharing timestamps: (gpu indices, n × g × c values, t, seq, mono).
@@ -302,6 +303,36 @@ class Store:
     def write_check(self, host: str, facts: Mapping[str, Any], t: float | None = None) -> None:
         """Record the facts of a health check (``sampler check``) of ``host``."""
         self._put((_OP_CHECK, host, dict(facts), time.time() if t is None else t))
+
+    def write_lifecycle(self, kind: str, row: Mapping[str, Any]) -> None:
+        """Record an alert state (``kind`` "state": an alert's dict) or a mark ("mark":
+        alert_key, kind, name, t, outcome) and wait until it is committed: what the
+        lifecycle says was sent or run must survive a kill -9 right after. Never dropped."""
+        if self._thread is None:
+            raise StoreError("the history store was opened read-only")
+        self._wait(_OP_LIFECYCLE, kind, dict(row))
+
+    def alert_states(
+        self, host: str | None = None, t0: float = -math.inf, t1: float = math.inf
+    ) -> list[dict[str, Any]]:
+        """Lifecycle rows (the alert as a dict, with its latest state) of alerts active at
+        some point of [t0, t1], oldest first; every host when ``host`` is None."""
+        sql = "SELECT data FROM alert_states WHERE fired_t<=? AND (ended_t IS NULL OR ended_t>=?)"
+        args: list[Any] = [t1, t0]
+        if host is not None:
+            sql += " AND host=?"
+            args.append(host)
+        rows = self._reader().execute(sql + " ORDER BY fired_t, alert_key", args).fetchall()
+        return [orjson.loads(r[0]) for r in rows]
+
+    def alert_marks(self) -> list[tuple[str, str, str, float, str | None]]:
+        """Every (alert_key, kind, name, t, outcome) mark of the lifecycle."""
+        rows = (
+            self._reader()
+            .execute("SELECT alert_key, kind, name, t, outcome FROM alert_marks")
+            .fetchall()
+        )
+        return [(str(a), str(k), str(n), float(t), o) for a, k, n, t, o in rows]
 
     def _wait(self, op: int, *args: Any) -> None:
         if self._thread is None or not self._thread.is_alive():
@@ -833,6 +864,10 @@ class _Writer:
                     waiters.append(item[1])
                     stop = True
                     break
+                elif op == _OP_LIFECYCLE:
+                    self.ops.append((op, *item[2:]))
+                    waiters.append(item[1])
+                    break
                 elif op == _OP_RETENTION:
                     self.safe_flush()
                     self.safe(lambda now=item[2]: self.retention(now))
@@ -1096,11 +1131,47 @@ class _Writer:
             hid = self.host_id(str(e.get("host") or "?"))
             t = _opt_float(e.get("t")) or _opt_float(e.get("time")) or time.time()
             con.execute("INSERT INTO kills (host_id, t, data) VALUES (?,?,?)", (hid, t, _dumps(e)))
+        elif op == _OP_LIFECYCLE:
+            self.write_lifecycle(item[1], item[2])
         elif op == _OP_CHECK:
             hid = self.host_id(item[1])
             con.execute(
                 "INSERT INTO checks (host_id, t, data) VALUES (?,?,?)",
                 (hid, item[3], _dumps(item[2])),
+            )
+
+    def write_lifecycle(self, kind: str, row: Mapping[str, Any]) -> None:
+        if kind == "state":
+            self.con.execute(
+                "INSERT OR REPLACE INTO alert_states (alert_key, host, rule_id, gpu, key, state, "
+                "fired_t, ended_t, acked, snoozed_until, updated_t, data) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    str(row["id"]),
+                    str(row.get("host") or "?"),
+                    str(row.get("rule_id") or "?"),
+                    _opt_int(row.get("gpu")),
+                    str(row.get("key") or ""),
+                    str(row.get("state") or "firing"),
+                    _opt_float(row.get("started_t")) or time.time(),
+                    _opt_float(row.get("ended_t")),
+                    1 if row.get("acked") else 0,
+                    _opt_float(row.get("snoozed_until")),
+                    time.time(),
+                    _dumps(row),
+                ),
+            )
+        elif kind == "mark":
+            self.con.execute(
+                "INSERT OR REPLACE INTO alert_marks (alert_key, kind, name, t, outcome) "
+                "VALUES (?,?,?,?,?)",
+                (
+                    str(row["alert_key"]),
+                    str(row["kind"]),
+                    str(row["name"]),
+                    float(row["t"]),
+                    None if row.get("outcome") is None else str(row["outcome"]),
+                ),
             )
 
     def write_hello(self, host: str, hid: int, msg: Hello) -> None:
@@ -1159,6 +1230,15 @@ class _Writer:
         con.execute("DELETE FROM kills WHERE t < ?", (roll_cut,))
         con.execute(
             "DELETE FROM alerts WHERE coalesce(ended_t, updated_t) < ? AND state != 'firing'",
+            (roll_cut,),
+        )
+        con.execute(
+            "DELETE FROM alert_marks WHERE alert_key IN (SELECT alert_key FROM alert_states "
+            "WHERE coalesce(ended_t, updated_t) < ? AND state != 'firing')",
+            (roll_cut,),
+        )
+        con.execute(
+            "DELETE FROM alert_states WHERE coalesce(ended_t, updated_t) < ? AND state != 'firing'",
             (roll_cut,),
         )
         # Old inventories and checks go too, but each host keeps its latest.

@@ -61,6 +61,32 @@ class Alert:
         return d
 
 
+def alert_from_json(d: Mapping[str, Any]) -> Alert:
+    """The inverse of ``Alert.to_json`` (a row of the lifecycle table); ValueError when a
+    field is missing or of the wrong type."""
+    try:
+        gpu = d.get("gpu")
+        ended = d.get("ended_t")
+        snoozed = d.get("snoozed_until")
+        return Alert(
+            id=str(d["id"]),
+            rule_id=str(d["rule_id"]),
+            severity=str(d.get("severity") or "warning"),
+            host=str(d["host"]),
+            gpu=None if gpu is None else int(gpu),
+            state=str(d.get("state") or FIRING),
+            started_t=float(d["started_t"]),
+            ended_t=None if ended is None else float(ended),
+            evidence=dict(d.get("evidence") or {}),
+            condition=str(d.get("condition") or ""),
+            key=str(d.get("key") or ""),
+            acked=bool(d.get("acked")),
+            snoozed_until=None if snoozed is None else float(snoozed),
+        )
+    except (KeyError, TypeError, ValueError) as e:
+        raise ValueError(f"not an alert record: {e}") from None
+
+
 def _plain(value: Any) -> Any:
     """Mappings and tuples turned into dicts and lists, so that json can encode them."""
     if isinstance(value, Mapping):

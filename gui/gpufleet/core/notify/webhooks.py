@@ -7,6 +7,10 @@ bounded queue, so a slow or dead endpoint never blocks the engine: each delivery
 with exponential backoff (bounded attempts and delay) on network errors, 5xx and 429, and
 given up on other 4xx and on DingTalk/WeCom ``errcode`` replies (a bad token will not get
 better by retrying). URLs never appear in logs or results (they hold tokens).
+
+Every payload names the host (in its title, and as ``host`` in the JSON format). With an
+``AlertLifecycle`` each alert state is posted at most once per webhook across restarts: a
+delivery that succeeded is marked (committed) and never queued again.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from gpufleet.core.alerts.lifecycle import AlertLifecycle, channel
 from gpufleet.core.config import secrets
 from gpufleet.core.model.alert import Alert, severity_at_least
 from gpufleet.core.text.catalogue import alert_sentence, alert_title
@@ -109,7 +114,18 @@ def payload(alert: Alert, fmt: str) -> dict[str, Any]:
         }
     if fmt == "wecom":
         return {"msgtype": "markdown", "markdown": {"content": f"**[{state}] {title}**\n{text}"}}
-    return {"title": title, "text": text, "alert": alert.to_json()}
+    return {
+        "title": title,
+        "text": text,
+        "host": alert.host,
+        "gpu": alert.gpu,
+        "alert": alert.to_json(),
+    }
+
+
+def webhook_channel(name: str, alert: Alert) -> str:
+    """The lifecycle channel of one alert state posted to one webhook."""
+    return channel("webhook", name, alert.state)
 
 
 class _GiveUp(Exception):
@@ -148,8 +164,10 @@ class Notifier:
         max_backoff_s: float = 30.0,
         queue_size: int = 1000,
         on_result: Callable[[Delivery], None] | None = None,
+        lifecycle: AlertLifecycle | None = None,
     ) -> None:
         self.webhooks = {w.name: w for w in webhooks}
+        self.lifecycle = lifecycle
         self.max_attempts = max(1, max_attempts)
         self.backoff_s = backoff_s
         self.max_backoff_s = max_backoff_s
@@ -179,6 +197,10 @@ class Notifier:
             w = self.webhooks.get(name)
             if w is None or not severity_at_least(alert.severity, w.min_severity):
                 continue
+            if self.lifecycle is not None and self.lifecycle.already_sent(
+                alert.id, webhook_channel(name, alert)
+            ):
+                continue  # posted before (this run or the one before a restart)
             with self._idle:
                 self._pending += 1
             try:
@@ -221,6 +243,8 @@ class Notifier:
             alert, w = item
             try:
                 result = self._deliver(alert, w)
+                if result.ok and self.lifecycle is not None:
+                    self.lifecycle.mark_sent(alert.id, webhook_channel(w.name, alert), time.time())
                 self.results.append(result)
                 if self.on_result is not None:
                     self.on_result(result)
