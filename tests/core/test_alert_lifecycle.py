@@ -84,7 +84,7 @@ def life(db: Path, hook: Hook, log: Path, phase: int, end: str) -> None:
         p.wait(30)
         assert p.returncode == -signal.SIGKILL
     else:
-        out, err = p.communicate(timeout=120)
+        _out, err = p.communicate(timeout=120)
         assert line.strip() == "DONE" and p.returncode == 0, err
     if p.stdout:
         p.stdout.close()
