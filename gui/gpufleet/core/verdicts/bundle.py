@@ -22,6 +22,7 @@ import numpy as np
 import orjson
 from gpufleet_sampler import protocol
 
+from gpufleet.core.model.alert import alert_from_json
 from gpufleet.core.history.export import export_csv
 from gpufleet.core.history.store import Store, Window
 from gpufleet.core.history.timeparse import format_utc
@@ -167,7 +168,7 @@ def simple_summary(store: Store, host: str, t0: float, t1: float) -> list[str]:
 
 
 def diagnosis_lines(store: Store, host: str, t0: float, t1: float) -> list[str]:
-    """The diagnosis engine's findings as sentences; empty when it is not available."""
+    """The diagnosis engine's findings as sentences."""
     try:
         findings = diagnosis.diagnose(
             store.hello(host, at=t1),
@@ -182,6 +183,48 @@ def diagnosis_lines(store: Store, host: str, t0: float, t1: float) -> list[str]:
         return [f"- (diagnosis failed: {type(e).__name__}: {e})"]
 
 
+def alerts_in_window(store: Store, host: str, t0: float, t1: float) -> list[dict[str, Any]]:
+    """Every alert of ``host`` active at some point of [t0, t1]: the lifecycle table's
+    (with the channels each was sent to and the actions run for it), then any older
+    record of the plain alerts table, each with its title and sentence."""
+    marks: dict[str, list[tuple[str, str, float, str | None]]] = {}
+    for key, kind, name, t, outcome in store.alert_marks():
+        marks.setdefault(key, []).append((kind, name, t, outcome))
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for row in [*store.alert_states(host, t0, t1), *store.alerts(host, t0, t1)]:
+        key = str(row.get("id"))
+        if key in seen:
+            continue
+        seen.add(key)
+        r = dict(row)
+        mine = marks.get(key, [])
+        r["sent"] = sorted(n for kind, n, _t, _o in mine if kind == "sent")
+        r["actions"] = [
+            {"action": n, "t": format_utc(t), "outcome": o}
+            for kind, n, t, o in sorted(mine, key=lambda m: m[2])
+            if kind == "action"
+        ]
+        try:
+            a = alert_from_json(row)
+            r["title"], r["sentence"] = catalogue.alert_title(a), catalogue.alert_sentence(a)
+        except ValueError:
+            pass  # a record of another shape: kept as it is
+        out.append(r)
+    out.sort(key=lambda r: (float(r.get("started_t") or 0.0), str(r.get("id"))))
+    return out
+
+
+def alert_lines(alerts: Sequence[Mapping[str, Any]]) -> list[str]:
+    lines = [f"Alerts: {len(alerts)}" + (":" if alerts else "")]
+    for a in alerts:
+        t = a.get("started_t")
+        when = format_utc(float(t)) if isinstance(t, (int, float)) else "?"
+        title = a.get("title") or a.get("rule_id")
+        lines.append(f"  {when} [{a.get('severity')}, {a.get('state')}] {title}")
+    return lines
+
+
 def check_verdicts(facts: Mapping[str, Any]) -> list[dict[str, Any]]:
     try:
         return [
@@ -192,7 +235,14 @@ def check_verdicts(facts: Mapping[str, Any]) -> list[dict[str, Any]]:
         return [{"id": "error", "verdict": "unknown", "gpu": None, "values": {"error": str(e)}}]
 
 
-def summary_text(store: Store, host: str, t0: float, t1: float, rows: int) -> str:
+def summary_text(
+    store: Store,
+    host: str,
+    t0: float,
+    t1: float,
+    rows: int,
+    alerts: Sequence[Mapping[str, Any]] = (),
+) -> str:
     hello = store.hello(host, at=t1)
     head = [
         f"gpufleet evidence bundle for {host}",
@@ -204,7 +254,18 @@ def summary_text(store: Store, host: str, t0: float, t1: float, rows: int) -> st
         head.append(f"{len(hello.gpus)} GPU(s): {', '.join(names)}; driver {drv}")
     found = diagnosis_lines(store, host, t0, t1)
     body = ["", "Findings:", *found] if found else []
-    return "\n".join([*head, *body, "", "Per GPU:", *simple_summary(store, host, t0, t1), ""])
+    return "\n".join(
+        [
+            *head,
+            *body,
+            "",
+            *alert_lines(alerts),
+            "",
+            "Per GPU:",
+            *simple_summary(store, host, t0, t1),
+            "",
+        ]
+    )
 
 
 def build_bundle(
@@ -247,7 +308,8 @@ def build_bundle(
                 "health_check.json",
                 _json({"t": format_utc(t), "facts": facts, "verdicts": check_verdicts(facts)}),
             )
-        put("alerts.json", _json(store.alerts(host, t0, t1)))
+        alerts = alerts_in_window(store, host, t0, t1)
+        put("alerts.json", _json(alerts))
         put("events.json", _json([dict(e.raw) for e in store.events(host, t0, t1)]))
         put("kills.json", _json(store.kills(host, t0, t1)))
         procs: Sequence[Any] = store.procs(host, t0, t1)
@@ -260,6 +322,6 @@ def build_bundle(
                 ]
             ),
         )
-        put("summary.txt", summary_text(store, host, t0, t1, report.rows))
+        put("summary.txt", summary_text(store, host, t0, t1, report.rows, alerts))
     tmp.replace(out)
     return report
