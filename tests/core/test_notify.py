@@ -170,3 +170,18 @@ def test_urls_come_from_the_keyring(hook: Hook) -> None:
     assert w.url == hook.url and w.format == "wecom"
     with pytest.raises(WebhookError, match="format must be one of"):
         load_webhooks({"ops": {"format": "telegram"}})
+
+
+def test_every_format_names_the_host() -> None:
+    from gpufleet.core.notify.webhooks import payload
+
+    s = Stream(n_gpus=3)
+    eng = RuleEngine(load_rules(include_user=False))
+    alerts = []
+    for t in range(20):
+        alerts += eng.feed("rental-b", s.sample(t, gpus={2: {"lost": 1}}))
+    (a,) = [x for x in alerts if x.rule_id == "gpu_lost"]
+    for fmt in FORMATS:
+        body = json.dumps(payload(a, fmt), ensure_ascii=False)
+        assert "GPU 2 of rental-b" in body, fmt
+    assert payload(a, "json")["host"] == "rental-b"
