@@ -788,6 +788,7 @@ def nvlink_slow(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
             elif mine >= float(p["clear_frac"]) * ref:
                 judged = True
     lr = h.links.get(g.gpu)
+    lanes_ok = False
     if found is None and lr is not None:
         per: list[tuple[int, float]] = []
         for i, up in enumerate(lr.up):
@@ -809,6 +810,7 @@ def nvlink_slow(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
                 }
             else:
                 judged = True
+                lanes_ok = True
     errs = h.nvlink_errors.get(g.gpu)
     if errs:
         window = float(p["errors_window_s"])
@@ -822,6 +824,8 @@ def nvlink_slow(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
         found.setdefault("nvlink_errors", int(n_err))
         found["nvlink_links"] = links
         return found
+    if lr is not None and not lanes_ok:
+        return HOLD  # the lanes cannot be judged now (little traffic): neither way
     return CLEAR if judged else HOLD
 
 
