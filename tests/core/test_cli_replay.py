@@ -18,7 +18,7 @@ from gpufleet.cli.main import main
 EXPECTED: dict[str, tuple[int, dict[tuple[str, int | None, str], float]]] = {
     "healthy-8xa100": (300, {}),
     "thermal-throttle-h100": (100, {
-        ("mem_temp_near_max", 5, ""): 47,
+        ("mem_temp_high", 5, ""): 80,  # over its own 95 °C limit for its 60 s
         ("temp_near_slowdown", 5, ""): 49,
         ("thermal_throttle", 5, ""): 51,
     }),
@@ -132,7 +132,8 @@ def test_diagnose_from_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "GPU 5 was slowed by temperature" in text
     assert main(["diagnose", "h100-a", "--file", str(path), "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert [f["id"] for f in out["diagnosis"]] == ["diag_thermal"]
+    # The thermal finding, and the throttled share every view computes the same way.
+    assert sorted(f["id"] for f in out["diagnosis"]) == ["diag_thermal", "diag_throttled"]
 
 
 def test_diagnose_from_the_history_store(capsys: pytest.CaptureFixture[str]) -> None:
@@ -153,7 +154,7 @@ def test_diagnose_from_the_history_store(capsys: pytest.CaptureFixture[str]) -> 
     rc = main(["diagnose", "4090-x2", "--window", "1m", "--format", "json", "--until", until])
     assert rc == 0
     out = json.loads(capsys.readouterr().out)
-    assert {f["id"] for f in out["diagnosis"]} == {"diag_power_limit"}
+    assert {f["id"] for f in out["diagnosis"]} == {"diag_power_limit", "diag_throttled"}
     assert out["samples"] >= 55
     assert main(["diagnose", "nobody", "--window", "1m"]) == 8
     assert "no history for host 'nobody'" in capsys.readouterr().err

@@ -237,8 +237,32 @@ def _near(metric: str, limit: str) -> Translator:
 
 
 def _mem_temp_high(r: Rule, s: _Sel) -> Translation:
+    # Against the memory's own limit where exported, else the fixed threshold.
     above = _num(r.params["above_c"])
-    return f"{s('DCGM_FI_DEV_MEMORY_TEMP')} > {above}", {"temp": VALUE, "above": above}, ""
+    temp, limit = s("DCGM_FI_DEV_MEMORY_TEMP"), s("DCGM_FI_DEV_MEM_MAX_OP_TEMP")
+    expr = f"({temp} >= {ON} {limit}) or ({temp} > {above} unless {ON} {limit})"
+    return expr, {"temp": VALUE, "above": above}, ""
+
+
+def _clock_setting_low(r: Rule, s: _Sel) -> Translation:
+    bits = _bits(int(r.params["mask"]))
+    if not bits:
+        raise PromRulesError(f"rule {r.id!r}: params.mask {r.params['mask']!r} names no reason")
+    reasons = s("DCGM_FI_DEV_CLOCKS_EVENT_REASONS")
+    cond = " or ".join(_bit_set(reasons, b) for b, _ in bits)
+    expr = (
+        f"{s('DCGM_FI_DEV_SM_CLOCK')} < {ON} {_num(r.params['below_frac'])} * "
+        f"{s('DCGM_FI_DEV_MAX_SM_CLOCK')} "
+        f"and {ON} {s('DCGM_FI_DEV_GPU_UTIL')} >= {_num(r.params['busy_util_pct'])} "
+        f"and {ON} ({cond})"
+    )
+    values = {
+        "reasons": ", ".join(label for _, label in bits),
+        "clock": VALUE,
+        "util": _q(f"DCGM_FI_DEV_GPU_UTIL{{{QG}}}"),
+        **_clock_values(s),
+    }
+    return expr, values, ""
 
 
 def _idle_billed(r: Rule, s: _Sel) -> Translation:
@@ -364,19 +388,18 @@ def _nvlink_down(r: Rule, s: _Sel) -> Translation:
 
 
 def _nvlink_slow(r: Rule, s: _Sel) -> Translation:
+    # Against the host's other GPUs (their median), never against nominal alone: a healthy
+    # all-reduce carries 30-40 % of nominal on every GPU.
     both = s("", '__name__=~"DCGM_FI_PROF_NVLINK_(TX|RX)_BYTES"')
     traffic = f"max by (instance, Hostname, gpu) ({both})"
-    nominal = f"({s('gpufleet_nvlink_links')} * {ON} {s('gpufleet_nvlink_link_speed_bytes')})"
+    peers = f"quantile by (instance, Hostname) (0.5, {traffic})"
     expr = (
-        f"{traffic} >= {_num(r.params['min_traffic_bps'])} "
-        f"and {ON} {traffic} < {ON} {_num(r.params['below_frac'])} * {nominal}"
+        f"{traffic} < on (instance, Hostname) group_left () "
+        f"({_num(r.params['below_frac'])} * ({peers} >= {_num(r.params['min_traffic_bps'])}))"
     )
-    nominal_q = f"gpufleet_nvlink_links{{{QG}}} * {ON} gpufleet_nvlink_link_speed_bytes{{{QG}}}"
-    values = {
-        "bw": "{{ humanize $value }}B/s",
-        "nominal": _q(nominal_q, "%.3g B/s"),
-    }
-    return expr, values, NEEDS_GPUFLEET
+    values = {"bw": "{{ humanize $value }}B/s"}
+    note = "compares with the host's median GPU; the dead-lane and error checks need the app"
+    return expr, values, note
 
 
 def _host_unreachable(r: Rule, s: _Sel) -> Translation:
@@ -427,6 +450,8 @@ def _metric(op: str, key: str) -> Translator:
 
 TRANSLATORS: Final[dict[str, Translator]] = {
     "thermal_throttle": _thermal_throttle,
+    "hw_slowdown": _thermal_throttle,  # the same shape: reason bits held, with the clock
+    "clock_setting_low": _clock_setting_low,
     "power_limit_low": _power_limit_low,
     "power_cap_active": _power_cap_active,
     "clocks_below_nominal": _clocks_below_nominal,
@@ -455,6 +480,8 @@ HOST_SCOPE: Final = frozenset({"idle_billed", "host_unreachable", "sampler_stall
 UNSUPPORTED: Final[dict[str, str]] = {
     "foreign_process": "needs each host's allow-list of process names, which lives in the "
     "app's config, not in Prometheus",
+    "mem_unaccounted": "needs each process's GPU memory, which DCGM does not export",
+    "sampler_restarted": "a restart shows in the sampler's hello (its run_id), not in metrics",
 }
 
 
