@@ -148,6 +148,10 @@
         <translation>GPU {gpu}</translation>
     </message>
     <message>
+        <source>GPU {gpu} of {host}</source>
+        <translation>{host} 的 GPU {gpu}</translation>
+    </message>
+    <message>
         <source>Thermal throttling on {where}</source>
         <translation>{where} 温度过高降频</translation>
     </message>
@@ -162,6 +166,54 @@
     <message>
         <source>Compare with the other GPUs: if only this one is hot, its cooling is at fault. Save this evidence and ask the provider to fix the cooling or move you to another machine.</source>
         <translation>和其他 GPU 对比：如果只有这张卡温度高，就是它的散热有问题。保存这份证据，要求服务商修好散热或给你换一台机器。</translation>
+    </message>
+    <message>
+        <source>HW slowdown on {where}</source>
+        <translation>{where} 硬件降频</translation>
+    </message>
+    <message>
+        <source>{Where} has been held down by its hardware slowdown signal ({reasons}) for {window}: its SM clock is {clock} MHz, {clock_pct} of its {clock_max} MHz maximum, at {temp} °C and {power} W. A healthy GPU never asserts it: the board&apos;s over-temperature or power-supply protection is tripping.</source>
+        <translation>{Where} 被其硬件降频信号（{reasons}）压低已有 {window}：SM 频率 {clock} MHz，为最高 {clock_max} MHz 的 {clock_pct}，温度 {temp} °C，功率 {power} W。健康的 GPU 从不触发该信号：板卡的过温或供电保护正在动作。</translation>
+    </message>
+    <message>
+        <source>A fault of the machine, not of your job: save this evidence and ask the provider to check its power supply and cooling, or to move you to another machine.</source>
+        <translation>这是机器的故障，不是您任务的问题：保存这些证据，请服务商检查其供电和散热，或为您更换机器。</translation>
+    </message>
+    <message>
+        <source>Clocks held low by a setting on {where}</source>
+        <translation>{where} 的频率被设置压低</translation>
+    </message>
+    <message>
+        <source>{Where} is busy ({util} % utilization) but a setting ({reasons}) holds its SM clock at {clock} MHz, {clock_pct} of its {clock_max} MHz maximum, for {window}.</source>
+        <translation>{Where} 正忙（利用率 {util} %），但一项设置（{reasons}）将其 SM 频率限制在 {clock} MHz，为最高 {clock_max} MHz 的 {clock_pct}，已持续 {window}。</translation>
+    </message>
+    <message>
+        <source>Applications clocks or a sync boost group are set by whoever administers the machine: reset them (&apos;sudo nvidia-smi -rac&apos;) if you may, or ask the provider.</source>
+        <translation>应用时钟或同步加速组由机器的管理者设置：如有权限可将其重置（'sudo nvidia-smi -rac'），否则请联系服务商。</translation>
+    </message>
+    <message>
+        <source>Memory held by no visible process on {where}</source>
+        <translation>{where} 有显存未被任何可见进程占用</translation>
+    </message>
+    <message>
+        <source>{hidden} of the memory of {where} is in use ({used} used) but the processes you can see hold only {held}, for {window}: {hidden_pct} of the card is taken by something invisible.</source>
+        <translation>{where} 的显存中有 {hidden} 处于使用中（共用 {used}），但您能看到的进程只占 {held}，已持续 {window}：整卡的 {hidden_pct} 被看不见的东西占用。</translation>
+    </message>
+    <message>
+        <source>Another tenant&apos;s job, a reservation of the virtualization layer or a context leaked by a killed process: your job may run out of memory sooner than the card&apos;s size says. Check for leftover processes (a reset frees a leaked context) and ask the provider.</source>
+        <translation>可能是其他租户的任务、虚拟化层的预留，或被杀进程泄漏的上下文：您的任务可能比显卡标称容量更早出现显存不足。检查是否有残留进程（重置 GPU 可释放泄漏的上下文），并联系服务商。</translation>
+    </message>
+    <message>
+        <source>Sampler restarted on {host}</source>
+        <translation>{host} 上的采样器已重启</translation>
+    </message>
+    <message>
+        <source>The sampler on {host} started a new run (the daemon, or the host, restarted) after {gap} without samples.</source>
+        <translation>{host} 上的采样器在 {gap} 没有样本之后开始了新的运行（守护进程或主机重启了）。</translation>
+    </message>
+    <message>
+        <source>A note: recording goes on. If you did not restart it, check whether the host rebooted (uptime) and why.</source>
+        <translation>提示：记录仍在继续。如果不是您重启的，请检查主机是否重启过（uptime）以及原因。</translation>
     </message>
     <message>
         <source>Power capped below default on {where}</source>
@@ -400,16 +452,16 @@
         <translation>多卡通信会退回到更慢的路径。保存这份证据并报告给服务商。</translation>
     </message>
     <message>
-        <source>NVLink bandwidth low on {where}</source>
-        <translation>{where} 的 NVLink 带宽偏低</translation>
+        <source>NVLink degraded on {where}</source>
+        <translation>{where} 的 NVLink 性能下降</translation>
     </message>
     <message>
-        <source>During traffic, NVLink of {where} carried at most {bw} against {nominal} nominal ({bw_pct}), for {window}.</source>
-        <translation>有流量时，{where} 的 NVLink 最高只跑到 {bw}，标称为 {nominal}（{bw_pct}），已持续 {window}。</translation>
+        <source>NVLink of {where} carries less than the job asks of it, for {window}.</source>
+        <translation>{where} 的 NVLink 传输量低于任务所需，已持续 {window}。</translation>
     </message>
     <message>
-        <source>Sustained bandwidth far below nominal points to a link configuration or physical problem: save the data and report it to the provider.</source>
-        <translation>持续远低于标称的带宽说明链路配置或硬件有问题：保存数据并报告给服务商。</translation>
+        <source>Save the evidence and report it to the provider.</source>
+        <translation>保存证据并报告服务商。</translation>
     </message>
     <message>
         <source>{host} unreachable</source>
@@ -470,6 +522,98 @@
     <message>
         <source>{metric} of {where} is {value}, below {threshold}, for {window}.</source>
         <translation>{where} 的 {metric} 为 {value}，低于 {threshold}，已持续 {window}。</translation>
+    </message>
+    <message>
+        <source>HW power brake on {where}</source>
+        <translation>{where} 硬件功率制动</translation>
+    </message>
+    <message>
+        <source>{Where} has been held down by its hardware power brake ({reasons}) for {window}: its SM clock is {clock} MHz, {clock_pct} of its {clock_max} MHz maximum, at {power} W. The brake is asserted by the machine&apos;s power supply, not by the GPU&apos;s own limit: the power delivery of this machine is failing or overloaded.</source>
+        <translation>{Where} 被硬件功率制动（{reasons}）压低已有 {window}：SM 频率 {clock} MHz，为最高 {clock_max} MHz 的 {clock_pct}，功率 {power} W。制动由机器的电源发出，而不是 GPU 自身的功率上限：这台机器的供电出现故障或过载。</translation>
+    </message>
+    <message>
+        <source>A fault of the machine, not of your job: save this evidence and ask the provider to check its power supply, or to move you to another machine.</source>
+        <translation>这是机器的故障，不是您任务的问题：保存这些证据，请服务商检查其供电，或为您更换机器。</translation>
+    </message>
+    <message>
+        <source>{Where} is limited to {limit} W against its default of {default} W ({limit_pct} of it). It draws {power} W now, under the limit, and the power-cap reason is not set: the limit does not slow this job at the moment, but it will slow a heavier one.</source>
+        <translation>{Where} 的功率上限为 {limit} W，默认值为 {default} W（默认的 {limit_pct}）。它当前功耗 {power} W，低于上限，且未出现功率封顶原因：此上限目前不会拖慢这个任务，但会拖慢更重的任务。</translation>
+    </message>
+    <message>
+        <source>Nothing is lost yet. If your work will need the full power, ask the provider for the default limit (nvidia-smi -q -d POWER shows it).</source>
+        <translation>目前尚无损失。如果您的任务需要全功率，请向服务商要求恢复默认上限（nvidia-smi -q -d POWER 可查看）。</translation>
+    </message>
+    <message>
+        <source>{Where} at its slowdown temperature</source>
+        <translation>{Where} 已达降频温度</translation>
+    </message>
+    <message>
+        <source>{Where} is at {temp} °C, at or over its slowdown temperature ({limit} °C), for {window}.</source>
+        <translation>{Where} 温度为 {temp} °C，已达到或超过其降频温度（{limit} °C），持续 {window}。</translation>
+    </message>
+    <message>
+        <source>It slows itself down from here on. If the room or its airflow is the cause, ask the provider; a cooler instance is worth more than a cheaper one.</source>
+        <translation>从此刻起它会自行降频。如果原因是机房或风道，请联系服务商；一台更凉的实例比一台更便宜的更值。</translation>
+    </message>
+    <message>
+        <source>Memory of {where} at its temperature limit</source>
+        <translation>{where} 的显存已达温度上限</translation>
+    </message>
+    <message>
+        <source>The memory of {where} has been at {temp} °C, at or over its own limit of {mem_limit} °C, for {window}.</source>
+        <translation>{where} 的显存温度为 {temp} °C，已达到或超过其自身上限 {mem_limit} °C，持续 {window}。</translation>
+    </message>
+    <message>
+        <source>Memory this hot throttles, then risks errors and damage: save a checkpoint, stop training, and move to another instance.</source>
+        <translation>显存这么热会先降频，然后有出错和损坏的风险：保存检查点，停止训练，并换到另一台实例。</translation>
+    </message>
+    <message>
+        <source>NVLink of {where} slower than its peers</source>
+        <translation>{where} 的 NVLink 比同机其他 GPU 慢</translation>
+    </message>
+    <message>
+        <source>NVLink of {where} carried {bw} against {peers_bw} on the host&apos;s other {peers} NVLink GPUs ({peer_pct} of theirs), for {window}, in the same job.</source>
+        <translation>在同一任务中，{where} 的 NVLink 传输 {bw}，而本机其他 {peers} 块 NVLink GPU 为 {peers_bw}（为它们的 {peer_pct}），已持续 {window}。</translation>
+    </message>
+    <message>
+        <source>In one collective every GPU carries about the same: a GPU at half its peers&apos; rate has a degraded link. Save the evidence and report it to the provider.</source>
+        <translation>在同一次集合通信中每块 GPU 的传输量大致相同：速率只有同伴一半的 GPU 链路已经劣化。保存证据并报告服务商。</translation>
+    </message>
+    <message>
+        <source>Dead NVLink lane on {where}</source>
+        <translation>{where} 有失效的 NVLink 链路</translation>
+    </message>
+    <message>
+        <source>NVLink link(s) {lanes} of {where} are up but carry next to nothing while its other links carry {lane_bw} each, for {window}.</source>
+        <translation>{where} 的 NVLink 链路 {lanes} 处于连接状态但几乎没有流量，而其他链路每条传输 {lane_bw}，已持续 {window}。</translation>
+    </message>
+    <message>
+        <source>Traffic is spread over all links: one that carries nothing is dead or degraded. Save the evidence and report it to the provider.</source>
+        <translation>流量会分布到所有链路上：没有流量的链路已失效或劣化。保存证据并报告服务商。</translation>
+    </message>
+    <message>
+        <source>NVLink errors rising on {where}</source>
+        <translation>{where} 的 NVLink 错误在增加</translation>
+    </message>
+    <message>
+        <source>NVLink of {where} logged {errors} errors (CRC, replay, recovery) within {errors_window}.</source>
+        <translation>{where} 的 NVLink 在 {errors_window} 内记录了 {errors} 个错误（CRC、重放、恢复）。</translation>
+    </message>
+    <message>
+        <source>Each error costs a retransmission; a rising count is a failing link or cable. Save the evidence and report it to the provider.</source>
+        <translation>每个错误都需要重传；计数不断上升说明链路或线缆正在失效。保存证据并报告服务商。</translation>
+    </message>
+    <message>
+        <source>The sampler on {host} started a new run after {gap} without samples, and what the previous run recorded but had not yet sent is gone.</source>
+        <translation>{host} 上的采样器在 {gap} 没有样本之后开始了新的运行，上一次运行已记录但尚未发送的数据已丢失。</translation>
+    </message>
+    <message>
+        <source>If you did not restart it, check whether the host rebooted (uptime) and why.</source>
+        <translation>如果不是您重启的，请检查主机是否重启过（uptime）以及原因。</translation>
+    </message>
+    <message>
+        <source>Over {window} the clocks were held down {held_share} of the time ({held_by}).</source>
+        <translation>在 {window} 内，频率被压低的时间占 {held_share}（{held_by}）。</translation>
     </message>
     <message>
         <source>A hardware or driver fault: save this evidence, restart your job from its checkpoint on another GPU or instance, and report it to the provider.</source>
@@ -789,6 +933,14 @@
         <translation>{Where}：{total} 显存中有 {reserved}（{reserved_pct}）被驱动或虚拟化层预留：按整卡显存规划的模型会显存不足（OOM）。</translation>
     </message>
     <message>
+        <source>{Where}: the memory in use is held by the processes listed.</source>
+        <translation>{Where}：使用中的显存均由所列进程占用。</translation>
+    </message>
+    <message>
+        <source>{Where}: {hidden} of its memory is in use ({used} used) but the processes you can see hold only {held}: another tenant, a hidden reservation or a leaked context. Your job has that much less memory.</source>
+        <translation>{Where}：有 {hidden} 显存处于使用中（共用 {used}），但您能看到的进程只占 {held}：可能是其他租户、隐藏的预留或泄漏的上下文。您的任务可用显存会少这么多。</translation>
+    </message>
+    <message>
         <source>{Where}: virtualization {mode}: the sensors are the card&apos;s own.</source>
         <translation>{Where}：虚拟化模式 {mode}：传感器读数来自显卡本身。</translation>
     </message>
@@ -809,6 +961,26 @@
         <translation>{Where} 的功耗上限被限制为 {limit} W，默认为 {default} W（{limit_pct}）；工作时频率平均为最高值的 {clock_pct}。请要求服务商恢复完整功耗上限。</translation>
     </message>
     <message>
+        <source>{Where} is power limited to {limit} W against its default {default} W ({limit_pct}), but it drew {power} W on average while busy and the power-cap reason was rarely set: the limit did not slow this job (it would slow a heavier one).</source>
+        <translation>{Where} 的功率上限为 {limit} W，默认值为 {default} W（{limit_pct}），但它忙碌时平均功耗为 {power} W，且很少出现功率封顶原因：该上限没有拖慢这个任务（但会拖慢更重的任务）。</translation>
+    </message>
+    <message>
+        <source>{Where}&apos;s clocks were held down by a limit for {share} of the busy time ({held} of {span}): {held_by}.</source>
+        <translation>{Where} 的频率在 {share} 的忙碌时间内被限制压低（{span} 中的 {held}）：{held_by}。</translation>
+    </message>
+    <message>
+        <source>{Where} was held down by its hardware {hw_kind} for {share} of the busy time (clocks averaged {clock_pct} of maximum): a fault of the machine&apos;s power supply or cooling, not of your job. Report it to the provider with this evidence.</source>
+        <translation>{Where} 在 {share} 的忙碌时间内被硬件{hw_kind}压低（平均频率为最高的 {clock_pct}）：这是机器供电或散热的故障，不是您任务的问题。请带着这些证据报告服务商。</translation>
+    </message>
+    <message>
+        <source>{Where} ran at {clock_pct} of its maximum clock for {share} of the busy time because of a setting ({reasons}): reset applications clocks (&apos;sudo nvidia-smi -rac&apos;) or ask the provider.</source>
+        <translation>由于一项设置（{reasons}），{Where} 在 {share} 的忙碌时间内只以最高频率的 {clock_pct} 运行：重置应用时钟（'sudo nvidia-smi -rac'）或联系服务商。</translation>
+    </message>
+    <message>
+        <source>{Where}: {hidden} of its memory ({hidden_pct} of the card) was in use but held by no process you can see: another tenant, a reservation of the virtualization layer or a leaked context. Your job has that much less memory than the card&apos;s size says.</source>
+        <translation>{Where}：有 {hidden} 显存（整卡的 {hidden_pct}）处于使用中，却不属于任何您能看到的进程：可能是其他租户、虚拟化层的预留或泄漏的上下文。您的任务可用显存比显卡标称容量少这么多。</translation>
+    </message>
+    <message>
         <source>{Where} held its clocks down to stay within its default power limit for {share} of the busy time (clocks averaged {clock_pct} of maximum): normal for a heavy load.</source>
         <translation>{Where} 在 {share} 的工作时间里为了不超过默认功耗上限而压低频率（平均为最高值的 {clock_pct}）：重负载下属于正常。</translation>
     </message>
@@ -817,8 +989,12 @@
         <translation>{Where} 在该时段的 {share} 时间里工作时只跑到最高频率的 {clock_pct}，且没有报告原因：很可能是本机之外的限制（虚拟化宿主机、服务商）。请与另一个实例对比。</translation>
     </message>
     <message>
-        <source>{Where} reached {temp} °C against a slowdown temperature of {slowdown} °C.</source>
-        <translation>{Where} 温度达到 {temp} °C，降频温度为 {slowdown} °C。</translation>
+        <source>{Where} held {temp} °C for a minute or more against a slowdown temperature of {slowdown} °C.</source>
+        <translation>{Where} 在 {temp} °C 保持了一分钟以上，其降频温度为 {slowdown} °C。</translation>
+    </message>
+    <message>
+        <source>Before the crash, the memory of {where} held {temp} °C for 30 s or more (limit {mem_limit} °C; rising {rise} °C over the window).</source>
+        <translation>崩溃之前，{where} 的显存在 {temp} °C 保持了 30 秒以上（上限 {mem_limit} °C；窗口内上升 {rise} °C）。</translation>
     </message>
     <message>
         <source>{Where} was shared: {procs} ran on it besides the main job, taking up to {mem} of memory. Two jobs on one GPU both run slower.</source>
@@ -831,10 +1007,6 @@
     <message>
         <source>{Where}&apos;s utilization went up and down {cycles} times (busy {busy_share} of the time) while PCIe carried only {pcie}: the GPU waits for data. Look at the data loader (workers, storage, preprocessing) before the hardware.</source>
         <translation>{Where} 的利用率起伏了 {cycles} 次（{busy_share} 的时间在工作），而 PCIe 只传输了 {pcie}：GPU 在等数据。先检查数据加载（workers、存储、预处理），再怀疑硬件。</translation>
-    </message>
-    <message>
-        <source>Before the crash, the memory of {where} reached {temp} °C (rising {rise} °C over the window).</source>
-        <translation>崩溃前 {where} 的显存温度达到 {temp} °C（该时段内上升 {rise} °C）。</translation>
     </message>
     <message>
         <source>{Where} logged {kind} memory errors at {at} ({count}): a hardware cause. Report it to the provider with this evidence.</source>
@@ -903,6 +1075,14 @@
     <message>
         <source>, and its process disappeared</source>
         <translation>，其进程也消失了</translation>
+    </message>
+    <message>
+        <source>power brake</source>
+        <translation>功率制动</translation>
+    </message>
+    <message>
+        <source>slowdown signal</source>
+        <translation>降频信号</translation>
     </message>
     <message>
         <source>PASS</source>
@@ -1607,6 +1787,42 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <translation>显示频率设置</translation>
     </message>
     <message>
+        <source>nothing to run: the GPU lowers its clock on purpose; no loss</source>
+        <translation>没有任务可运行：GPU 主动降低频率；没有损失</translation>
+    </message>
+    <message>
+        <source>the applications-clocks setting (nvidia-smi -ac) caps the clock: someone&apos;s choice, reset with nvidia-smi -rac</source>
+        <translation>应用时钟设置（nvidia-smi -ac）限制了频率：这是有人刻意设置的，可用 nvidia-smi -rac 重置</translation>
+    </message>
+    <message>
+        <source>the software power cap: the GPU keeps within its enforced limit; normal under heavy load at the default limit, a loss when the limit is below the default</source>
+        <translation>软件功率封顶：GPU 保持在其强制功率上限内；默认上限下重负载时属正常，上限低于默认值时则是损失</translation>
+    </message>
+    <message>
+        <source>the hardware slowdown signal: the board&apos;s over-temperature or power-supply protection; never seen on a healthy machine</source>
+        <translation>硬件降频信号：板卡的过温或供电保护；健康的机器上从不出现</translation>
+    </message>
+    <message>
+        <source>a sync boost group: every GPU of the group runs at the slowest member&apos;s clock</source>
+        <translation>同步加速组：组内每块 GPU 都以最慢成员的频率运行</translation>
+    </message>
+    <message>
+        <source>software thermal slowdown: the GPU is near its slowdown temperature</source>
+        <translation>软件温控降频：GPU 接近其降频温度</translation>
+    </message>
+    <message>
+        <source>hardware thermal slowdown: the GPU is too hot and cuts its clock hard</source>
+        <translation>硬件温控降频：GPU 过热并大幅降低频率</translation>
+    </message>
+    <message>
+        <source>the hardware power brake: the machine&apos;s power supply asked the GPU to slow down; a power delivery fault</source>
+        <translation>硬件功率制动：机器的电源要求 GPU 降速；属于供电故障</translation>
+    </message>
+    <message>
+        <source>the display clock setting limits the clock (a display-related setting)</source>
+        <translation>显示时钟设置限制了频率（与显示相关的设置）</translation>
+    </message>
+    <message>
         <source>thermal</source>
         <translation>温度</translation>
     </message>
@@ -1630,6 +1846,22 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <translation>软件或硬件温控降频标志被置位：GPU 因为过热自行降频</translation>
     </message>
     <message>
+        <source>HW slowdown (0x8) or HW power brake (0x80) reason set: the board&apos;s power-supply or over-temperature protection holds the clock down (a machine fault)</source>
+        <translation>出现硬件降频（0x8）或硬件功率制动（0x80）原因：板卡的供电或过温保护压低了频率（机器故障）</translation>
+    </message>
+    <message>
+        <source>busy and held well under the max clock by a setting: applications clocks (0x2), sync boost (0x10) or the display clock (0x100)</source>
+        <translation>忙碌时被某项设置压到远低于最高频率：应用时钟（0x2）、同步加速（0x10）或显示时钟（0x100）</translation>
+    </message>
+    <message>
+        <source>memory in use that no listed process holds (used minus the processes&apos; memory): another tenant, a hidden reservation, a leaked context</source>
+        <translation>使用中但不属于任何所列进程的显存（已用减去各进程显存）：其他租户、隐藏预留、泄漏的上下文</translation>
+    </message>
+    <message>
+        <source>the sampler started a new run (a new run_id): the daemon or the host restarted</source>
+        <translation>采样器开始了新的运行（新的 run_id）：守护进程或主机重启了</translation>
+    </message>
+    <message>
         <source>enforced power limit below the card&apos;s default (e.g. 300 W against 450 W)</source>
         <translation>实际功耗上限低于显卡默认值（例如 300 W，默认 450 W）</translation>
     </message>
@@ -1650,8 +1882,8 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <translation>显存温度距最高值只差几度</translation>
     </message>
     <message>
-        <source>memory temperature over 100 °C, where the GPU reports it</source>
-        <translation>显存温度超过 100 °C（GPU 报告该值时）</translation>
+        <source>memory temperature at its own limit (NVML&apos;s MEM_MAX threshold), or over 100 °C where no limit is reported</source>
+        <translation>显存温度达到其自身上限（NVML 的 MEM_MAX 阈值），或在未报告上限时超过 100 °C</translation>
     </message>
     <message>
         <source>every GPU under 5 % utilization and 10 % memory: paying for an idle host</source>
@@ -1702,16 +1934,16 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <translation>正常的 NVLink 链路少于 GPU 拥有的数量</translation>
     </message>
     <message>
-        <source>NVLink traffic that stays far below the nominal bandwidth</source>
-        <translation>NVLink 流量持续远低于标称带宽</translation>
+        <source>NVLink carrying under half what the host&apos;s other GPUs carry, a link up but idle while its siblings are busy, or rising NVLink error counters (never nominal alone)</source>
+        <translation>NVLink 传输量不到本机其他 GPU 的一半、某条链路处于连接状态却在其他链路繁忙时闲置，或 NVLink 错误计数上升（从不只对照标称值）</translation>
+    </message>
+    <message>
+        <source>no sample from the host&apos;s sampler although the link is up and it did not restart</source>
+        <translation>连接正常且采样器未重启，却收不到主机采样器的样本</translation>
     </message>
     <message>
         <source>the host cannot be reached over SSH</source>
         <translation>无法通过 SSH 连接主机</translation>
-    </message>
-    <message>
-        <source>no sample from the host&apos;s sampler although the link is up</source>
-        <translation>连接正常但主机的采样器没有发送数据</translation>
     </message>
     <message>
         <source>the host&apos;s cost reached a share of its budget</source>
