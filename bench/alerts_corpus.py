@@ -43,8 +43,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "remote"))
 sys.path.insert(0, str(ROOT / "gui"))
 
-from gpufleet.core.alerts.alert import Alert  # noqa: E402
 from gpufleet.core.alerts.rules import RuleEngine, load_rules  # noqa: E402
+from gpufleet.core.model.alert import Alert  # noqa: E402
 from gpufleet.core.wire.messages import Hello, Message, parse_object  # noqa: E402
 from gpufleet_sampler import protocol  # noqa: E402
 

@@ -15,10 +15,10 @@ from typing import Any
 
 from _rules_support import BUSY, Stream
 from gpufleet.core.alerts.actions import ActionRunner
-from gpufleet.core.model.alert import Alert
 from gpufleet.core.alerts.lifecycle import AlertLifecycle
 from gpufleet.core.alerts.rules import Rule, RuleEngine, load_rules
 from gpufleet.core.history.store import Store
+from gpufleet.core.model.alert import Alert
 from gpufleet.core.notify.webhooks import Notifier, Webhook
 from gpufleet.core.pipeline.dispatch import AlertDispatcher
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 from _rules_support import BUSY, GIB, T0, Stream
-from gpufleet.core.model.alert import Alert
 from gpufleet.core.alerts.rules import RuleEngine, load_rules
+from gpufleet.core.model.alert import Alert
 from gpufleet.core.text.catalogue import alert_sentence, alert_title, reason_meaning
 from gpufleet.core.wire.messages import Message, parse_object
 from gpufleet_sampler import protocol
@@ -368,7 +368,7 @@ def test_single_sample_temperature_spikes_raise_nothing() -> None:
 
 def test_flickering_thermal_bits_are_one_episode() -> None:
     # Thermal slowdown set two samples in three: one alert, with its share of the time.
-    from gpufleet.core.verdicts.throttle import throttled_share
+    from gpufleet.core.alerts.throttle import throttled_share
 
     s = Stream()
     msgs = [s.hello]

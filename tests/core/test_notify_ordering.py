@@ -3,8 +3,8 @@ the user already saw (before a restart too)."""
 
 from __future__ import annotations
 
-from gpufleet.core.alerts.alert import Alert
 from gpufleet.core.alerts.lifecycle import AlertLifecycle
+from gpufleet.core.model.alert import Alert
 from gpufleet.core.notify.ordering import mark_notified, plan_notifications
 
 

@@ -29,10 +29,10 @@ from typing import Any, Final
 
 from gpufleet_sampler import protocol
 
+from gpufleet.core.alerts import throttle
+from gpufleet.core.alerts.throttle import ThrottleShare, throttled_share
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.cost.idle import gpu_is_idle
-from gpufleet.core.verdicts import throttle
-from gpufleet.core.verdicts.throttle import ThrottleShare, throttled_share
 from gpufleet.core.wire.messages import Hello, LinkRow, Proc, Value
 
 CLEAR: Final = 0

@@ -22,8 +22,8 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
-from gpufleet.core.model.alert import FIRING, Alert, alert_from_json
 from gpufleet.core.history.store import Store
+from gpufleet.core.model.alert import FIRING, Alert, alert_from_json
 
 SENT: Final = "sent"
 ACTION: Final = "action"

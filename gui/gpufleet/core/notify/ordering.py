@@ -19,8 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
-from gpufleet.core.alerts.alert import FIRING, SEVERITY_RANK, Alert, severity_at_least
 from gpufleet.core.alerts.lifecycle import AlertLifecycle, channel
+from gpufleet.core.model.alert import FIRING, SEVERITY_RANK, Alert, severity_at_least
 
 # Conditions that mean "your job runs slower now".
 THROTTLING: Final = frozenset(

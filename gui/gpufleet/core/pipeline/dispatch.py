@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from gpufleet.core.alerts.actions import ActionRun, ActionRunner
-from gpufleet.core.model.alert import FIRING, RESOLVED, Alert
 from gpufleet.core.alerts.lifecycle import AlertLifecycle
 from gpufleet.core.alerts.rules import RuleEngine
+from gpufleet.core.model.alert import FIRING, RESOLVED, Alert
 from gpufleet.core.notify.webhooks import Notifier
 
 

@@ -22,13 +22,14 @@ import numpy as np
 import orjson
 from gpufleet_sampler import protocol
 
-from gpufleet.core.model.alert import alert_from_json
+from gpufleet.core.alerts import throttle
+from gpufleet.core.alerts.throttle import ThrottleShare, throttled_share
 from gpufleet.core.history.export import export_csv
 from gpufleet.core.history.store import Store, Window
 from gpufleet.core.history.timeparse import format_utc
+from gpufleet.core.model.alert import alert_from_json
 from gpufleet.core.text import catalogue
-from gpufleet.core.verdicts import diagnosis, health, throttle
-from gpufleet.core.verdicts.throttle import ThrottleShare, throttled_share
+from gpufleet.core.verdicts import diagnosis, health
 from gpufleet.core.wire.messages import Hello
 
 # What the plots show: every GPU's series of these metrics.

@@ -23,10 +23,10 @@ from typing import Any, Final
 import numpy as np
 from gpufleet_sampler import protocol
 
+from gpufleet.core.alerts import throttle
 from gpufleet.core.alerts.conditions import REASON_EXPLAINING_MASK, XID_CRITICAL
+from gpufleet.core.alerts.throttle import ThrottleShare, sustained_level, throttled_share
 from gpufleet.core.model.findings import FAIL, INFO, PASS, WARN, Finding
-from gpufleet.core.verdicts import throttle
-from gpufleet.core.verdicts.throttle import ThrottleShare, sustained_level, throttled_share
 from gpufleet.core.wire.messages import Event, Hello, Procs, Sample
 
 BUSY_PCT: Final = 50.0
