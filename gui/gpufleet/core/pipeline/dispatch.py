@@ -35,13 +35,23 @@ class AlertDispatcher:
         lifecycle: AlertLifecycle | None = None,
     ) -> None:
         self.engine = engine
+        self.lifecycle = lifecycle if lifecycle is not None else AlertLifecycle()
+        self._notifier: Notifier | None = None
         self.notifier = notifier
         self.actions = actions
-        self.lifecycle = lifecycle if lifecycle is not None else AlertLifecycle()
-        if notifier is not None and notifier.lifecycle is None:
-            notifier.lifecycle = self.lifecycle
         if actions is not None and actions.lifecycle is None:
             actions.lifecycle = self.lifecycle
+
+    @property
+    def notifier(self) -> Notifier | None:
+        return self._notifier
+
+    @notifier.setter
+    def notifier(self, notifier: Notifier | None) -> None:
+        """A notifier swapped in later (new webhook settings) asks the same lifecycle."""
+        if notifier is not None and notifier.lifecycle is None:
+            notifier.lifecycle = self.lifecycle
+        self._notifier = notifier
 
     def handle(self, alerts: Iterable[Alert]) -> list[ActionRun]:
         """Record, send and schedule what the alerts' rules ask for; returns the scheduled
