@@ -158,3 +158,48 @@ def test_diagnose_from_the_history_store(capsys: pytest.CaptureFixture[str]) -> 
     assert out["samples"] >= 55
     assert main(["diagnose", "nobody", "--window", "1m"]) == 8
     assert "no history for host 'nobody'" in capsys.readouterr().err
+
+
+def _line(obj: dict[str, Any]) -> bytes:
+    return json.dumps(obj).encode() + b"\n"
+
+
+def test_replay_tells_restart_from_stall_and_disconnect(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A recorded stream (lines written here from the protocol) with a 2-hour absence back-
+    filled from the day tier, then a sampler restart: a restart note, no stall."""
+    from _rules_support import BUSY, T0, Stream, row
+
+    s = Stream()
+    hello = dict(s.hello.raw)
+    lines = [_line(hello)]
+    seq = 0
+
+    def sample(t: float) -> bytes:
+        return _line({"kind": "sample", "seq": seq, "t": T0 + t, "mono": t, "gpus": [row(0, BUSY)]})
+
+    for t in range(300):
+        seq += 1
+        lines.append(sample(t))
+    lines.append(_line(hello))  # the reconnect
+    lines.append(_line({"kind": "event", "seq": seq, "t": T0 + 7500, "type": "note",
+                        "gpu": None, "code": None, "reason": "ring", "gap_from": seq + 1,
+                        "gap_to": seq + 60 * 100, "message": "day tier"}))  # fmt: skip
+    for t in range(300, 3900, 60):  # the day tier: one sample a minute
+        seq += 90
+        lines.append(sample(t))
+    for t in range(3900, 7500):  # the raw ring's hour, then live
+        seq += 1
+        lines.append(sample(t))
+    lines.append(_line({**hello, "run_id": "second-life"}))
+    for t in range(7560, 7700):
+        seq += 1
+        lines.append(sample(t))
+    path = tmp_path / "away.jsonl"
+    path.write_bytes(b"".join(lines))
+    out = replay_json(capsys, str(path))
+    fired = [(a["rule_id"], a["t_rel_s"]) for a in out["alerts"] if a["state"] == "firing"]
+    assert fired == [("sampler_restarted", 7560)]
+    (a,) = [a for a in out["alerts"] if a["state"] == "firing"]
+    assert "restarted" in a["title"] and "driver hung" not in a["sentence"]
