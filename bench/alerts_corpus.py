@@ -428,6 +428,8 @@ def faults(start: float, dur: float) -> list[Fault]:
               on(1, lambda row, t: row.update(nvlink_up=17))),
         Fault("pcie_downtrained", "pcie_downtrained", 4, start, dur,
               on(4, lambda row, t: row.update(pcie_width=8))),
+        Fault("pcie_replays", "pcie_replays", 4, start, dur,
+              on(4, lambda row, t: row.update(pcie_replays=int(t / 3)))),
         Fault("gpu_lost", "gpu_lost", 6, start, math.inf, on(6, lost)),
         Fault("ecc_dbe", "ecc_dbe_increase", 0, start, math.inf,
               on(0, lambda row, t: row.update(ecc_dbe_vol=1))),

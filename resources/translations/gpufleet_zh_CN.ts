@@ -189,7 +189,7 @@
     </message>
     <message>
         <source>Applications clocks or a sync boost group are set by whoever administers the machine: reset them (&apos;sudo nvidia-smi -rac&apos;) if you may, or ask the provider.</source>
-        <translation>应用时钟或同步加速组由机器的管理者设置：如有权限可将其重置（'sudo nvidia-smi -rac'），否则请联系服务商。</translation>
+        <translation>应用时钟或同步加速组由机器的管理者设置：如有权限可将其重置（&apos;sudo nvidia-smi -rac&apos;），否则请联系服务商。</translation>
     </message>
     <message>
         <source>Memory held by no visible process on {where}</source>
@@ -438,6 +438,18 @@
     <message>
         <source>Jobs that load a lot of data suffer most. Ask the provider to reseat the card or move you; save this evidence.</source>
         <translation>数据加载量大的任务受影响最大。请服务商重新插拔显卡或给你换机器；保存这份证据。</translation>
+    </message>
+    <message>
+        <source>PCIe replays rising on {where}</source>
+        <translation>{where} 的 PCIe 重放在增加</translation>
+    </message>
+    <message>
+        <source>The PCIe link of {where} (Gen{gen} x{width}) retransmitted {replays} times within {replay_window}.</source>
+        <translation>{where} 的 PCIe 链路（Gen{gen} x{width}）在 {replay_window} 内重传了 {replays} 次。</translation>
+    </message>
+    <message>
+        <source>Replays are the link correcting its own errors: each one stalls transfers, and a rising count is a bad riser, slot or signal. Save the evidence and ask the provider to reseat the card or move you.</source>
+        <translation>重放是链路在纠正自身的错误：每次都会让传输停顿，计数不断上升说明转接卡、插槽或信号有问题。保存证据，请服务商重新插拔显卡或为您更换机器。</translation>
     </message>
     <message>
         <source>NVLink link down on {where}</source>
@@ -974,7 +986,7 @@
     </message>
     <message>
         <source>{Where} ran at {clock_pct} of its maximum clock for {share} of the busy time because of a setting ({reasons}): reset applications clocks (&apos;sudo nvidia-smi -rac&apos;) or ask the provider.</source>
-        <translation>由于一项设置（{reasons}），{Where} 在 {share} 的忙碌时间内只以最高频率的 {clock_pct} 运行：重置应用时钟（'sudo nvidia-smi -rac'）或联系服务商。</translation>
+        <translation>由于一项设置（{reasons}），{Where} 在 {share} 的忙碌时间内只以最高频率的 {clock_pct} 运行：重置应用时钟（&apos;sudo nvidia-smi -rac&apos;）或联系服务商。</translation>
     </message>
     <message>
         <source>{Where}: {hidden} of its memory ({hidden_pct} of the card) was in use but held by no process you can see: another tenant, a reservation of the virtualization layer or a leaked context. Your job has that much less memory than the card&apos;s size says.</source>
@@ -1932,6 +1944,10 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     <message>
         <source>fewer NVLink links up than the GPU has</source>
         <translation>正常的 NVLink 链路少于 GPU 拥有的数量</translation>
+    </message>
+    <message>
+        <source>the PCIe replay counter rising (retransmissions on the link), not its total</source>
+        <translation>PCIe 重放计数在上升（链路上的重传），而不是其总数</translation>
     </message>
     <message>
         <source>NVLink carrying under half what the host&apos;s other GPUs carry, a link up but idle while its siblings are busy, or rising NVLink error counters (never nominal alone)</source>

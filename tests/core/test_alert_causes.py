@@ -390,3 +390,15 @@ def test_hw_slowdown_with_a_thermal_reason_is_thermal() -> None:
     _eng, alerts = run([s.hello, *(s.sample(t, **hot) for t in range(60))])
     assert fired(alerts, "hw_slowdown") == []
     assert len(fired(alerts, "thermal_throttle")) == 1
+
+
+def test_pcie_replays_rising_on_one_gpu() -> None:
+    s = Stream(n_gpus=2)
+    msgs: list[Message] = [s.hello]
+    for t in range(400):
+        bad = {**BUSY, "pcie_replays": 5000 + (t // 2 if t >= 100 else 0)}
+        healthy = {**BUSY, "pcie_replays": 12}  # an old count since boot: no alert
+        msgs.append(s.sample(t, gpus={0: healthy, 1: bad}))
+    (a,) = fired(run(msgs)[1], "pcie_replays")
+    assert a.gpu == 1 and a.evidence["values"]["replays_rise"] == 100
+    assert "retransmitted 100 times within 10 min" in alert_sentence(a)

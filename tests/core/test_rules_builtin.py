@@ -281,6 +281,7 @@ def test_every_shipped_rule_is_covered_here() -> None:
         "sampler_stalled", "budget_80", "budget_100",
         # tests/core/test_alert_causes.py
         "hw_slowdown", "clock_setting_low", "mem_unaccounted", "sampler_restarted",
+        "pcie_replays",
     }  # fmt: skip
     assert covered == SHIPPED_IDS
 

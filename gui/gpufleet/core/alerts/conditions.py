@@ -137,6 +137,8 @@ class HostState:
     nvlink_ema_t: float | None = None
     links: dict[int, LinkRow] = field(default_factory=dict)
     nvlink_errors: dict[int, deque[tuple[float, int]]] = field(default_factory=dict)
+    # Per GPU, the PCIe replay counter at each change: (t, value), oldest first.
+    pcie_replays: dict[int, deque[tuple[float, float]]] = field(default_factory=dict)
     last_seq: int | None = None
     thinned_to_seq: int | None = None  # a daemon note: samples up to here are the day tier
     restart: dict[str, Any] | None = None  # the latest sampler restart (new run_id)
@@ -735,6 +737,37 @@ def pcie_downtrained(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
             "util_gpu_pct": g.v("util_gpu_pct"),
         }
     return CLEAR
+
+
+@_condition("pcie_replays", GPU, ("sample",), {"min_replays": 100.0, "window_s": 600.0})
+def pcie_replays(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+    """The PCIe replay counter rising: link-level retransmissions (signal integrity, a bad
+    riser or slot). A healthy link replays rarely, if ever; judged on the rise over
+    ``window_s``, not on the count since boot."""
+    now = g.v("pcie_replays")
+    hist = h.pcie_replays.get(g.gpu)
+    if now is None or not hist:
+        return HOLD
+    window = float(p["window_s"])
+    base = hist[0]
+    for pt in hist:
+        if pt[0] <= t - window:
+            base = pt
+        else:
+            break
+    rise = float(now) - base[1]
+    if rise >= float(p["min_replays"]):
+        return {
+            "pcie_replays": now,
+            "replays_rise": rise,
+            "from_t": base[0],
+            "window_s": window,
+            "pcie_gen": g.v("pcie_gen"),
+            "pcie_width": g.v("pcie_width"),
+        }
+    if rise < 1:
+        return CLEAR
+    return HOLD
 
 
 @_condition("nvlink_down", GPU, ("sample",), {})

@@ -658,11 +658,22 @@ class RuleEngine:
         ir, iu = pos.get("clock_reasons"), pos.get("util_gpu_pct")
         ivp, ivt = pos.get("viol_power_pct"), pos.get("viol_thermal_pct")
         itx, irx = pos.get("nvlink_tx_bps"), pos.get("nvlink_rx_bps")
+        irp = pos.get("pcie_replays")
         t = s.t
         prev_t = st.nvlink_ema_t
         alpha = 1.0 if prev_t is None else min(1.0, max(0.0, t - prev_t) / NVLINK_TAU_S)
         st.nvlink_ema_t = t
         for gpu, row in rows.items():
+            if irp is not None and irp < len(row) and row[irp] is not None:
+                rp = float(row[irp])
+                ph = st.pcie_replays.get(gpu)
+                if ph is None or rp < ph[-1][1]:  # first, or the counter was reset
+                    ph = st.pcie_replays[gpu] = deque(maxlen=256)
+                if not ph or rp != ph[-1][1]:
+                    ph.append((t, rp))
+                # Keep one point older than any window a rule looks back (an hour).
+                while len(ph) > 1 and ph[1][0] < t - 3600:
+                    ph.popleft()
             if ir is not None:
                 hist = st.clock_hist.get(gpu)
                 if hist is None:

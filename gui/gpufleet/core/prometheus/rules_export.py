@@ -382,6 +382,21 @@ def _pcie_downtrained(r: Rule, s: _Sel) -> Translation:
     return expr, values, ""
 
 
+def _pcie_replays(r: Rule, s: _Sel) -> Translation:
+    window = _duration(float(r.params["window_s"]))
+    expr = (
+        f"increase({s('DCGM_FI_DEV_PCIE_REPLAY_COUNTER')}[{window}]) "
+        f">= {_num(r.params['min_replays'])}"
+    )
+    values = {
+        "replays": VALUE,
+        "replay_window": window,
+        "gen": _q(f"DCGM_FI_DEV_PCIE_LINK_GEN{{{QG}}}"),
+        "width": _q(f"DCGM_FI_DEV_PCIE_LINK_WIDTH{{{QG}}}"),
+    }
+    return expr, values, ""
+
+
 def _nvlink_down(r: Rule, s: _Sel) -> Translation:
     expr = f"{s('gpufleet_nvlink_links_up')} < {ON} {s('gpufleet_nvlink_links')}"
     return expr, {"up": VALUE, "links": _q(f"gpufleet_nvlink_links{{{QG}}}")}, NEEDS_GPUFLEET
@@ -467,6 +482,7 @@ TRANSLATORS: Final[dict[str, Translator]] = {
     "retired_pending": _flag("DCGM_FI_DEV_RETIRED_PENDING"),
     "gpu_lost": _gpu_lost,
     "pcie_downtrained": _pcie_downtrained,
+    "pcie_replays": _pcie_replays,
     "nvlink_down": _nvlink_down,
     "nvlink_slow": _nvlink_slow,
     "host_unreachable": _host_unreachable,

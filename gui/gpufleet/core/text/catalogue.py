@@ -524,6 +524,21 @@ ALERT_TEXT: Final[dict[str, tuple[str, str, str, str]]] = {
             "move you; save this evidence.",
         ),
     ),
+    "pcie_replays": (
+        QT_TRANSLATE_NOOP("Alerts", "PCIe replays rising on {where}"),
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "The PCIe link of {where} (Gen{gen} x{width}) retransmitted {replays} times within "
+            "{replay_window}.",
+        ),
+        "",
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "Replays are the link correcting its own errors: each one stalls transfers, and a "
+            "rising count is a bad riser, slot or signal. Save the evidence and ask the "
+            "provider to reseat the card or move you.",
+        ),
+    ),
     "nvlink_down": (
         QT_TRANSLATE_NOOP("Alerts", "NVLink link down on {where}"),
         QT_TRANSLATE_NOOP(
@@ -822,6 +837,9 @@ RULE_MEANINGS: Final[dict[str, str]] = {
         "Rules", "PCIe link below its max generation or width while busy (not at idle P-states)"
     ),
     "nvlink_down": QT_TRANSLATE_NOOP("Rules", "fewer NVLink links up than the GPU has"),
+    "pcie_replays": QT_TRANSLATE_NOOP(
+        "Rules", "the PCIe replay counter rising (retransmissions on the link), not its total"
+    ),
     "nvlink_slow": QT_TRANSLATE_NOOP(
         "Rules",
         "NVLink carrying under half what the host's other GPUs carry, a link up but idle while "
@@ -928,6 +946,8 @@ def alert_values(alert: Alert) -> dict[str, Any]:
         errors=num(v.get("errors")),
         errors_window=duration(v.get("window_s")),
         mem_limit=num(v.get("limit_c")),
+        replays=num(v.get("replays_rise")),
+        replay_window=duration(v.get("window_s")),
     )
     thr = ev.get("throttle")
     if isinstance(thr, Mapping) and thr.get("span_s"):
