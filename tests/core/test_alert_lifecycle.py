@@ -209,3 +209,18 @@ def test_pending_action_stopped_by_a_clean_quit_runs_after_the_restart(tmp_path:
         assert disp.resume() == []  # done: never again
         runner.stop()
     assert len(log.read_text().splitlines()) == 1
+
+
+def test_restore_only_the_configured_hosts() -> None:
+    from _lifecycle_app import rules
+
+    lc = AlertLifecycle()
+    eng = RuleEngine(rules(Path("/dev/null")))
+    s = Stream(n_gpus=3)
+    disp = AlertDispatcher(eng, lifecycle=lc)
+    for host in ("kept", "gone"):
+        for t in range(20):
+            disp.handle(eng.feed(host, s.sample(t, gpus={0: BUSY, 1: BUSY, 2: BRAKE})))
+    fresh = AlertDispatcher(RuleEngine(rules(Path("/dev/null"))), lifecycle=lc)
+    assert {a.host for a in fresh.restore(hosts=["kept"])} == {"kept"}
+    assert {a.host for a in fresh.engine.active()} == {"kept"}

@@ -87,9 +87,13 @@ class AlertDispatcher:
             self.lifecycle.record(a)
         return a
 
-    def restore(self) -> list[Alert]:
-        """Take back the previous run's alerts into the engine (nothing is sent)."""
-        return self.engine.restore(self.lifecycle.restore())
+    def restore(self, hosts: Iterable[str] | None = None) -> list[Alert]:
+        """Take back the previous run's alerts into the engine (nothing is sent); only
+        those of ``hosts`` when given (a host removed from the config keeps its history but
+        no longer has active alerts)."""
+        keep = None if hosts is None else set(hosts)
+        states = [a for a in self.lifecycle.restore() if keep is None or a.host in keep]
+        return self.engine.restore(states)
 
     def resume(self) -> list[ActionRun]:
         """Schedule the actions of active alerts that were not run before the app stopped
