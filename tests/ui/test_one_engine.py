@@ -50,6 +50,11 @@ def test_an_ack_in_the_window_shows_in_the_served_alerts(
 
     qtbot.waitUntil(lambda: bool(throttle_lines()), timeout=90_000)
     assert not any('acknowledged="true"' in x for x in throttle_lines())
+    # The window's copy comes through the GUI thread's queue: it may lag the scrape.
+    qtbot.waitUntil(
+        lambda: any(a.rule_id == "thermal_throttle" for a in app.window.alerts.values()),
+        timeout=10_000,
+    )
     alert = next(a for a in app.window.alerts.values() if a.rule_id == "thermal_throttle")
     app.alert_wiring.ack(alert)
     qtbot.waitUntil(lambda: app.window.alerts[alert.id].acked, timeout=10_000)

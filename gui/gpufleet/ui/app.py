@@ -147,7 +147,7 @@ class App(QObject):
         if self.demo:  # the demo daemons already running belong to someone else
             self._daemons_before = demo_daemons_running(self.fleet.hosts())
         self.prom.start()
-        self.bridge.start()
+        self.bridge.start([h.name for h in self.fleet.hosts()])
         self.fleet.start()
         self.window.show()
 

@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
         with contextlib.suppress(ValueError):
             old[sig] = signal.signal(sig, lambda _s, _f: stop.set())
     try:
-        pipeline.hub.start()
+        pipeline.hub.start(hosts=[h.name for h in hosts])
         fleet.start()
         print(f"serving {url} ({len(hosts)} hosts)", flush=True)
         server = pipeline.metrics_server

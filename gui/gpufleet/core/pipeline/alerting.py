@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable, Sequence
 
 from gpufleet.core.alerts.actions import ActionRun, ActionRunner
+from gpufleet.core.alerts.lifecycle import AlertLifecycle
 from gpufleet.core.alerts.rules import RuleEngine
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.cost.rental import CostSummary
@@ -35,19 +36,34 @@ class Alerting:
         engine: RuleEngine,
         runner: ActionRunner | None = None,
         on_scheduled: Callable[[ActionRun], None] | None = None,
+        lifecycle: AlertLifecycle | None = None,
     ) -> None:
         self.engine = engine
         self.runner = runner
+        # Fired, acknowledged, snoozed, sent and acted-on, kept in the history store so that a
+        # restart re-notifies, re-posts and re-runs nothing (in memory without a store).
+        self.lifecycle = lifecycle if lifecycle is not None else AlertLifecycle()
         # Told of each action the dispatcher scheduled (its grace period starts), on the
         # hub's thread; what becomes of it later comes through the runner's own on_done.
         self.on_scheduled = on_scheduled
-        self.dispatcher = AlertDispatcher(engine, None, runner)
+        self.dispatcher = AlertDispatcher(engine, None, runner, self.lifecycle)
         self.subscribed: frozenset[str] = frozenset()
         self._external: dict[str, Alert] = {}  # Alertmanager's firing alerts, by id
         self._lock = threading.Lock()  # the notifier swap against a quit
         self._stopped = False
 
     # -- the engine --------------------------------------------------------------------------
+
+    def restore(self, hosts: Sequence[str]) -> list[Alert]:
+        """At start, before the first message: the previous run's alerts of these hosts come
+        back into the engine (nothing is sent again), and the actions of active alerts that
+        had not run yet are scheduled again (in their grace period)."""
+        restored = self.dispatcher.restore(hosts=hosts)
+        runs = self.dispatcher.resume()
+        if self.on_scheduled is not None:
+            for r in runs:
+                self.on_scheduled(r)
+        return restored
 
     def feed(self, host: str, msg: Message) -> list[Alert]:
         return self._dispatch(self.engine.feed(host, msg))
@@ -59,11 +75,11 @@ class Alerting:
         return self._dispatch(self.engine.tick(now))
 
     def ack(self, alert_id: str) -> list[Alert]:
-        a = self.engine.ack(alert_id)
+        a = self.dispatcher.ack(alert_id)  # recorded: it holds across a restart
         return [a] if a is not None else []
 
     def snooze(self, alert_id: str, until_t: float) -> list[Alert]:
-        a = self.engine.snooze(alert_id, until_t)
+        a = self.dispatcher.snooze(alert_id, until_t)
         return [a] if a is not None else []
 
     def set_host(self, host: HostConfig) -> None:
@@ -145,6 +161,8 @@ class Alerting:
         """Cancel pending actions (no one is left to cancel them), let queued webhook
         deliveries go out briefly, stop the threads."""
         with self._lock:
+            if self._stopped:
+                return
             self._stopped = True
             notifier = self.dispatcher.notifier
         if self.runner is not None:

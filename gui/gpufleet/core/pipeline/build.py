@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gpufleet.core.alerts.actions import ActionRun, ActionRunner
+from gpufleet.core.alerts.lifecycle import AlertLifecycle
 from gpufleet.core.alerts.rules import RuleEngine, RulesError, load_rules
 from gpufleet.core.config import paths
 from gpufleet.core.config.hostconfig import HostConfig
@@ -110,7 +111,7 @@ def build_pipeline(
     hosts = fleet.hosts()
     engine = load_rule_engine(hosts, strict=strict_rules)
     store = open_store(demo, settings) if with_store else None
-    alerting = Alerting(engine, runner, on_scheduled)
+    alerting = Alerting(engine, runner, on_scheduled, AlertLifecycle(store))
     events = fleet.subscribe()
     hub = PipelineHub(
         events,

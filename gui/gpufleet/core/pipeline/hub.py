@@ -74,9 +74,14 @@ class PipelineHub:
 
     # -- life --------------------------------------------------------------------------------
 
-    def start(self, outputs: HubOutputs | None = None) -> None:
+    def start(self, outputs: HubOutputs | None = None, hosts: Sequence[str] = ()) -> None:
+        """Start the thread; its first act restores the previous run's alerts of ``hosts``
+        (shown as active, notified again nowhere)."""
         if outputs is not None:
             self.outputs = outputs
+        if self.alerting is not None:
+            alerting, names = self.alerting, list(hosts)
+            self.post(lambda: self._publish_alerts(alerting.restore(names), restored=True))
         if self._thread is None:
             self._stop.clear()
             self._thread = threading.Thread(target=self._run, name="gpufleet-hub", daemon=False)
@@ -188,13 +193,18 @@ class PipelineHub:
         if changed:
             self._publish_alerts(changed)
 
-    def _publish_alerts(self, changed: Sequence[Alert]) -> None:
+    def _publish_alerts(self, changed: Sequence[Alert], restored: bool = False) -> None:
+        """The active alerts to the exporter and the outputs; ``changed`` to the outputs as
+        news, except for alerts restored from the previous run (already notified then)."""
         if self.alerting is None:
             return
         active = self.alerting.active()
         if self.metrics is not None:
             self.metrics.set_alerts(active)
-        if changed or self.alerting.has_external():
+        if restored:
+            if active:
+                self.outputs.on_alerts((), active)
+        elif changed or self.alerting.has_external():
             self.outputs.on_alerts(tuple(changed), active)
 
     def _tick(self) -> None:

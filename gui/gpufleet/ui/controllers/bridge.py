@@ -38,8 +38,10 @@ class FleetBridge(QObject):
 
     # -- life and commands -------------------------------------------------------------------
 
-    def start(self) -> None:
-        self.hub.start(self)
+    def start(self, hosts: Sequence[str] = ()) -> None:
+        """Start the hub with this bridge as its outputs; ``hosts``' alerts from the previous
+        run come back first."""
+        self.hub.start(self, hosts)
 
     def stop(self, timeout: float = 5.0) -> None:
         self.hub.stop(timeout)
