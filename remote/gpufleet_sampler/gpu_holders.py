@@ -1,0 +1,397 @@
+"""Who holds the GPUs here: the processes that have ``/dev/nvidia*`` open, where the sampler
+runs (the host's PID namespace or a container's own), and which of NVML's processes are which
+of this machine's.
+
+NVML reports PIDs as the host's init PID namespace numbers them; the driver does not translate
+them into a container's namespace. Inside a container those numbers name nothing, or an
+unrelated process that happens to have the same number. What a container can see for itself is
+which of its processes hold a GPU's device file (``/proc/PID/fd/*`` -> ``/dev/nvidia<minor>``,
+the minor number from ``nvmlDeviceGetMinorNumber``), their start times and their tree. So:
+
+- in the host's PID namespace NVML's PID is the process (``mapping`` "exact");
+- in a container of its own a PID that happens to resolve counts for nothing: NVML's entries
+  of each GPU are matched to the holders of that GPU's device. "exact" where the match is forced
+  (one entry and one holder left on a GPU, repeated across GPUs until nothing changes),
+  "probable" where it rests on creation order (host PIDs and the container's start times both
+  grow with time), "not_here" for entries left over (another tenant, or the host), and
+  "no_memory" for holders with no entry (a dataloader worker that inherited the fd, a zombie
+  keeping a context).
+
+The scan reads every process's fd table: it belongs to the process tier (every few seconds),
+never to the per-tick path. ``GPUFLEET_DEV_DIR`` names another device directory, for tests that
+cannot create real NVIDIA device nodes.
+
+Python 3.8, stdlib only.
+"""
+
+import os
+from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+
+from gpufleet_sampler import procfs, protocol
+
+DEV_DIR_ENV = "GPUFLEET_DEV_DIR"
+DEFAULT_DEV_DIR = "/dev"
+
+MAP_EXACT = protocol.MAP_EXACT
+MAP_PROBABLE = protocol.MAP_PROBABLE
+MAP_NOT_HERE = protocol.MAP_NOT_HERE
+MAP_NO_MEMORY = protocol.MAP_NO_MEMORY
+
+WHERE_HOST = protocol.WHERE_HOST
+WHERE_CONTAINER = protocol.WHERE_CONTAINER
+WHERE_CONTAINER_HOST_PIDS = protocol.WHERE_CONTAINER_HOST_PIDS
+
+# cgroup path words that name a container runtime.
+_CONTAINER_CGROUP_WORDS = ("docker", "containerd", "kubepods", "lxc", "libpod", "crio", "podman")
+
+
+def dev_dir() -> str:
+    """The directory holding the NVIDIA device files (``/dev`` unless tests say otherwise)."""
+    return os.environ.get(DEV_DIR_ENV) or DEFAULT_DEV_DIR
+
+
+def device_path(minor: int, dev: Optional[str] = None) -> str:
+    """The device file of the GPU with this minor number."""
+    return "{}/nvidia{}".format((dev or dev_dir()).rstrip("/"), minor)
+
+
+class Holder(object):
+    """One process that has NVIDIA device files open."""
+
+    __slots__ = ("minors", "other", "pgid", "pid", "ppid", "start_ticks", "state")
+
+    def __init__(
+        self,
+        pid: int,
+        start_ticks: int,
+        ppid: int,
+        pgid: int,
+        state: str,
+        minors: FrozenSet[int],
+        other: bool,
+    ) -> None:
+        self.pid = pid
+        self.start_ticks = start_ticks
+        self.ppid = ppid
+        self.pgid = pgid
+        self.state = state
+        # Minor numbers of the /dev/nvidia<N> files it holds.
+        self.minors = minors
+        # It holds /dev/nvidiactl, /dev/nvidia-uvm or the like (the driver, no GPU in
+        # particular).
+        self.other = other
+
+
+class Scan(object):
+    """The result of one scan: holders by pid, and how many fd tables could not be read."""
+
+    __slots__ = ("holders", "processes", "unreadable")
+
+    def __init__(self, holders: Dict[int, Holder], processes: int, unreadable: int) -> None:
+        self.holders = holders
+        self.processes = processes
+        self.unreadable = unreadable
+
+
+def _pids(proc: str) -> List[int]:
+    try:
+        names = os.listdir(proc)
+    except OSError:
+        return []
+    return [int(n) for n in names if n.isdigit()]
+
+
+def stat_tree(pid: int) -> Optional[Tuple[str, int, int, int]]:
+    """(state, ppid, pgid, start ticks) from one read of /proc/PID/stat; None if gone."""
+    fields = procfs.stat_fields(pid)
+    if fields is None or len(fields) < 20:
+        return None
+    try:
+        return fields[0], int(fields[1]), int(fields[2]), int(fields[19])
+    except ValueError:
+        return None
+
+
+def scan(dev: Optional[str] = None) -> Scan:
+    """Every process here that holds an NVIDIA device file of ``dev`` open.
+
+    A process whose fd table cannot be read (another user's, without root) is counted in
+    ``unreadable``: it may hold a GPU, we cannot say."""
+    prefix = (dev or dev_dir()).rstrip("/") + "/nvidia"
+    plen = len(prefix)
+    proc = procfs.PROC
+    holders: Dict[int, Holder] = {}
+    pids = _pids(proc)
+    unreadable = 0
+    for pid in pids:
+        fd_dir = "{}/{}/fd".format(proc, pid)
+        try:
+            fds = os.listdir(fd_dir)
+        except OSError:
+            unreadable += 1
+            continue
+        minors: Set[int] = set()
+        other = False
+        for fd in fds:
+            try:
+                target = os.readlink(fd_dir + "/" + fd)
+            except OSError:
+                continue
+            if not target.startswith(prefix):
+                continue
+            rest = target[plen:]
+            if rest.isdigit():
+                minors.add(int(rest))
+            elif rest == "ctl" or rest.startswith("-"):
+                other = True
+        if not minors and not other:
+            continue
+        st = stat_tree(pid)
+        if st is None:
+            continue
+        state, ppid, pgid, ticks = st
+        holders[pid] = Holder(pid, ticks, ppid, pgid, state, frozenset(minors), other)
+    return Scan(holders, len(pids), unreadable)
+
+
+# ---- where the sampler runs ----------------------------------------------------------------
+
+
+def _read_text(path: str) -> Optional[str]:
+    try:
+        with open(path, "rb") as f:
+            return f.read(65536).decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def _hidepid() -> bool:
+    """/proc is mounted with hidepid: other users' processes (kthreadd too) are invisible."""
+    text = _read_text(procfs.PROC + "/self/mountinfo") or ""
+    for line in text.splitlines():
+        parts = line.split(" - ")
+        if len(parts) == 2 and " /proc " in " " + parts[0] + " " and "hidepid" in parts[1]:
+            v = parts[1]
+            return "hidepid=0" not in v and "hidepid=off" not in v
+    return False
+
+
+def detect_where() -> Dict[str, Any]:
+    """Whether the sampler shares the host's PID namespace, from /proc alone.
+
+    ``where``: "host" (bare metal or a VM: NVML's PIDs are ours), "container" (a container
+    with its own PID namespace: NVML's PIDs are the host's and must be matched), or
+    "container_host_pids" (a container that shares the host's PID namespace, as with
+    ``--pid=host``). ``evidence`` lists what was seen, in words."""
+    proc = procfs.PROC
+    evidence: List[str] = []
+    own_ns: Optional[bool] = None
+    # The kernel's threads (kthreadd is PID 2, parent 0) are visible in the host's namespace
+    # only: a PID namespace of its own holds user processes alone.
+    two = stat_tree(2)
+    two_comm = procfs.proc_name(2) if two is not None else None
+    if two is not None and two_comm == "kthreadd" and two[1] == 0:
+        own_ns = False
+        evidence.append("kernel threads are visible (kthreadd is PID 2)")
+    elif _hidepid() and os.geteuid() != 0:
+        evidence.append("/proc hides other users' processes (hidepid): kthreadd cannot be seen")
+    else:
+        own_ns = True
+        evidence.append("no kernel threads are visible (PID 2 is not kthreadd)")
+    # Old kernels leak the outer PID of PID 1 through /proc/1/sched.
+    sched = (_read_text(proc + "/1/sched") or "").split("\n", 1)[0]
+    if "(" in sched and "," in sched:
+        try:
+            outer = int(sched.rsplit("(", 1)[1].split(",", 1)[0])
+        except ValueError:
+            outer = 1
+        if outer != 1:
+            own_ns = True
+            evidence.append("/proc/1/sched names PID 1 as {} outside".format(outer))
+    pid1 = procfs.proc_name(1)
+    if pid1:
+        evidence.append("PID 1 is {!r}".format(pid1))
+    marker = None
+    for path in ("/.dockerenv", "/run/.containerenv"):
+        if os.path.exists(path):
+            marker = path
+            evidence.append("{} exists".format(path))
+    cgroup = _read_text(proc + "/1/cgroup") or ""
+    runtime = next((w for w in _CONTAINER_CGROUP_WORDS if w in cgroup), None)
+    if runtime is not None:
+        evidence.append("PID 1's cgroup names {}".format(runtime))
+    in_container = marker is not None or runtime is not None
+    if own_ns is None:
+        # Nothing said which namespace: a container marker is the best guess left.
+        own_ns = in_container
+    if own_ns:
+        where = WHERE_CONTAINER
+    elif in_container:
+        where = WHERE_CONTAINER_HOST_PIDS
+    else:
+        where = WHERE_HOST
+    return {"where": where, "own_pid_namespace": bool(own_ns), "evidence": evidence}
+
+
+# ---- matching NVML's entries to the holders here ----------------------------------------------
+
+
+class Entry(object):
+    """One NVML process entry on one GPU: the host PID and what NVML says about it."""
+
+    __slots__ = ("gpu", "host_pid", "kind", "mem", "sm")
+
+    def __init__(
+        self, gpu: int, host_pid: int, mem: Optional[int], kind: str, sm: Optional[int]
+    ) -> None:
+        self.gpu = gpu
+        self.host_pid = host_pid
+        self.mem = mem
+        self.kind = kind
+        self.sm = sm
+
+
+class Row(object):
+    """One line of the process table: an entry, a holder, or both."""
+
+    __slots__ = ("entry", "gpu", "host_pid", "mapping", "pid")
+
+    def __init__(
+        self,
+        gpu: int,
+        pid: Optional[int],
+        host_pid: Optional[int],
+        mapping: str,
+        entry: Optional[Entry],
+    ) -> None:
+        self.gpu = gpu
+        # The PID in this namespace (what a kill addresses); None when not here.
+        self.pid = pid
+        self.host_pid = host_pid
+        self.mapping = mapping
+        self.entry = entry
+
+
+def _holder_gpus(h: Holder, gpu_of_minor: Dict[int, int]) -> Set[int]:
+    return {gpu_of_minor[m] for m in h.minors if m in gpu_of_minor}
+
+
+def match(
+    entries: Iterable[Entry],
+    holders: Dict[int, Holder],
+    gpu_of_minor: Dict[int, int],
+    own_ns: bool,
+) -> List[Row]:
+    """The process table: NVML's entries matched to this namespace's holders (see the module
+    docstring), plus the holders with no entry (``no_memory``, one row per GPU they hold)."""
+    ents = list(entries)
+    rows: List[Row] = []
+    gpus_of: Dict[int, Set[int]] = {h.pid: _holder_gpus(h, gpu_of_minor) for h in holders.values()}
+    if not own_ns:
+        # One namespace: NVML's PID is the process.
+        seen = set()
+        for e in ents:
+            rows.append(Row(e.gpu, e.host_pid, e.host_pid, MAP_EXACT, e))
+            seen.add(e.host_pid)
+        for pid in sorted(holders):
+            if pid not in seen:
+                for g in sorted(gpus_of[pid]):
+                    rows.append(Row(g, pid, None, MAP_NO_MEMORY, None))
+        return rows
+    # A host PID is one process: on every GPU it shows on, it is the same holder here.
+    on_gpus: Dict[int, Set[int]] = {}
+    by_gpu: Dict[int, List[Entry]] = {}
+    for e in ents:
+        on_gpus.setdefault(e.host_pid, set()).add(e.gpu)
+        by_gpu.setdefault(e.gpu, []).append(e)
+    holders_of: Dict[int, List[int]] = {}
+    for pid, gs in gpus_of.items():
+        for g in gs:
+            holders_of.setdefault(g, []).append(pid)
+    host_to_local: Dict[int, int] = {}
+    how: Dict[int, str] = {}
+    used: Set[int] = set()
+
+    def fits(host_pid: int, local: int) -> bool:
+        # A process holds the device of every GPU it has memory on (it may hold more: CUDA
+        # opens every device file it is allowed to).
+        return on_gpus[host_pid] <= gpus_of[local]
+
+    def left(g: int) -> Tuple[List[int], List[int]]:
+        es = sorted({e.host_pid for e in by_gpu.get(g, ()) if e.host_pid not in host_to_local})
+        hs = [q for q in holders_of.get(g, ()) if q not in used]
+        return es, hs
+
+    gpus = sorted(set(by_gpu) | set(holders_of))
+    changed = True
+    while changed:
+        changed = False
+        for g in gpus:
+            es, hs = left(g)
+            if len(es) == 1 and len(hs) == 1 and fits(es[0], hs[0]):
+                host_to_local[es[0]] = hs[0]
+                how[es[0]] = MAP_EXACT
+                used.add(hs[0])
+                changed = True
+    for g in gpus:
+        es, hs = left(g)
+        if not es or not hs:
+            continue
+        if len(hs) > len(es):
+            # Forked workers inherit their parent's device fds: the process that owns the
+            # memory is most likely the one whose parent holds no such fd.
+            all_here = set(holders_of.get(g, ()))
+            roots = [q for q in hs if holders[q].ppid not in all_here]
+            if len(roots) >= len(es):
+                hs = roots
+        hs.sort(key=lambda q: (holders[q].start_ticks, q))
+        for p, q in zip(es, hs):  # noqa: B905 - Python 3.8; the shorter decides
+            if fits(p, q):
+                host_to_local[p] = q
+                how[p] = MAP_PROBABLE
+                used.add(q)
+    for e in ents:
+        local = host_to_local.get(e.host_pid)
+        if local is None:
+            rows.append(Row(e.gpu, None, e.host_pid, MAP_NOT_HERE, e))
+        else:
+            rows.append(Row(e.gpu, local, e.host_pid, how[e.host_pid], e))
+    for pid in sorted(holders):
+        if pid not in used:
+            for g in sorted(gpus_of[pid]):
+                rows.append(Row(g, pid, None, MAP_NO_MEMORY, None))
+    return rows
+
+
+def is_orphan(h: Holder, holders: Dict[int, Holder]) -> bool:
+    """The holder outlived its job: its process group's leader is gone and it was handed to
+    PID 1 (or is a zombie). Dataloader workers left behind by a killed trainer look like this,
+    and keep the GPU memory taken until they end."""
+    if h.state in ("Z", "X"):
+        return True
+    if h.pgid == h.pid or h.pid == 1:
+        return False
+    if h.ppid not in (0, 1):
+        return False
+    leader = h.pgid in holders or stat_tree(h.pgid) is not None
+    return not leader
+
+
+def nvml_pid_verdict(
+    entries: Iterable[Entry], holders: Dict[int, Holder], gpu_of_minor: Dict[int, int]
+) -> Dict[str, int]:
+    """How NVML's PIDs look from here: how many resolve to a process here that holds that
+    GPU's device, how many resolve to a process that does not hold it (a number that only
+    collides), and how many resolve to nothing. Evidence for ``where``."""
+    out = {"entries": 0, "holding": 0, "not_holding": 0, "unresolved": 0}
+    for e in entries:
+        out["entries"] += 1
+        pid = e.host_pid
+        h = holders.get(pid)
+        if h is not None and e.gpu in _holder_gpus(h, gpu_of_minor):
+            out["holding"] += 1
+        elif procfs.start_ticks(pid) is not None:
+            out["not_holding"] += 1
+        else:
+            out["unresolved"] += 1
+    return out
