@@ -1662,6 +1662,10 @@ class NvmlBackend(Backend):
                     "xid_seen": "unknown",
                     "processes": len(mine),
                     "process_list": mine,
+                    "minor": g.minor,
+                    "device": gpu_holders.device_path(g.minor, self._dev_dir)
+                    if g.minor is not None
+                    else None,
                     # NVML entries with no process here: another tenant or the host.
                     "processes_not_here": len(away),
                     "mem_not_here_bytes": sum(p.get("mem_bytes") or 0 for p in away),

@@ -1,0 +1,52 @@
+"""A stand-in GPU process for the container tests: it opens device files of a test-only
+device directory (as a CUDA process opens /dev/nvidiaN and /dev/nvidiactl), optionally forks
+workers that open their own, prints ``{"pid": P, "workers": [...]}`` (PIDs as its own PID
+namespace numbers them) and waits until it is killed.
+
+Usage: ``gpu_holder_proc.py DEV_DIR --hold 0,1 [--ctl] [--workers N --worker-hold 1]
+[--session]``. ``--hold`` empty: a launcher that holds no device itself."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+
+
+def _open(dev: str, minors: str, ctl: bool) -> list[int]:
+    fds = [os.open(os.path.join(dev, f"nvidia{m}"), os.O_RDWR) for m in minors.split(",") if m]
+    if ctl:
+        fds.append(os.open(os.path.join(dev, "nvidiactl"), os.O_RDWR))
+    return fds
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("dev")
+    ap.add_argument("--hold", default="")
+    ap.add_argument("--ctl", action="store_true")
+    ap.add_argument("--workers", type=int, default=0)
+    ap.add_argument("--worker-hold", default="")
+    ap.add_argument("--session", action="store_true", help="lead a new session (a job)")
+    args = ap.parse_args()
+    if args.session:
+        os.setsid()
+    _open(args.dev, args.hold, args.ctl)
+    workers = []
+    for _ in range(args.workers):
+        pid = os.fork()
+        if pid == 0:
+            _open(args.dev, args.worker_hold, args.ctl)
+            while True:
+                signal.pause()
+        workers.append(pid)
+    sys.stdout.write(json.dumps({"pid": os.getpid(), "workers": workers}) + "\n")
+    sys.stdout.flush()
+    while True:
+        signal.pause()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,175 @@
+"""GPU processes seen from inside a container: the sampler runs in a PID namespace of its own
+(``unshare --pid --fork --mount-proc``, root only), its GPU processes hold device files of a
+test-only device directory, and the fake NVML reports their PIDs as the outside numbers them,
+as the real driver does from a container. The sampler must name each process by its PID here,
+on the right GPU, and never take an NVML PID for an unrelated process that happens to have
+that number here."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gpufleet_sampler import protocol
+from nvml_fake import FAKES, ROOT, profile
+from pidns import PidNamespace
+
+pytestmark = pytest.mark.root
+
+GIB = 1 << 30
+GPUS = 4
+
+
+@pytest.fixture
+def ns() -> Iterator[PidNamespace]:
+    space = PidNamespace()
+    try:
+        yield space
+    finally:
+        space.close()
+
+
+@pytest.fixture
+def dev(tmp_path: Path) -> Path:
+    """A test-only device directory: nvidia0..3 and nvidiactl as plain files."""
+    d = tmp_path / "dev"
+    d.mkdir()
+    for name in [f"nvidia{i}" for i in range(GPUS)] + ["nvidiactl", "nvidia-uvm"]:
+        (d / name).write_bytes(b"")
+    return d
+
+
+def write_profile(
+    path: Path, per_gpu: dict[int, list[dict[str, Any]]], base_used: int = GIB
+) -> Path:
+    """A 4-GPU H100 profile whose process lists are ``per_gpu`` (outer PIDs) and whose used
+    memory is the processes' plus ``base_used``."""
+    prof = profile("h100x8")
+    prof["count"] = GPUS
+    prof["defaults"]["nvmlDeviceGetProcessUtilization"] = []
+    prof["gpus"] = []
+    mem = dict(prof["defaults"]["nvmlDeviceGetMemoryInfo_v2"])
+    for g in range(GPUS):
+        plist = per_gpu.get(g, [])
+        used = base_used + sum(int(p["usedGpuMemory"] or 0) for p in plist)
+        prof["gpus"].append(
+            {
+                "nvmlDeviceGetComputeRunningProcesses": plist,
+                "nvmlDeviceGetGraphicsRunningProcesses": [],
+                "nvmlDeviceGetMemoryInfo_v2": dict(mem, used=used, free=mem["total"] - used),
+            }
+        )
+    path.write_text(json.dumps(prof), encoding="utf-8")
+    return path
+
+
+def sampler_env(prof: Path, dev: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(FAKES), str(ROOT / "remote")])
+    env["GPUFLEET_FAKE_NVML"] = str(prof)
+    env["GPUFLEET_DEV_DIR"] = str(dev)
+    return env
+
+
+def sampler(ns: PidNamespace, env: dict[str, str], *args: str) -> tuple[int, dict[str, Any]]:
+    p = ns.run([sys.executable, "-m", "gpufleet_sampler", *args], env=env)
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
+    assert lines, (p.returncode, p.stdout, p.stderr)
+    return p.returncode, json.loads(lines[-1])
+
+
+def check(ns: PidNamespace, env: dict[str, str]) -> dict[str, Any]:
+    rc, out = sampler(ns, env, "check", "--backend", "nvml")
+    assert rc == 0, out
+    return out
+
+
+def rows(out: dict[str, Any]) -> list[dict[str, Any]]:
+    return [p for g in out["gpus"] for p in g["process_list"]]
+
+
+def entry(outer: int, mem: int, while_running: int | None = None) -> dict[str, Any]:
+    e: dict[str, Any] = {"pid": outer, "usedGpuMemory": mem}
+    if while_running is not None:
+        e["while_running"] = while_running
+    return e
+
+
+def test_one_process_on_four_gpus_is_matched_exactly(
+    ns: PidNamespace, dev: Path, tmp_path: Path
+) -> None:
+    c = ns.holder(dev, "--hold", "0,1,2,3", "--ctl", "--session")
+    prof = write_profile(tmp_path / "p.json", {g: [entry(c["outer"], 3 * GIB)] for g in range(4)})
+    out = check(ns, sampler_env(prof, dev))
+    host = out["host"]
+    assert host["where"] == protocol.WHERE_CONTAINER and host["own_pid_namespace"] is True
+    assert host["nvml_pids"]["holding"] == 0 and host["nvml_pids"]["entries"] == 4
+    got = rows(out)
+    assert [(p["gpu"], p["pid"], p["host_pid"], p["mapping"]) for p in got] == [
+        (g, c["pid"], c["outer"], protocol.MAP_EXACT) for g in range(4)
+    ]
+    assert all(p["name"] == "python3"[:15] or p["name"].startswith("python") for p in got)
+    assert all(p["start_ticks"] is not None and p["holds_device"] for p in got)
+    assert [g["minor"] for g in out["gpus"]] == [0, 1, 2, 3]
+    assert out["gpus"][0]["device"] == str(dev / "nvidia0")
+    assert all(g["processes_not_here"] == 0 for g in out["gpus"])
+
+
+def test_mixed_container(ns: PidNamespace, dev: Path, tmp_path: Path) -> None:
+    """Two processes on GPU 0, one on all four, a launcher with two workers on GPU 1, a
+    process that holds GPU 2 with no memory, and another tenant's process on GPU 3 whose host
+    PID is the PID of an unrelated process here."""
+    a = ns.holder(dev, "--hold", "0", "--ctl", "--session")
+    b = ns.holder(dev, "--hold", "0", "--ctl", "--session")
+    c = ns.holder(dev, "--hold", "0,1,2,3", "--ctl", "--session")
+    tree = ns.holder(dev, "--workers", "2", "--worker-hold", "1", "--ctl", "--session")
+    d = ns.holder(dev, "--hold", "2", "--session")
+    unrelated = ns.holder(dev, "--session")  # holds no device
+    w1, w2 = tree["outer_workers"]
+    per_gpu = {
+        0: [entry(a["outer"], 1 * GIB), entry(b["outer"], 2 * GIB), entry(c["outer"], 3 * GIB)],
+        1: [entry(c["outer"], 3 * GIB), entry(w1, 4 * GIB), entry(w2, 4 * GIB)],
+        2: [entry(c["outer"], 3 * GIB)],
+        # Another tenant: its host PID collides with a process here.
+        3: [entry(c["outer"], 3 * GIB), entry(unrelated["pid"], 5 * GIB)],
+    }
+    prof = write_profile(tmp_path / "p.json", per_gpu)
+    out = check(ns, sampler_env(prof, dev))
+    assert out["host"]["where"] == protocol.WHERE_CONTAINER
+    by = {(p["gpu"], p["host_pid"], p["pid"]): p for p in rows(out)}
+    here = {(p["gpu"], p["pid"]): p for p in rows(out) if p["mapping"] != protocol.MAP_NOT_HERE}
+
+    # Two processes on one GPU: told apart by creation order.
+    assert here[(0, a["pid"])]["host_pid"] == a["outer"]
+    assert here[(0, b["pid"])]["host_pid"] == b["outer"]
+    assert here[(0, a["pid"])]["mem_bytes"] == GIB and here[(0, b["pid"])]["mem_bytes"] == 2 * GIB
+    assert {here[(0, a["pid"])]["mapping"], here[(0, b["pid"])]["mapping"]} <= {
+        protocol.MAP_EXACT,
+        protocol.MAP_PROBABLE,
+    }
+    # One process on four GPUs: the same PID here on each.
+    for g in range(4):
+        assert here[(g, c["pid"])]["host_pid"] == c["outer"], g
+    # The workers under one parent, each with its own memory; the parent holds nothing.
+    assert here[(1, tree["workers"][0])]["host_pid"] == w1
+    assert here[(1, tree["workers"][1])]["host_pid"] == w2
+    assert not any(p["pid"] == tree["pid"] for p in rows(out))
+    # A holder with no entry.
+    no_mem = here[(2, d["pid"])]
+    assert no_mem["mapping"] == protocol.MAP_NO_MEMORY and no_mem["host_pid"] is None
+    assert no_mem["mem_bytes"] is None and no_mem["start_ticks"] is not None
+    # Another tenant's entry: not taken for the unrelated process with that PID here.
+    tenant = by[(3, unrelated["pid"], unrelated["pid"])]
+    assert tenant["mapping"] == protocol.MAP_NOT_HERE
+    assert tenant["start_ticks"] is None and tenant["name"] is None and tenant["cmd"] is None
+    assert tenant["mem_bytes"] == 5 * GIB
+    assert out["gpus"][3]["processes_not_here"] == 1
+    assert out["gpus"][3]["mem_not_here_bytes"] == 5 * GIB
+    assert all(
+        p["pid"] != unrelated["pid"] or p["mapping"] == protocol.MAP_NOT_HERE for p in rows(out)
+    )
