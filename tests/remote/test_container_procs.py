@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -173,3 +174,85 @@ def test_mixed_container(ns: PidNamespace, dev: Path, tmp_path: Path) -> None:
     assert all(
         p["pid"] != unrelated["pid"] or p["mapping"] == protocol.MAP_NOT_HERE for p in rows(out)
     )
+
+
+def _ticks_inside(ns: PidNamespace, inner: int) -> int:
+    p = ns.run(["cat", f"/proc/{inner}/stat"])
+    assert p.returncode == 0, p.stderr
+    return int(p.stdout.rsplit(")", 1)[1].split()[19])
+
+
+def test_tree_kill_of_a_parent_frees_its_workers_memory(
+    ns: PidNamespace, dev: Path, tmp_path: Path
+) -> None:
+    tree = ns.holder(dev, "--workers", "2", "--worker-hold", "1", "--ctl", "--session")
+    bystander = ns.holder(dev, "--hold", "1", "--ctl", "--session")
+    w1, w2 = tree["outer_workers"]
+    i1, i2 = tree["workers"]
+    prof = write_profile(
+        tmp_path / "p.json",
+        {
+            1: [
+                entry(w1, 4 * GIB, while_running=i1),
+                entry(w2, 4 * GIB, while_running=i2),
+                entry(bystander["outer"], GIB, while_running=bystander["pid"]),
+            ]
+        },
+    )
+    env = sampler_env(prof, dev)
+    # The parent holds no memory itself: its row is not even listed; the kill names it.
+    ticks = _ticks_inside(ns, tree["pid"])
+    rc, out = sampler(
+        ns,
+        env,
+        "kill",
+        "--pid",
+        str(tree["pid"]),
+        "--start-time",
+        str(ticks),
+        "--tree",
+        "--watch",
+        "20",
+    )
+    assert rc == 0, out
+    assert out["result"] == "exited"
+    assert sorted(m["pid"] for m in out["tree"]) == sorted([tree["pid"], i1, i2])
+    assert all(m["result"] == "exited" for m in out["tree"])
+    mem = out["memory"]
+    assert mem["watched"] and mem["freed"] is True, mem
+    assert mem["released_bytes"] == 8 * GIB
+    assert mem["gpus"] == [{"gpu": 1, "before_bytes": GIB + 9 * GIB, "after_bytes": GIB + GIB}]
+    assert "8.0 GiB on GPU 1" in mem["message"]
+    for outer in (tree["outer"], w1, w2):
+        assert not ns.alive(outer)
+    assert ns.alive(bystander["outer"])
+
+
+def test_orphaned_workers_are_found_and_a_tree_kill_ends_them(
+    ns: PidNamespace, dev: Path, tmp_path: Path
+) -> None:
+    tree = ns.holder(dev, "--workers", "2", "--worker-hold", "2", "--ctl", "--session")
+    w1, w2 = tree["outer_workers"]
+    i1, i2 = tree["workers"]
+    prof = write_profile(
+        tmp_path / "p.json",
+        {2: [entry(w1, 2 * GIB, while_running=i1), entry(w2, 2 * GIB, while_running=i2)]},
+    )
+    env = sampler_env(prof, dev)
+    os.kill(tree["outer"], 9)  # the job dies; its workers stay, holding the GPU
+    deadline = time.monotonic() + 30
+    while ns.alive(tree["outer"]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    got = [p for p in rows(check(ns, env)) if p["gpu"] == 2]
+    assert sorted(p["pid"] for p in got) == [i1, i2]
+    assert all(p["orphan"] is True for p in got), got
+    first = next(p for p in got if p["pid"] == i1)
+    rc, out = sampler(
+        ns, env, "kill", "--pid", str(i1), "--start-time", str(first["start_ticks"]),
+        "--tree", "--watch", "20",
+    )  # fmt: skip
+    assert rc == 0, out
+    # The other worker is in the same process group, whose leader is gone: it goes too.
+    assert sorted(m["pid"] for m in out["tree"]) == [i1, i2]
+    assert out["memory"]["freed"] is True and out["memory"]["released_bytes"] == 4 * GIB
+    assert not ns.alive(w1) and not ns.alive(w2)
