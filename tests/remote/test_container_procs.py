@@ -7,6 +7,7 @@ that number here."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
@@ -16,6 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gpufleet.cli.commands import kill as kill_cmd
+from gpufleet.cli.errors import EXIT_REFUSED, CliError
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.fleet.fleet import Fleet
+from gpufleet.core.link.transport import LocalTransport
 from gpufleet_sampler import protocol
 from nvml_fake import FAKES, ROOT, profile
 from pidns import PidNamespace
@@ -256,3 +262,63 @@ def test_orphaned_workers_are_found_and_a_tree_kill_ends_them(
     assert sorted(m["pid"] for m in out["tree"]) == [i1, i2]
     assert out["memory"]["freed"] is True and out["memory"]["released_bytes"] == 4 * GIB
     assert not ns.alive(w1) and not ns.alive(w2)
+
+
+def _cli_args(pid: int, **kw: Any) -> argparse.Namespace:
+    base: dict[str, Any] = dict(
+        pid=pid, signal="TERM", grace=5.0, tree=False, watch=10.0, yes=True, accept_new=False
+    )
+    base.update(kw)
+    return argparse.Namespace(**base)
+
+
+def test_gpufleet_kill_ends_the_right_process_and_no_other(
+    ns: PidNamespace,
+    dev: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The laptop's ``gpufleet kill`` through a fleet whose transport runs the sampler inside
+    the namespace, as an SSH login into a container would."""
+    a = ns.holder(dev, "--hold", "0", "--ctl", "--session")
+    b = ns.holder(dev, "--hold", "0", "--ctl", "--session")
+    unrelated = ns.holder(dev, "--session")
+    prof = write_profile(
+        tmp_path / "p.json",
+        {
+            0: [
+                entry(a["outer"], GIB, while_running=a["pid"]),
+                entry(b["outer"], 2 * GIB, while_running=b["pid"]),
+            ],
+            # Another tenant whose host PID is the PID of the unrelated process here.
+            1: [entry(unrelated["pid"], 5 * GIB)],
+        },
+    )
+    for k, v in sampler_env(prof, dev).items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("PYTHONPATH", str(FAKES))
+    prefix = [*ns.enter(), sys.executable, "-m", "gpufleet_sampler"]
+    host = HostConfig(name="box", transport="local", backend="nvml")
+
+    def fleet() -> Fleet:
+        return Fleet(
+            [host],
+            state_dir=str(tmp_path / "state"),
+            opener=lambda h: LocalTransport(h, prefix=prefix),
+        )
+
+    # The tenant's host PID names an unrelated process here: refused, and it lives.
+    with pytest.raises(CliError) as e:
+        kill_cmd.kill_on(fleet(), host, _cli_args(unrelated["pid"]))
+    assert e.value.exit_code == EXIT_REFUSED, str(e.value)
+    assert "not in this container" in str(e.value)
+    assert ns.alive(unrelated["outer"])
+
+    # B's row, addressed by its PID here: B ends, A and the unrelated process do not.
+    assert kill_cmd.kill_on(fleet(), host, _cli_args(b["pid"])) == 0
+    out = capsys.readouterr()
+    assert f"host PID (NVML): {b['outer']}" in out.err
+    assert "GPU memory freed" in out.out and "2.0 GiB on GPU 0" in out.out
+    assert not ns.alive(b["outer"])
+    assert ns.alive(a["outer"]) and ns.alive(unrelated["outer"])

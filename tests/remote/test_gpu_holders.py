@@ -15,6 +15,7 @@ from gpufleet_sampler import protocol
 
 GIB = 1 << 30
 MINORS = {0: 0, 1: 1, 2: 2, 3: 3}  # minor -> GPU index
+HOLD = ("--hold", "3", "--ctl")
 
 
 def holder(pid: int, ticks: int, *minors: int, ppid: int = 1) -> gh.Holder:
@@ -92,8 +93,7 @@ def holding(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[bytes]]]:
     for name in ("nvidia0", "nvidia3", "nvidiactl"):
         (dev / name).write_bytes(b"")
     p = subprocess.Popen(
-        [sys.executable, str(Path(__file__).parent / "gpu_holder_proc.py"), str(dev)]
-        + ["--hold", "3", "--ctl"],
+        [sys.executable, str(Path(__file__).parent / "gpu_holder_proc.py"), str(dev), *HOLD],
         stdout=subprocess.PIPE,
     )
     assert p.stdout is not None and p.stdout.readline()
