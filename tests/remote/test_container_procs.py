@@ -22,6 +22,8 @@ from gpufleet.cli.errors import EXIT_REFUSED, CliError
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.fleet.fleet import Fleet
 from gpufleet.core.link.transport import LocalTransport
+from gpufleet.core.text.catalogue import finding_sentence
+from gpufleet.core.verdicts.health import evaluate_check
 from gpufleet_sampler import protocol
 from nvml_fake import FAKES, ROOT, profile
 from pidns import PidNamespace
@@ -180,6 +182,18 @@ def test_mixed_container(ns: PidNamespace, dev: Path, tmp_path: Path) -> None:
     assert all(
         p["pid"] != unrelated["pid"] or p["mapping"] == protocol.MAP_NOT_HERE for p in rows(out)
     )
+
+    # check's verdicts: the memory held outside this container warns, on its GPU only.
+    findings = evaluate_check(out)
+    away = [f for f in findings if f.id == "not_here"]
+    assert [(f.gpu, f.verdict) for f in away] == [(3, "warn")]
+    assert "5.0 GiB" in finding_sentence(away[0])
+    assert "not in this container" in finding_sentence(away[0])
+    where = [f for f in findings if f.id == "where"]
+    assert [(f.verdict, f.values["variant"]) for f in where] == [("info", "container")]
+    assert "own PID namespace" in finding_sentence(where[0])
+    # The processes here are the user's own: no "someone else's process" warning for them.
+    assert all(f.verdict == "pass" for f in findings if f.id == "processes")
 
 
 def _ticks_inside(ns: PidNamespace, inner: int) -> int:
