@@ -112,46 +112,87 @@ def stat_tree(pid: int) -> Optional[Tuple[str, int, int, int]]:
         return None
 
 
-def scan(dev: Optional[str] = None) -> Scan:
-    """Every process here that holds an NVIDIA device file of ``dev`` open.
-
-    A process whose fd table cannot be read (another user's, without root) is counted in
-    ``unreadable``: it may hold a GPU, we cannot say."""
-    prefix = (dev or dev_dir()).rstrip("/") + "/nvidia"
+def _read_fds(fd_dir: str, fds: List[str], prefix: str) -> Tuple[FrozenSet[int], bool]:
+    """The minors of the /dev/nvidia<N> files among ``fds``, and whether any other NVIDIA
+    device file (nvidiactl, nvidia-uvm) is among them."""
     plen = len(prefix)
-    proc = procfs.PROC
-    holders: Dict[int, Holder] = {}
-    pids = _pids(proc)
-    unreadable = 0
-    for pid in pids:
-        fd_dir = "{}/{}/fd".format(proc, pid)
+    minors: Set[int] = set()
+    other = False
+    for fd in fds:
         try:
-            fds = os.listdir(fd_dir)
+            target = os.readlink(fd_dir + "/" + fd)
         except OSError:
-            unreadable += 1
             continue
-        minors: Set[int] = set()
-        other = False
-        for fd in fds:
+        if not target.startswith(prefix):
+            continue
+        rest = target[plen:]
+        if rest.isdigit():
+            minors.add(int(rest))
+        elif rest == "ctl" or rest.startswith("-"):
+            other = True
+    return frozenset(minors), other
+
+
+class Scanner(object):
+    """Scans every process's fd table for NVIDIA device files, remembering per process what
+    it found: a process whose number of open files has not changed since is not read again
+    (opening a GPU opens several files at once: nvidiactl, nvidia-uvm, nvidia<N>), except on a
+    full pass every ``full_s`` seconds. This keeps a host with thousands of processes cheap."""
+
+    def __init__(self, dev: Optional[str] = None, full_s: float = 30.0) -> None:
+        self.prefix = (dev or dev_dir()).rstrip("/") + "/nvidia"
+        self.full_s = float(full_s)
+        self._next_full = 0.0
+        # pid -> (start ticks, number of fds, minors, other)
+        self._known: Dict[int, Tuple[int, int, FrozenSet[int], bool]] = {}
+
+    def scan(self, mono: Optional[float] = None) -> Scan:
+        """Every process here that holds an NVIDIA device file of the device directory open.
+
+        A process whose fd table cannot be read (another user's, without root) is counted
+        in ``unreadable``: it may hold a GPU, we cannot say."""
+        full = mono is None or mono >= self._next_full
+        if full and mono is not None:
+            self._next_full = mono + self.full_s
+        proc = procfs.PROC
+        holders: Dict[int, Holder] = {}
+        pids = _pids(proc)
+        known = self._known
+        seen: Dict[int, Tuple[int, int, FrozenSet[int], bool]] = {}
+        unreadable = 0
+        for pid in pids:
+            fd_dir = "{}/{}/fd".format(proc, pid)
             try:
-                target = os.readlink(fd_dir + "/" + fd)
+                fds = os.listdir(fd_dir)
             except OSError:
+                unreadable += 1
                 continue
-            if not target.startswith(prefix):
-                continue
-            rest = target[plen:]
-            if rest.isdigit():
-                minors.add(int(rest))
-            elif rest == "ctl" or rest.startswith("-"):
-                other = True
-        if not minors and not other:
-            continue
-        st = stat_tree(pid)
-        if st is None:
-            continue
-        state, ppid, pgid, ticks = st
-        holders[pid] = Holder(pid, ticks, ppid, pgid, state, frozenset(minors), other)
-    return Scan(holders, len(pids), unreadable)
+            old = known.get(pid)
+            if old is not None and not full and old[1] == len(fds):
+                minors, other = old[2], old[3]
+                st = stat_tree(pid) if (minors or other) else None
+                if (minors or other) and (st is None or st[3] != old[0]):
+                    # Another process under a reused pid: read it afresh.
+                    minors, other = _read_fds(fd_dir, fds, self.prefix)
+                    st = stat_tree(pid)
+                ticks = old[0] if st is None else st[3]
+            else:
+                minors, other = _read_fds(fd_dir, fds, self.prefix)
+                st = stat_tree(pid) if (minors or other) else None
+                # Without a holder's stat, the start ticks are needed only to notice a reused
+                # pid on the next pass; a changed fd count does that too.
+                ticks = st[3] if st is not None else (old[0] if old is not None else -1)
+            seen[pid] = (ticks, len(fds), minors, other)
+            if (minors or other) and st is not None:
+                state, ppid, pgid, st_ticks = st
+                holders[pid] = Holder(pid, st_ticks, ppid, pgid, state, minors, other)
+        self._known = seen
+        return Scan(holders, len(pids), unreadable)
+
+
+def scan(dev: Optional[str] = None) -> Scan:
+    """One full scan (every fd of every process) without memory of earlier ones."""
+    return Scanner(dev).scan()
 
 
 # ---- where the sampler runs ----------------------------------------------------------------

@@ -381,6 +381,13 @@ class NvmlBackend(Backend):
         # does not change PID namespace).
         self._where = gpu_holders.detect_where()
         self._dev_dir = gpu_holders.dev_dir()
+        self._scanner = gpu_holders.Scanner(self._dev_dir)
+        # In the host's namespace NVML's PIDs need no matching: the scan only finds holders
+        # with no memory and orphans, so it runs on the slow tier there (a host has thousands
+        # of processes); in a container of its own, on every process listing.
+        self._holders_host_s = 30.0
+        self._last_scan: Optional[gpu_holders.Scan] = None
+        self._next_scan = 0.0
         self._nvml_pids: Optional[Dict[str, int]] = None
         self._host = self._read_host()
         self._gpus: List[_Gpu] = []
@@ -1444,9 +1451,12 @@ class NvmlBackend(Backend):
                 self._mark_lost(g, "while listing processes")
         gpu_of_minor = {g.minor: g.index for g in self._gpus if g.minor is not None}
         # The fd tables of every process: the process tier's extra cost, never per tick.
-        found = gpu_holders.scan(self._dev_dir)
-        holders = found.holders
         own_ns = bool(self._where["own_pid_namespace"])
+        found = self._last_scan
+        if found is None or own_ns or mono >= self._next_scan:
+            found = self._last_scan = self._scanner.scan(mono)
+            self._next_scan = mono + self._holders_host_s
+        holders = found.holders
         self._nvml_pids = gpu_holders.nvml_pid_verdict(entries, holders, gpu_of_minor)
         rows = gpu_holders.match(entries, holders, gpu_of_minor, own_ns)
         cache = self._proc_cache
@@ -1463,6 +1473,8 @@ class NvmlBackend(Backend):
                 if info is not None:
                     st, user, name, cmd = info.start_ticks, info.user, info.name, info.cmd
             mapping = r.mapping
+            if e is None and st is None:
+                continue  # a holder of an earlier scan that has ended since
             if not own_ns and e is not None and st is None:
                 # Same namespace and no such process: it has ended (or is hidden from us).
                 mapping = gpu_holders.MAP_NOT_HERE
