@@ -32,6 +32,7 @@ pytestmark = pytest.mark.root
 
 GIB = 1 << 30
 GPUS = 4
+STREAM_ONCE = ("--backend", "nvml", "--count", "1", "--interval", "0.2")
 
 
 @pytest.fixture
@@ -127,6 +128,19 @@ def test_one_process_on_four_gpus_is_matched_exactly(
     assert [g["minor"] for g in out["gpus"]] == [0, 1, 2, 3]
     assert out["gpus"][0]["device"] == str(dev / "nvidia0")
     assert all(g["processes_not_here"] == 0 for g in out["gpus"])
+    # hello says the same, first thing on every stream.
+    p = ns.run(
+        [sys.executable, "-m", "gpufleet_sampler", "stream", *STREAM_ONCE],
+        env=sampler_env(prof, dev),
+    )
+    assert p.returncode == 0 and p.stdout, p.stderr
+    hello = json.loads(p.stdout.splitlines()[0])
+    assert hello["kind"] == "hello", p.stderr
+    assert hello["host"]["where"] == protocol.WHERE_CONTAINER
+    assert any("kthreadd" in e for e in hello["host"]["where_evidence"])
+    assert [g["minor"] for g in hello["gpus"]] == [0, 1, 2, 3]
+    procs = next(json.loads(ln) for ln in p.stdout.splitlines() if '"kind":"procs"' in ln)
+    assert {(x["pid"], x["mapping"]) for x in procs["procs"]} == {(c["pid"], protocol.MAP_EXACT)}
 
 
 def test_mixed_container(ns: PidNamespace, dev: Path, tmp_path: Path) -> None:
