@@ -717,6 +717,10 @@
         <translation>{Where}：{mem} 显存被 {count} 个不在本容器中的进程占用（其他租户或宿主机）：NVML 报告了它们，但在这里既看不到也无法结束它们。如果一直被占用，请联系服务商。</translation>
     </message>
     <message>
+        <source>{Where}: {procs} still hold the GPU after their job ended: the next job may run out of memory. End them with Kill tree… in the window or gpufleet kill --tree.</source>
+        <translation>{Where}：{procs} 在其作业结束后仍占用 GPU：下一个作业可能会显存不足。请在窗口中用“结束进程树…”或用 gpufleet kill --tree 结束它们。</translation>
+    </message>
+    <message>
         <source>The sampler runs in a container with its own PID namespace: NVML reports the host&apos;s PIDs, so GPU processes are matched to this container&apos;s by the device files they hold.</source>
         <translation>采样器运行在拥有独立 PID 命名空间的容器中：NVML 报告的是宿主机的 PID，因此按进程打开的设备文件把 GPU 进程对应到本容器的进程。</translation>
     </message>

@@ -280,6 +280,9 @@ def test_orphaned_workers_are_found_and_a_tree_kill_ends_them(
     got = [p for p in rows(check(ns, env)) if p["gpu"] == 2]
     assert sorted(p["pid"] for p in got) == [i1, i2]
     assert all(p["orphan"] is True for p in got), got
+    orphans = [f for f in evaluate_check(check(ns, env)) if f.id == "orphans"]
+    assert [(f.gpu, f.verdict) for f in orphans] == [(2, "warn")]
+    assert "still hold the GPU after their job ended" in finding_sentence(orphans[0])
     first = next(p for p in got if p["pid"] == i1)
     rc, out = sampler(
         ns, env, "kill", "--pid", str(i1), "--start-time", str(first["start_ticks"]),

@@ -339,6 +339,8 @@ class Fleet:
         waits that long for NVML to show its GPU memory released. Blocking: call it off the
         GUI thread. Every attempt is appended to the audit log."""
         h = self._host(host)
+        if h.backend == "sim":
+            watch_s = 0.0  # simulated GPUs: there is no NVML to watch
         proc = self.find_proc(host, pid)
         if start_ticks is None:
             if proc is None or proc.start_ticks is None:

@@ -823,6 +823,11 @@ FINDING_TEXT: Final[dict[tuple[str, str], str]] = {
         "container (another tenant or the host): NVML reports them, but they cannot be seen or "
         "killed from here. If it stays taken, ask the provider.",
     ),
+    ("orphans", "warn"): QT_TRANSLATE_NOOP(
+        "Findings",
+        "{Where}: {procs} still hold the GPU after their job ended: the next job may run out "
+        "of memory. End them with Kill tree… in the window or gpufleet kill --tree.",
+    ),
     ("where", "container"): QT_TRANSLATE_NOOP(
         "Findings",
         "The sampler runs in a container with its own PID namespace: NVML reports the host's "

@@ -139,6 +139,9 @@ def _gpu_findings(
 
     if away:
         add("not_here", WARN, count=len(away), mem_bytes=_mem(away))
+    orphans = [p for p in procs if p.get("orphan") is True]
+    if orphans:
+        add("orphans", WARN, processes=orphans, mem_bytes=_mem(orphans))
 
     gen, mgen = _n(g.get("pcie_gen")), _n(g.get("pcie_max_gen"))
     width, mwidth = _n(g.get("pcie_width")), _n(g.get("pcie_max_width"))
