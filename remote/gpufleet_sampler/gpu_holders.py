@@ -379,12 +379,17 @@ def match(
         if not es or not hs:
             continue
         if len(hs) > len(es):
-            # Forked workers inherit their parent's device fds: the process that owns the
-            # memory is most likely the one whose parent holds no such fd.
+            # Forked workers inherit their parent's device fds: when the count says so, the
+            # processes that own the memory are the ones whose parent holds no such fd (a
+            # trainer and its dataloader workers), or else exactly the children (a launcher
+            # that opened the device before starting one worker per GPU).
             all_here = set(holders_of.get(g, ()))
             roots = [q for q in hs if holders[q].ppid not in all_here]
+            children = [q for q in hs if holders[q].ppid in all_here]
             if len(roots) >= len(es):
                 hs = roots
+            elif len(children) == len(es):
+                hs = children
         hs.sort(key=lambda q: (holders[q].start_ticks, q))
         for p, q in zip(es, hs):  # noqa: B905 - Python 3.8; the shorter decides
             if fits(p, q):

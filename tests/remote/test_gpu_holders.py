@@ -77,6 +77,19 @@ def test_forked_workers_that_inherited_the_fds_do_not_take_the_parents_memory() 
     assert {(0, 41, None, protocol.MAP_NO_MEMORY), (0, 42, None, protocol.MAP_NO_MEMORY)} <= got
 
 
+def test_workers_that_own_the_memory_under_a_parent_holding_the_device() -> None:
+    # The launcher opened the device, then forked one worker per entry.
+    hs = {60: holder(60, 100, 1, ppid=1), 61: holder(61, 101, 1, ppid=60)}
+    hs[62] = holder(62, 101, 1, ppid=60)
+    es = [gh.Entry(1, 9100, GIB, "C", None), gh.Entry(1, 9101, GIB, "C", None)]
+    got = table(gh.match(es, hs, MINORS, own_ns=True))
+    assert got == {
+        (1, 61, 9100, protocol.MAP_PROBABLE),
+        (1, 62, 9101, protocol.MAP_PROBABLE),
+        (1, 60, None, protocol.MAP_NO_MEMORY),
+    }
+
+
 def test_in_the_hosts_namespace_the_nvml_pid_is_the_process() -> None:
     hs = {50: holder(50, 100, 0), 51: holder(51, 100, 1)}
     es = [gh.Entry(0, 50, GIB, "C", None)]
