@@ -1560,6 +1560,10 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <translation> · 快照时间 {time}</translation>
     </message>
     <message>
+        <source> · in a container: PID is the container&apos;s, Host PID NVML&apos;s</source>
+        <translation> · 在容器中：PID 是容器内的，宿主机 PID 来自 NVML</translation>
+    </message>
+    <message>
         <source>Processes on {host}: {n}</source>
         <translation>{host} 上的进程：{n} 个</translation>
     </message>

@@ -5,6 +5,7 @@ offscreen, a procs message as the sampler writes it from a container)."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 from gpufleet.core.live.buffers import LiveBuffers
@@ -76,7 +77,8 @@ def container_procs() -> Procs:
 
 def fill(qtbot: QtBot) -> MemoryTab:
     live = LiveBuffers()
-    live.feed(HOST, make_hello(HOST, gpus=2))
+    hello = make_hello(HOST, gpus=2)
+    live.feed(HOST, dataclasses.replace(hello, host={**hello.host, "where": "container"}))
     live.feed(HOST, container_procs())
     tab = MemoryTab(make_theme(False))
     qtbot.addWidget(tab)
@@ -107,6 +109,7 @@ def cells(tab: MemoryTab, pid: int, gpu: int, mapping: str) -> list[str]:
 def test_the_table_shows_the_mapping_and_refuses_rows_that_are_not_here(qtbot: QtBot) -> None:
     tab = fill(qtbot)
     assert tab.model.rowCount() == 4  # the tenant's entry and the bash with its number
+    assert "in a container" in tab.procs_label.text()
     probable = cells(tab, 7, 0, protocol.MAP_PROBABLE)
     assert probable[2:5] == ["7", "412345", "probable"]
     tenant = cells(tab, 31, 1, protocol.MAP_NOT_HERE)

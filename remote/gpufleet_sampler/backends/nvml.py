@@ -1458,6 +1458,9 @@ class NvmlBackend(Backend):
             self._next_scan = mono + self._holders_host_s
         holders = found.holders
         self._nvml_pids = gpu_holders.nvml_pid_verdict(entries, holders, gpu_of_minor)
+        # Processes whose fds we may not read (another user's, without root) may hold a GPU
+        # unseen: their NVML entries then look "not here".
+        self._nvml_pids["unreadable"] = found.unreadable
         rows = gpu_holders.match(entries, holders, gpu_of_minor, own_ns)
         cache = self._proc_cache
         out: List[Dict[str, Any]] = []

@@ -222,9 +222,14 @@ class MemoryTab(PlotTab):
         self.model.set_rows(rows, keys)
         n = len(rows)
         when = self.tr(" · snapshot {time}").format(time=clock_text(snap.t)) if snap else ""
+        hello = view.hello()
+        inside = hello is not None and hello.host.get("where") == protocol.WHERE_CONTAINER
+        where = (
+            self.tr(" · in a container: PID is the container's, Host PID NVML's") if inside else ""
+        )
         set_label_text(
             self.procs_label,
-            self.tr("Processes on {host}: {n}").format(host=view.host or "—", n=n) + when,
+            self.tr("Processes on {host}: {n}").format(host=view.host or "—", n=n) + where + when,
         )
         self._selection()
 
