@@ -4,7 +4,7 @@ workers that open their own, prints ``{"pid": P, "workers": [...]}`` (PIDs as it
 namespace numbers them) and waits until it is killed.
 
 Usage: ``gpu_holder_proc.py DEV_DIR --hold 0,1 [--ctl] [--workers N --worker-hold 1]
-[--session]``. ``--hold`` empty: a launcher that holds no device itself."""
+[--session] [--name COMM]``. ``--hold`` empty: a launcher that holds no device itself."""
 
 from __future__ import annotations
 
@@ -22,6 +22,11 @@ def _open(dev: str, minors: str, ctl: bool) -> list[int]:
     return fds
 
 
+def _rename(name: str) -> None:
+    with open("/proc/self/comm", "w", encoding="ascii") as f:
+        f.write(name[:15])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("dev")
@@ -30,7 +35,10 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=0)
     ap.add_argument("--worker-hold", default="")
     ap.add_argument("--session", action="store_true", help="lead a new session (a job)")
+    ap.add_argument("--name", default=None, help="the comm to show (workers add -w)")
     args = ap.parse_args()
+    if args.name:
+        _rename(args.name)
     if args.session:
         os.setsid()
     _open(args.dev, args.hold, args.ctl)
@@ -38,6 +46,8 @@ def main() -> None:
     for _ in range(args.workers):
         pid = os.fork()
         if pid == 0:
+            if args.name:
+                _rename(args.name + "-w")
             _open(args.dev, args.worker_hold, args.ctl)
             while True:
                 signal.pause()

@@ -147,12 +147,14 @@ def test_mixed_container(ns: PidNamespace, dev: Path, tmp_path: Path) -> None:
     """Two processes on GPU 0, one on all four, a launcher with two workers on GPU 1, a
     process that holds GPU 2 with no memory, and another tenant's process on GPU 3 whose host
     PID is the PID of an unrelated process here."""
-    a = ns.holder(dev, "--hold", "0", "--ctl", "--session")
-    b = ns.holder(dev, "--hold", "0", "--ctl", "--session")
-    c = ns.holder(dev, "--hold", "0,1,2,3", "--ctl", "--session")
-    tree = ns.holder(dev, "--workers", "2", "--worker-hold", "1", "--ctl", "--session")
-    d = ns.holder(dev, "--hold", "2", "--session")
-    unrelated = ns.holder(dev, "--session")  # holds no device
+    a = ns.holder(dev, "--hold", "0", "--ctl", "--session", "--name", "job-a")
+    b = ns.holder(dev, "--hold", "0", "--ctl", "--session", "--name", "job-b")
+    c = ns.holder(dev, "--hold", "0,1,2,3", "--ctl", "--session", "--name", "job-c")
+    tree = ns.holder(
+        dev, "--workers", "2", "--worker-hold", "1", "--ctl", "--session", "--name", "launch"
+    )
+    d = ns.holder(dev, "--hold", "2", "--session", "--name", "job-d")
+    unrelated = ns.holder(dev, "--session", "--name", "unrelated")  # holds no device
     w1, w2 = tree["outer_workers"]
     per_gpu = {
         0: [entry(a["outer"], 1 * GIB), entry(b["outer"], 2 * GIB), entry(c["outer"], 3 * GIB)],
@@ -167,6 +169,16 @@ def test_mixed_container(ns: PidNamespace, dev: Path, tmp_path: Path) -> None:
     by = {(p["gpu"], p["host_pid"], p["pid"]): p for p in rows(out)}
     here = {(p["gpu"], p["pid"]): p for p in rows(out) if p["mapping"] != protocol.MAP_NOT_HERE}
 
+    # Each process here by its name, on the GPUs it uses.
+    names = {(p["gpu"], p["name"]) for p in rows(out) if p["mapping"] != protocol.MAP_NOT_HERE}
+    assert names == {
+        (0, "job-a"),
+        (0, "job-b"),
+        *((g, "job-c") for g in range(4)),
+        (1, "launch-w"),
+        (2, "job-d"),
+    }
+    assert not any(p["name"] == "unrelated" for p in rows(out))
     # Two processes on one GPU: told apart by creation order.
     assert here[(0, a["pid"])]["host_pid"] == a["outer"]
     assert here[(0, b["pid"])]["host_pid"] == b["outer"]
