@@ -419,8 +419,11 @@ def is_orphan(h: Holder, holders: Dict[int, Holder]) -> bool:
         return False
     if h.ppid not in (0, 1):
         return False
-    leader = h.pgid in holders or stat_tree(h.pgid) is not None
-    return not leader
+    if h.pgid in holders:
+        return False
+    # A leader that is a zombie has ended; only its parent's wait is missing.
+    st = stat_tree(h.pgid)
+    return st is None or st[0] in ("Z", "X")
 
 
 def nvml_pid_verdict(

@@ -291,7 +291,8 @@ def tree_members(pid: int, start_ticks: int) -> List[Tuple[int, int]]:
                 chosen.append(c)
                 todo.append(c)
     pgid = root[2]
-    if pgid == pid or pgid not in table:
+    leader = table.get(pgid)
+    if pgid == pid or leader is None or leader[0] in ("Z", "X"):
         for p in sorted(table):
             if table[p][2] == pgid and p not in seen:
                 seen.add(p)
