@@ -388,6 +388,8 @@ class NvmlBackend(Backend):
         self._holders_host_s = 30.0
         self._last_scan: Optional[gpu_holders.Scan] = None
         self._next_scan = 0.0
+        # The loop's clock as last seen: hello asks for a listing on the same clock.
+        self._last_mono = 0.0
         self._nvml_pids: Optional[Dict[str, int]] = None
         self._host = self._read_host()
         self._gpus: List[_Gpu] = []
@@ -1441,6 +1443,7 @@ class NvmlBackend(Backend):
         """NVML's entries of every GPU, matched to the processes here that hold the GPUs'
         device files (gpu_holders: in a container NVML's PIDs are the host's), plus the
         holders NVML has no entry for."""
+        self._last_mono = mono
         entries: List[gpu_holders.Entry] = []
         for g in self._gpus:
             if g.lost:
@@ -1595,7 +1598,7 @@ class NvmlBackend(Backend):
         """Where the sampler runs, for hello and check: the /proc evidence, and how NVML's
         PIDs of the latest process listing look from here."""
         if self._nvml_pids is None:
-            self.procs(_monotonic())
+            self.procs(self._last_mono)
         return {
             "where": self._where["where"],
             "own_pid_namespace": self._where["own_pid_namespace"],
