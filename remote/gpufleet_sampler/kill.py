@@ -234,17 +234,32 @@ def run(args: argparse.Namespace) -> int:
     members = [(pid, ticks)]
     if tree and procfs.start_ticks(pid) == ticks:
         members = tree_members(pid, ticks)
-    watcher = MemoryWatch([p for p, _ in members]) if watch_s > 0 else None
+    watcher: Optional[MemoryWatch] = None
+    watch_error: Optional[str] = None
+    if watch_s > 0:
+        try:
+            watcher = MemoryWatch([p for p, _ in members])
+        except Exception as e:  # watching must never cost the kill itself
+            watch_error = "NVML could not be read: {}".format(e or e.__class__.__name__)
     if tree:
         res = kill_tree(members, str(args.signal), float(args.grace), bool(args.sudo))
     else:
         res = kill_process(pid, ticks, str(args.signal), float(args.grace), bool(args.sudo))
+    signalled = res["result"] in ("exited", "still_running") or (
+        res.get("tree") and res["result"] == "permission_denied"
+    )
     if watcher is not None:
-        if res["result"] in ("exited", "still_running"):
-            res["memory"] = watcher.wait(watch_s)
-        else:
-            res["memory"] = watcher.skip("nothing was killed")
-        watcher.close()
+        try:
+            if signalled:
+                res["memory"] = watcher.wait(watch_s)
+            else:
+                res["memory"] = watcher.skip("nothing was killed")
+        except Exception as e:  # the kill's result is reported whatever NVML does
+            res["memory"] = watcher.skip("NVML failed while watching: {}".format(e))
+        finally:
+            watcher.close()
+    elif watch_error is not None:
+        res["memory"] = {"watched": False, "message": "GPU memory not watched: " + watch_error}
     sys.stdout.write(json.dumps(res) + "\n")
     sys.stdout.flush()
     return EXIT_CODES.get(str(res["result"]), 1)
