@@ -1616,9 +1616,11 @@ class NvmlBackend(Backend):
         return {"host": host, "gpus": gpus}
 
     def info(self) -> Dict[str, Any]:
+        host = dict(self._host)
+        host.update(self._where_facts())
         return {
             "backend": "nvml",
-            "host": dict(self._host),
+            "host": host,
             "gpu_count": len(self._gpus),
             "gpus": [self._gpu_hello(g) for g in self._gpus],
         }
