@@ -25,7 +25,7 @@ Python 3.8, stdlib only.
 """
 
 import os
-from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 from gpufleet_sampler import procfs, protocol
 
@@ -58,7 +58,7 @@ def device_path(minor: int, dev: Optional[str] = None) -> str:
 class Holder(object):
     """One process that has NVIDIA device files open."""
 
-    __slots__ = ("minors", "other", "pgid", "pid", "ppid", "start_ticks", "state")
+    __slots__ = ("mapped", "minors", "other", "pgid", "pid", "ppid", "start_ticks", "state")
 
     def __init__(
         self,
@@ -69,6 +69,7 @@ class Holder(object):
         state: str,
         minors: FrozenSet[int],
         other: bool,
+        mapped: FrozenSet[int] = frozenset(),
     ) -> None:
         self.pid = pid
         self.start_ticks = start_ticks
@@ -80,6 +81,14 @@ class Holder(object):
         # It holds /dev/nvidiactl, /dev/nvidia-uvm or the like (the driver, no GPU in
         # particular).
         self.other = other
+        # Minors of the /dev/nvidia<N> files it has mapped into memory: a CUDA context on a
+        # GPU maps that GPU's device file, while CUDA opens the files of every GPU it may use.
+        self.mapped = mapped
+
+    def gpu_minors(self) -> FrozenSet[int]:
+        """The minors of the GPUs it uses: the mapped ones where there are any, else the
+        ones it has open."""
+        return self.mapped or self.minors
 
 
 class Scan(object):
@@ -133,6 +142,36 @@ def _read_fds(fd_dir: str, fds: List[str], prefix: str) -> Tuple[FrozenSet[int],
     return frozenset(minors), other
 
 
+# A process's memory map can be long (a PyTorch job maps thousands of libraries); only its
+# device-file lines matter, and they come early enough.
+MAPS_MAX_BYTES = 4 << 20
+
+
+def _read_mapped(pid: int, prefix: str) -> FrozenSet[int]:
+    """Minors of the /dev/nvidia<N> files mapped into the process (its /proc/PID/maps)."""
+    try:
+        with open("{}/{}/maps".format(procfs.PROC, pid), "rb") as f:
+            raw = f.read(MAPS_MAX_BYTES)
+    except OSError:
+        return frozenset()
+    want = prefix.encode("utf-8", "replace")
+    if want not in raw:
+        return frozenset()
+    plen = len(want)
+    out: Set[int] = set()
+    for line in raw.split(b"\n"):
+        i = line.find(want)
+        if i < 0:
+            continue
+        rest = line[i + plen :].strip()
+        if rest.isdigit():
+            out.add(int(rest))
+    return frozenset(out)
+
+
+_Known = Tuple[int, int, FrozenSet[int], bool, FrozenSet[int]]
+
+
 class Scanner(object):
     """Scans every process's fd table for NVIDIA device files, remembering per process what
     it found: a process whose number of open files has not changed since is not read again
@@ -143,8 +182,8 @@ class Scanner(object):
         self.prefix = (dev or dev_dir()).rstrip("/") + "/nvidia"
         self.full_s = float(full_s)
         self._next_full = 0.0
-        # pid -> (start ticks, number of fds, minors, other)
-        self._known: Dict[int, Tuple[int, int, FrozenSet[int], bool]] = {}
+        # pid -> (start ticks, number of fds, minors, other, mapped minors)
+        self._known: Dict[int, _Known] = {}
 
     def scan(self, mono: Optional[float] = None) -> Scan:
         """Every process here that holds an NVIDIA device file of the device directory open.
@@ -158,8 +197,9 @@ class Scanner(object):
         holders: Dict[int, Holder] = {}
         pids = _pids(proc)
         known = self._known
-        seen: Dict[int, Tuple[int, int, FrozenSet[int], bool]] = {}
+        seen: Dict[int, _Known] = {}
         unreadable = 0
+        none: FrozenSet[int] = frozenset()
         for pid in pids:
             fd_dir = "{}/{}/fd".format(proc, pid)
             try:
@@ -168,24 +208,26 @@ class Scanner(object):
                 unreadable += 1
                 continue
             old = known.get(pid)
+            fresh = True
             if old is not None and not full and old[1] == len(fds):
-                minors, other = old[2], old[3]
+                fresh = False
+                minors, other, mapped = old[2], old[3], old[4]
                 st = stat_tree(pid) if (minors or other) else None
                 if (minors or other) and (st is None or st[3] != old[0]):
-                    # Another process under a reused pid: read it afresh.
-                    minors, other = _read_fds(fd_dir, fds, self.prefix)
-                    st = stat_tree(pid)
-                ticks = old[0] if st is None else st[3]
-            else:
+                    fresh = True  # another process under a reused pid: read it afresh
+            if fresh:
                 minors, other = _read_fds(fd_dir, fds, self.prefix)
                 st = stat_tree(pid) if (minors or other) else None
-                # Without a holder's stat, the start ticks are needed only to notice a reused
-                # pid on the next pass; a changed fd count does that too.
-                ticks = st[3] if st is not None else (old[0] if old is not None else -1)
-            seen[pid] = (ticks, len(fds), minors, other)
+                # A context maps its GPU's device file, and creating one opens files too: the
+                # maps of a holder are read again only when its fd count changes (or in full).
+                mapped = _read_mapped(pid, self.prefix) if minors and st is not None else none
+            # Without a holder's stat, the start ticks are needed only to notice a reused pid
+            # on the next pass; a changed fd count does that too.
+            ticks = st[3] if st is not None else (old[0] if old is not None else -1)
+            seen[pid] = (ticks, len(fds), minors, other, mapped)
             if (minors or other) and st is not None:
                 state, ppid, pgid, st_ticks = st
-                holders[pid] = Holder(pid, st_ticks, ppid, pgid, state, minors, other)
+                holders[pid] = Holder(pid, st_ticks, ppid, pgid, state, minors, other, mapped)
         self._known = seen
         return Scan(holders, len(pids), unreadable)
 
@@ -314,7 +356,50 @@ class Row(object):
 
 
 def _holder_gpus(h: Holder, gpu_of_minor: Dict[int, int]) -> Set[int]:
-    return {gpu_of_minor[m] for m in h.minors if m in gpu_of_minor}
+    return {gpu_of_minor[m] for m in h.gpu_minors() if m in gpu_of_minor}
+
+
+# Above this many (entries x holders) the creation-order matching is greedy, not optimal.
+_ORDER_DP_MAX = 250000
+
+
+def _in_order(
+    es: List[int], hs: List[int], fits: "Callable[[int, int], bool]"
+) -> List[Tuple[int, int]]:
+    """The most (entry, holder) pairs that keep both orders (host PIDs ascending, start times
+    ascending) and fit: a longest common subsequence. A holder that fits no entry in order is
+    left out instead of shifting every pair after it."""
+    n, m = len(es), len(hs)
+    if n * m > _ORDER_DP_MAX:
+        out, j = [], 0
+        for p in es:
+            while j < m and not fits(p, hs[j]):
+                j += 1
+            if j < m:
+                out.append((p, hs[j]))
+                j += 1
+        return out
+    ok = [[fits(p, q) for q in hs] for p in es]
+    best = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        row, below = best[i], best[i + 1]
+        for j in range(m - 1, -1, -1):
+            v = below[j] if below[j] > row[j + 1] else row[j + 1]
+            if ok[i][j] and below[j + 1] + 1 > v:
+                v = below[j + 1] + 1
+            row[j] = v
+    pairs: List[Tuple[int, int]] = []
+    i = j = 0
+    while i < n and j < m:
+        if ok[i][j] and best[i][j] == best[i + 1][j + 1] + 1:
+            pairs.append((es[i], hs[j]))
+            i += 1
+            j += 1
+        elif best[i + 1][j] == best[i][j]:
+            i += 1
+        else:
+            j += 1
+    return pairs
 
 
 def match(
@@ -374,28 +459,28 @@ def match(
                 how[es[0]] = MAP_EXACT
                 used.add(hs[0])
                 changed = True
-    for g in gpus:
-        es, hs = left(g)
-        if not es or not hs:
-            continue
+    # What is left goes by creation order, across all GPUs at once (one job per GPU, each
+    # holding every GPU's file, is the common case).
+    es = sorted({e.host_pid for e in ents if e.host_pid not in host_to_local})
+    hs = [q for q in holders if q not in used and gpus_of[q]]
+    if es and hs:
         if len(hs) > len(es):
             # Forked workers inherit their parent's device fds: when the count says so, the
             # processes that own the memory are the ones whose parent holds no such fd (a
             # trainer and its dataloader workers), or else exactly the children (a launcher
             # that opened the device before starting one worker per GPU).
-            all_here = set(holders_of.get(g, ()))
-            roots = [q for q in hs if holders[q].ppid not in all_here]
-            children = [q for q in hs if holders[q].ppid in all_here]
+            with_gpu = {q for q in holders if gpus_of[q]}
+            roots = [q for q in hs if holders[q].ppid not in with_gpu]
+            children = [q for q in hs if holders[q].ppid in with_gpu]
             if len(roots) >= len(es):
                 hs = roots
             elif len(children) == len(es):
                 hs = children
         hs.sort(key=lambda q: (holders[q].start_ticks, q))
-        for p, q in zip(es, hs):  # noqa: B905 - Python 3.8; the shorter decides
-            if fits(p, q):
-                host_to_local[p] = q
-                how[p] = MAP_PROBABLE
-                used.add(q)
+        for p, q in _in_order(es, hs, fits):
+            host_to_local[p] = q
+            how[p] = MAP_PROBABLE
+            used.add(q)
     for e in ents:
         local = host_to_local.get(e.host_pid)
         if local is None:

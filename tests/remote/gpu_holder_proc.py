@@ -4,12 +4,14 @@ workers that open their own, prints ``{"pid": P, "workers": [...]}`` (PIDs as it
 namespace numbers them) and waits until it is killed.
 
 Usage: ``gpu_holder_proc.py DEV_DIR --hold 0,1 [--ctl] [--workers N --worker-hold 1]
-[--session] [--name COMM]``. ``--hold`` empty: a launcher that holds no device itself."""
+[--session] [--name COMM] [--map 0]``. The device files must be at least a page long
+to be mapped. ``--hold`` empty: a launcher that holds no device itself."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import mmap
 import os
 import signal
 import sys
@@ -20,6 +22,12 @@ def _open(dev: str, minors: str, ctl: bool) -> list[int]:
     if ctl:
         fds.append(os.open(os.path.join(dev, "nvidiactl"), os.O_RDWR))
     return fds
+
+
+def _map(dev: str, minor: str) -> mmap.mmap:
+    """Map one page of a device file, as a CUDA context maps its GPU's."""
+    fd = os.open(os.path.join(dev, f"nvidia{minor}"), os.O_RDWR)
+    return mmap.mmap(fd, 4096, mmap.MAP_SHARED)
 
 
 def _rename(name: str) -> None:
@@ -36,9 +44,11 @@ def main() -> None:
     ap.add_argument("--worker-hold", default="")
     ap.add_argument("--session", action="store_true", help="lead a new session (a job)")
     ap.add_argument("--name", default=None, help="the comm to show (workers add -w)")
+    ap.add_argument("--map", default="", help="minors whose device file to map (a context)")
     args = ap.parse_args()
     if args.name:
         _rename(args.name)
+    maps = [_map(args.dev, m) for m in args.map.split(",") if m]
     if args.session:
         os.setsid()
     _open(args.dev, args.hold, args.ctl)
@@ -52,7 +62,7 @@ def main() -> None:
             while True:
                 signal.pause()
         workers.append(pid)
-    sys.stdout.write(json.dumps({"pid": os.getpid(), "workers": workers}) + "\n")
+    sys.stdout.write(json.dumps({"pid": os.getpid(), "workers": workers, "maps": len(maps)}) + "\n")
     sys.stdout.flush()
     while True:
         signal.pause()

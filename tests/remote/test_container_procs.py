@@ -50,7 +50,7 @@ def dev(tmp_path: Path) -> Path:
     d = tmp_path / "dev"
     d.mkdir()
     for name in [f"nvidia{i}" for i in range(GPUS)] + ["nvidiactl", "nvidia-uvm"]:
-        (d / name).write_bytes(b"")
+        (d / name).write_bytes(b"\0" * 4096)  # a page, so that a holder can map it
     return d
 
 
@@ -141,6 +141,25 @@ def test_one_process_on_four_gpus_is_matched_exactly(
     assert [g["minor"] for g in hello["gpus"]] == [0, 1, 2, 3]
     procs = next(json.loads(ln) for ln in p.stdout.splitlines() if '"kind":"procs"' in ln)
     assert {(x["pid"], x["mapping"]) for x in procs["procs"]} == {(c["pid"], protocol.MAP_EXACT)}
+
+
+def test_one_job_per_gpu_each_opening_every_gpu(
+    ns: PidNamespace, dev: Path, tmp_path: Path
+) -> None:
+    """As CUDA does, every job opens all four device files; each maps only its own GPU's
+    (its context). Started in the order GPU 2, 0, 3, 1."""
+    order = [2, 0, 3, 1]
+    jobs = {
+        g: ns.holder(dev, "--hold", "0,1,2,3", "--ctl", "--map", str(g), "--name", f"job{g}")
+        for g in order
+    }
+    prof = write_profile(
+        tmp_path / "p.json", {g: [entry(j["outer"], GIB)] for g, j in jobs.items()}
+    )
+    got = rows(check(ns, sampler_env(prof, dev)))
+    assert {(p["gpu"], p["pid"], p["name"], p["mapping"]) for p in got} == {
+        (g, j["pid"], f"job{g}", protocol.MAP_EXACT) for g, j in jobs.items()
+    }
 
 
 def test_mixed_container(ns: PidNamespace, dev: Path, tmp_path: Path) -> None:

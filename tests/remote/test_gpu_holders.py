@@ -18,8 +18,10 @@ MINORS = {0: 0, 1: 1, 2: 2, 3: 3}  # minor -> GPU index
 HOLD = ("--hold", "3", "--ctl")
 
 
-def holder(pid: int, ticks: int, *minors: int, ppid: int = 1) -> gh.Holder:
-    return gh.Holder(pid, ticks, ppid, pid, "S", frozenset(minors), True)
+def holder(
+    pid: int, ticks: int, *minors: int, ppid: int = 1, mapped: tuple[int, ...] = ()
+) -> gh.Holder:
+    return gh.Holder(pid, ticks, ppid, pid, "S", frozenset(minors), True, frozenset(mapped))
 
 
 def table(rows: list[gh.Row]) -> set[tuple[int, int | None, int | None, str]]:
@@ -88,6 +90,45 @@ def test_workers_that_own_the_memory_under_a_parent_holding_the_device() -> None
         (1, 62, 9101, protocol.MAP_PROBABLE),
         (1, 60, None, protocol.MAP_NO_MEMORY),
     }
+
+
+def test_one_job_per_gpu_each_holding_every_gpus_file_goes_by_creation_order() -> None:
+    # CUDA opens the device file of every GPU it may use: each job holds all four. The job
+    # on GPU 2 started first, then GPU 0's, GPU 3's, GPU 1's.
+    order = [2, 0, 3, 1]
+    hs = {100 + k: holder(100 + k, 1000 + k, 0, 1, 2, 3) for k in range(4)}
+    es = [gh.Entry(g, 7000 + k, GIB, "C", None) for k, g in enumerate(order)]
+    assert table(gh.match(es, hs, MINORS, own_ns=True)) == {
+        (g, 100 + k, 7000 + k, protocol.MAP_PROBABLE) for k, g in enumerate(order)
+    }
+
+
+def test_the_device_file_a_job_has_mapped_names_its_gpu_exactly() -> None:
+    # The same jobs, each with its own GPU's file mapped (its CUDA context): no guessing, even
+    # with host PIDs in another order than the start times.
+    order = [2, 0, 3, 1]
+    hs = {100 + k: holder(100 + k, 1000 + k, 0, 1, 2, 3, mapped=(g,)) for k, g in enumerate(order)}
+    es = [gh.Entry(g, 9000 - k, GIB, "C", None) for k, g in enumerate(order)]
+    assert table(gh.match(es, hs, MINORS, own_ns=True)) == {
+        (g, 100 + k, 9000 - k, protocol.MAP_EXACT) for k, g in enumerate(order)
+    }
+
+
+def test_an_entry_that_fits_nothing_in_order_is_not_here_and_shifts_nothing() -> None:
+    # A tenant's entry with a low host PID on GPU 3 must not take the first process that fits.
+    hs = {1: holder(1, 10, 0), 2: holder(2, 20, 0, 1, 2, 3), 3: holder(3, 30, 1)}
+    es = [
+        gh.Entry(3, 50, GIB, "C", None),
+        gh.Entry(0, 900, GIB, "C", None),
+        gh.Entry(0, 901, GIB, "C", None),
+        gh.Entry(1, 901, GIB, "C", None),
+        gh.Entry(3, 901, GIB, "C", None),
+        gh.Entry(1, 902, GIB, "C", None),
+    ]
+    got = table(gh.match(es, hs, MINORS, own_ns=True))
+    assert (3, None, 50, protocol.MAP_NOT_HERE) in got
+    here = {(g, pid, hp) for g, pid, hp, m in got if m != protocol.MAP_NOT_HERE}
+    assert here == {(0, 1, 900), (0, 2, 901), (1, 2, 901), (3, 2, 901), (1, 3, 902)}
 
 
 def test_in_the_hosts_namespace_the_nvml_pid_is_the_process() -> None:
