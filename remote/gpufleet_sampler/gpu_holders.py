@@ -10,12 +10,13 @@ the minor number from ``nvmlDeviceGetMinorNumber``), their start times and their
 
 - in the host's PID namespace NVML's PID is the process (``mapping`` "exact");
 - in a container of its own a PID that happens to resolve counts for nothing: NVML's entries
-  of each GPU are matched to the holders of that GPU's device. "exact" where the match is forced
-  (one entry and one holder left on a GPU, repeated across GPUs until nothing changes),
-  "probable" where it rests on creation order (host PIDs and the container's start times both
-  grow with time), "not_here" for entries left over (another tenant, or the host), and
-  "no_memory" for holders with no entry (a dataloader worker that inherited the fd, a zombie
-  keeping a context).
+  of each GPU are matched to the holders of that GPU's device (the device files a holder has
+  mapped, its CUDA contexts, where it has any: CUDA opens the files of every GPU it may use).
+  "exact" where the match is forced (one entry and one holder left on a GPU, repeated across
+  GPUs until nothing changes), "probable" where it rests on creation order (host PIDs and the
+  container's start times both grow with time), "not_here" for entries left over (another
+  tenant, or the host), and "no_memory" for holders with no entry (a dataloader worker that
+  inherited the fd, a zombie keeping a context).
 
 The scan reads every process's fd table: it belongs to the process tier (every few seconds),
 never to the per-tick path. ``GPUFLEET_DEV_DIR`` names another device directory, for tests that
@@ -155,17 +156,16 @@ def _read_mapped(pid: int, prefix: str) -> FrozenSet[int]:
     except OSError:
         return frozenset()
     want = prefix.encode("utf-8", "replace")
-    if want not in raw:
-        return frozenset()
     plen = len(want)
     out: Set[int] = set()
-    for line in raw.split(b"\n"):
-        i = line.find(want)
-        if i < 0:
-            continue
-        rest = line[i + plen :].strip()
+    # Jump from one device-file line to the next: the thousands of others are not split.
+    i = raw.find(want)
+    while i >= 0:
+        end = raw.find(b"\n", i)
+        rest = raw[i + plen : end if end >= 0 else len(raw)].strip()
         if rest.isdigit():
             out.add(int(rest))
+        i = raw.find(want, i + plen)
     return frozenset(out)
 
 
