@@ -13,9 +13,9 @@ from gpufleet.core.wire.messages import Procs, parse_object
 from gpufleet.core.wire.synth import make_hello
 from gpufleet.ui.dialogs.kill import KillDialog
 from gpufleet.ui.tabs.memory import MemoryTab
+from gpufleet.ui.viewmodel.view import View
 from gpufleet.ui.widgets.table_model import KEY_ROLE
 from gpufleet.ui.widgets.theme import make_theme
-from gpufleet.ui.window.view import View
 from gpufleet_sampler import protocol
 from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
