@@ -32,6 +32,10 @@ from gpufleet_sampler import procfs, protocol
 
 DEV_DIR_ENV = "GPUFLEET_DEV_DIR"
 DEFAULT_DEV_DIR = "/dev"
+# "host" or "own": says which PID namespace NVML's PIDs are numbered in, instead of finding
+# out. For test harnesses whose fake NVML reports the PIDs of the harness's own namespace,
+# whatever namespace the test machine itself runs in.
+PID_NAMESPACE_ENV = "GPUFLEET_PID_NAMESPACE"
 
 MAP_EXACT = protocol.MAP_EXACT
 MAP_PROBABLE = protocol.MAP_PROBABLE
@@ -266,6 +270,14 @@ def detect_where() -> Dict[str, Any]:
     with its own PID namespace: NVML's PIDs are the host's and must be matched), or
     "container_host_pids" (a container that shares the host's PID namespace, as with
     ``--pid=host``). ``evidence`` lists what was seen, in words."""
+    forced = os.environ.get(PID_NAMESPACE_ENV)
+    if forced in ("host", "own"):
+        own = forced == "own"
+        return {
+            "where": WHERE_CONTAINER if own else WHERE_HOST,
+            "own_pid_namespace": own,
+            "evidence": ["{}={} (set by the test harness)".format(PID_NAMESPACE_ENV, forced)],
+        }
     proc = procfs.PROC
     evidence: List[str] = []
     own_ns: Optional[bool] = None

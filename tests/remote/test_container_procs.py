@@ -80,6 +80,8 @@ def write_profile(
 
 def sampler_env(prof: Path, dev: Path) -> dict[str, str]:
     env = dict(os.environ)
+    # Where the sampler runs is found out from /proc here: that is what is under test.
+    env.pop("GPUFLEET_PID_NAMESPACE", None)
     env["PYTHONPATH"] = os.pathsep.join([str(FAKES), str(ROOT / "remote")])
     env["GPUFLEET_FAKE_NVML"] = str(prof)
     env["GPUFLEET_DEV_DIR"] = str(dev)
@@ -357,6 +359,7 @@ def test_gpufleet_kill_ends_the_right_process_and_no_other(
             1: [entry(unrelated["pid"], 5 * GIB)],
         },
     )
+    monkeypatch.delenv("GPUFLEET_PID_NAMESPACE", raising=False)
     for k, v in sampler_env(prof, dev).items():
         monkeypatch.setenv(k, v)
     monkeypatch.setenv("PYTHONPATH", str(FAKES))

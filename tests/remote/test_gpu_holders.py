@@ -9,6 +9,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import nvml_fake
 import pytest
 from gpufleet_sampler import gpu_holders as gh
 from gpufleet_sampler import protocol
@@ -166,3 +167,15 @@ def test_scan_finds_a_real_process_holding_a_device_file(
     assert h.minors == frozenset({3}) and h.other
     assert h.ppid == os.getpid() and h.start_ticks > 0
     assert found.processes > 1
+
+
+def test_the_test_harness_can_say_which_namespace_nvml_numbers_pids_in(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert nvml_fake.PID_NAMESPACE_ENV == gh.PID_NAMESPACE_ENV
+    monkeypatch.setenv(gh.PID_NAMESPACE_ENV, "own")
+    got = gh.detect_where()
+    assert got["where"] == protocol.WHERE_CONTAINER and got["own_pid_namespace"] is True
+    assert "test harness" in got["evidence"][0]
+    monkeypatch.setenv(gh.PID_NAMESPACE_ENV, "host")
+    assert gh.detect_where()["own_pid_namespace"] is False
