@@ -252,12 +252,126 @@ def bench_stream(backend: str, seconds: float) -> dict[str, float]:
     }
 
 
+# ---- the process tier's /proc reading (device holders) ---------------------------------------
+
+
+def _fake_proc(root: Path, processes: int, gpu_procs: int, fds: int, gpu_fds: int) -> None:
+    """A /proc tree of ``processes`` processes with ``fds`` open files each (sockets, pipes,
+    regular files); ``gpu_procs`` of them hold /dev/nvidia0..7, nvidiactl and nvidia-uvm among
+    ``gpu_fds`` files and map a device file among 3,000 library mappings, as a PyTorch job
+    does."""
+    for pid in range(1, processes + 1):
+        d = root / str(pid)
+        (d / "fd").mkdir(parents=True)
+        gpu = pid > processes - gpu_procs
+        n = gpu_fds if gpu else fds
+        targets = [f"socket:[{pid * 1000 + i}]" if i % 3 else f"/var/log/f{i}" for i in range(n)]
+        if gpu:
+            targets[-10:] = [f"/dev/nvidia{g}" for g in range(8)] + [
+                "/dev/nvidiactl",
+                "/dev/nvidia-uvm",
+            ]
+        for i, t in enumerate(targets):
+            os.symlink(t, d / "fd" / str(i))
+        if gpu:
+            # A PyTorch job's memory map: thousands of library lines, its context's device.
+            libs = [
+                f"7f{i:08x}000-7f{i:08x}fff r-xp 00000000 08:01 {i} /usr/lib/lib{i}.so\n"
+                for i in range(3000)
+            ]
+            dev = [
+                f"7e{g:08x}000-7e{g:08x}fff rw-s 00000000 00:05 {g} /dev/nvidia{g}\n" for g in (0,)
+            ]
+            (d / "maps").write_text("".join(libs[:1500] + dev + libs[1500:]))
+        ppid = 1 if pid > 1 else 0
+        (d / "stat").write_text(f"{pid} (proc{pid}) S {ppid} {pid} {pid} 0 -1 0 " + "0 " * 12
+                                + f"{1000 + pid} 0 0\n")  # fmt: skip
+
+
+def bench_process_tier(repeats: int = 20) -> list[tuple[str, int, float, float, float]]:
+    """Median ms of one holder scan: a full one (every fd of every process) and a steady one
+    (only processes whose number of open files changed are read again), and of the matching
+    after it. The process tier's extra /proc reading: every procs interval, never per tick."""
+    import statistics
+    import tempfile
+
+    from gpufleet_sampler import gpu_holders, procfs
+
+    out: list[tuple[str, int, float, float, float]] = []
+    cases = [("container", 200, 8, 16, 120), ("host", 2000, 8, 12, 120)]
+    saved = procfs.PROC
+
+    # CPU time of this thread (user and system): other load on the machine does not count.
+    clock = time.thread_time
+
+    def measure(label: str, gp: int | None) -> None:
+        full_ms, steady_ms, match_ms = [], [], []
+        for _ in range(repeats):
+            sc = gpu_holders.Scanner("/dev", full_s=30.0)
+            t0 = clock()
+            found = sc.scan(0.0)
+            t1 = clock()
+            found = sc.scan(2.0)
+            t2 = clock()
+            entries = [
+                gpu_holders.Entry(g, 100000 + p, 1 << 30, "C", None)
+                for p in found.holders
+                for g in range(8)
+            ]
+            gpu_holders.match(entries, found.holders, {g: g for g in range(8)}, True)
+            t3 = clock()
+            full_ms.append((t1 - t0) * 1e3)
+            steady_ms.append((t2 - t1) * 1e3)
+            match_ms.append((t3 - t2) * 1e3)
+        assert gp is None or len(found.holders) == gp
+        out.append(
+            (
+                label,
+                found.processes,
+                statistics.median(full_ms),
+                statistics.median(steady_ms),
+                statistics.median(match_ms),
+            )
+        )
+
+    try:
+        for label, n, gp, fds, gfds in cases:
+            with tempfile.TemporaryDirectory() as tmp:
+                _fake_proc(Path(tmp), n, gp, fds, gfds)
+                procfs.PROC = tmp
+                measure(label, gp)
+    finally:
+        procfs.PROC = saved
+    measure("this machine's /proc", None)
+    return out
+
+
+def print_process_tier() -> None:
+    print(
+        "Process tier: scanning every process's fds for /dev/nvidia* "
+        "(median of 20, ms of CPU time):"
+    )
+    print(f"  {'':22s} {'processes':>9s} {'full':>8s} {'steady':>8s} {'match':>7s}")
+    for label, n, full_ms, steady_ms, match_ms in bench_process_tier():
+        print(f"  {label:22s} {n:9d} {full_ms:8.2f} {steady_ms:8.2f} {match_ms:7.2f}")
+    print(
+        "  full: every fd read (first pass, then every 30 s); steady: only processes whose "
+        "fd count changed.\n  Once per procs interval (2 s); the per-tick path reads no /proc."
+    )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--minutes", type=int, default=5, help="simulated minutes per run")
     ap.add_argument("--repeats", type=int, default=3, help="best of N runs")
     ap.add_argument("--stream-seconds", type=float, default=12.0)
+    ap.add_argument(
+        "--process-tier", action="store_true", help="only the process tier's /proc scan"
+    )
     args = ap.parse_args()
+    if args.process_tier:
+        print_process_tier()
+        return 0
 
     print(
         f"Sampler benchmark: {GPUS} GPUs, 1 s ticks, {args.minutes} simulated min, best of "

@@ -69,7 +69,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if os.geteuid() == 0:
         return
-    skip = pytest.mark.skip(reason="needs root (network namespaces / tc); runs in CI as root")
+    skip = pytest.mark.skip(reason="needs root (network or PID namespaces, tc); runs in CI as root")
     for item in items:
         if item.get_closest_marker("root"):
             item.add_marker(skip)

@@ -84,6 +84,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--signal", choices=("TERM", "KILL", "INT"), default="TERM")
     p.add_argument("--grace", type=float, default=5.0, help="seconds to wait for the exit")
     p.add_argument("--sudo", action="store_true", help="retry with sudo -n on EPERM")
+    p.add_argument(
+        "--tree",
+        action="store_true",
+        help="also signal its descendants and its process group (when it leads it or the "
+        "leader is gone)",
+    )
+    p.add_argument(
+        "--watch",
+        type=float,
+        default=0.0,
+        help="then watch NVML up to this many seconds until its GPU memory is freed",
+    )
 
     p = sub.add_parser("exporter", help="serve /metrics to Prometheus (dcgm-exporter's names)")
     _add_backend_args(p)

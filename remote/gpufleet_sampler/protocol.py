@@ -154,6 +154,25 @@ LINKS_INTERVAL_S = 5.0
 
 # Keys of each process entry in a ``procs`` message.
 PROC_KEYS = ("gpu", "pid", "start_ticks", "user", "name", "cmd", "mem_bytes", "sm_pct", "type")
+# Keys a backend that tells the host's PIDs from its own adds to each entry (the nvml one
+# does; absent means NVML's PID is the process here, as on bare metal). In a container with
+# its own PID namespace NVML reports the host's PIDs: ``pid`` is then the PID here (what
+# ``kill`` addresses) and ``host_pid`` NVML's, matched as ``mapping`` says.
+PROC_MAP_KEYS = ("host_pid", "mapping", "holds_device", "orphan")
+# ``mapping`` values: matched with certainty, matched by creation order, an NVML entry with no
+# process here (another tenant or the host; ``pid`` is then NVML's and ``start_ticks`` null),
+# a process here that holds the GPU's device file but has no memory NVML reports.
+MAP_EXACT = "exact"
+MAP_PROBABLE = "probable"
+MAP_NOT_HERE = "not_here"
+MAP_NO_MEMORY = "no_memory"
+MAPPINGS = (MAP_EXACT, MAP_PROBABLE, MAP_NOT_HERE, MAP_NO_MEMORY)
+# hello["host"]["where"] values: bare metal or a VM, a container with its own PID namespace,
+# a container sharing the host's PID namespace.
+WHERE_HOST = "host"
+WHERE_CONTAINER = "container"
+WHERE_CONTAINER_HOST_PIDS = "container_host_pids"
+WHERES = (WHERE_HOST, WHERE_CONTAINER, WHERE_CONTAINER_HOST_PIDS)
 
 
 def hello_columns() -> List[Dict[str, str]]:

@@ -48,6 +48,10 @@
         <translation>{signal} → {host} 上的 PID {pid}（{name}）：{what}</translation>
     </message>
     <message>
+        <source>{n} processes in its tree</source>
+        <translation>其进程树中的 {n} 个进程</translation>
+    </message>
+    <message>
         <source>PID {pid} did not exit within {grace} s of TERM.</source>
         <translation>PID {pid} 在收到 TERM 后 {grace} 秒内没有退出。</translation>
     </message>
@@ -865,6 +869,26 @@
         <translation>{Where}：{procs} 看起来是挖矿程序。结束它，更换密码和密钥，并通知服务商。</translation>
     </message>
     <message>
+        <source>{Where}: {mem} of memory is held by {count} process(es) that are not in this container (another tenant or the host): NVML reports them, but they cannot be seen or killed from here. If it stays taken, ask the provider.</source>
+        <translation>{Where}：{mem} 显存被 {count} 个不在本容器中的进程占用（其他租户或宿主机）：NVML 报告了它们，但在这里既看不到也无法结束它们。如果一直被占用，请联系服务商。</translation>
+    </message>
+    <message>
+        <source>{Where}: {procs} still hold the GPU after their job ended: the next job may run out of memory. End them with Kill tree… in the window or gpufleet kill --tree.</source>
+        <translation>{Where}：{procs} 在其作业结束后仍占用 GPU：下一个作业可能会显存不足。请在窗口中用“结束进程树…”或用 gpufleet kill --tree 结束它们。</translation>
+    </message>
+    <message>
+        <source>The sampler runs in a container with its own PID namespace: NVML reports the host&apos;s PIDs, so GPU processes are matched to this container&apos;s by the device files they hold.</source>
+        <translation>采样器运行在拥有独立 PID 命名空间的容器中：NVML 报告的是宿主机的 PID，因此按进程打开的设备文件把 GPU 进程对应到本容器的进程。</translation>
+    </message>
+    <message>
+        <source>The sampler runs in a container that shares the host&apos;s PID namespace: NVML&apos;s PIDs are the processes&apos;.</source>
+        <translation>采样器运行在共享宿主机 PID 命名空间的容器中：NVML 的 PID 就是进程的 PID。</translation>
+    </message>
+    <message>
+        <source>The sampler runs on the host itself (bare metal or a VM): NVML&apos;s PIDs are the processes&apos;.</source>
+        <translation>采样器直接运行在主机上（物理机或虚拟机）：NVML 的 PID 就是进程的 PID。</translation>
+    </message>
+    <message>
         <source>{Where}: PCIe Gen{gen} x{width} (max Gen{max_gen} x{max_width}){idle_note}.</source>
         <translation>{Where}：PCIe Gen{gen} x{width}（最高 Gen{max_gen} x{max_width}）{idle_note}。</translation>
     </message>
@@ -1438,6 +1462,10 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <translation>未报告</translation>
     </message>
     <message>
+        <source>Send {signal} to PID {pid} and its tree on {host}?</source>
+        <translation>向 {host} 上的 PID {pid} 及其进程树发送 {signal}？</translation>
+    </message>
+    <message>
         <source>Send {signal} to PID {pid} on {host}?</source>
         <translation>向 {host} 上的 PID {pid} 发送 {signal}？</translation>
     </message>
@@ -1456,6 +1484,18 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     <message>
         <source>{pid} (started at tick {ticks}; a reused PID is refused)</source>
         <translation>{pid}（启动于 tick {ticks}；PID 被复用时会拒绝发送）</translation>
+    </message>
+    <message>
+        <source>Host PID (NVML)</source>
+        <translation>宿主机 PID（NVML）</translation>
+    </message>
+    <message>
+        <source>none: NVML lists no memory for it</source>
+        <translation>无：NVML 未列出它占用的显存</translation>
+    </message>
+    <message>
+        <source>Match</source>
+        <translation>对应</translation>
     </message>
     <message>
         <source>User</source>
@@ -1482,8 +1522,24 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <translation>&lt;b&gt;KILL&lt;/b&gt; 会立即结束它：它没有机会保存任何东西。</translation>
     </message>
     <message>
+        <source>Its children and, when its job is gone, the rest of its process group get the same signal (each checked by its start time). gpufleet then watches NVML until their GPU memory is released.</source>
+        <translation>它的子进程，以及在其作业已结束时进程组中的其余进程，都会收到同一信号（每个都按启动时间核对）。随后 gpufleet 观察 NVML，直到它们的显存被释放。</translation>
+    </message>
+    <message>
         <source>Send {signal}</source>
         <translation>发送 {signal}</translation>
+    </message>
+    <message>
+        <source>Send {signal} to the tree</source>
+        <translation>向进程树发送 {signal}</translation>
+    </message>
+    <message>
+        <source>exact (the sampler shares NVML&apos;s PID namespace)</source>
+        <translation>精确（采样器与 NVML 共用 PID 命名空间）</translation>
+    </message>
+    <message>
+        <source>orphan: its job is gone, it still holds the GPU</source>
+        <translation>孤儿进程：其作业已结束，但仍占用 GPU</translation>
     </message>
 </context>
 <context>
@@ -1596,6 +1652,14 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <translation>PID</translation>
     </message>
     <message>
+        <source>Host PID</source>
+        <translation>宿主机 PID</translation>
+    </message>
+    <message>
+        <source>Match</source>
+        <translation>对应</translation>
+    </message>
+    <message>
         <source>User</source>
         <translation>用户</translation>
     </message>
@@ -1616,6 +1680,38 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <translation>SM %</translation>
     </message>
     <message>
+        <source>exact</source>
+        <translation>精确</translation>
+    </message>
+    <message>
+        <source>probable</source>
+        <translation>可能</translation>
+    </message>
+    <message>
+        <source>not in this container</source>
+        <translation>不在本容器中</translation>
+    </message>
+    <message>
+        <source>no memory NVML can see</source>
+        <translation>NVML 看不到其显存</translation>
+    </message>
+    <message>
+        <source>NVML&apos;s entry is this process: the only one here that holds this GPU</source>
+        <translation>NVML 的这一条目就是此进程：这里只有它占用此 GPU</translation>
+    </message>
+    <message>
+        <source>Matched to NVML&apos;s entry by creation order (host PIDs and start times both grow); the process itself is certain, its memory figure is a best guess</source>
+        <translation>按创建顺序与 NVML 条目对应（宿主机 PID 与启动时间都随时间增长）；进程本身是确定的，显存数字是最佳推测</translation>
+    </message>
+    <message>
+        <source>NVML reports this memory, but no process in this container holds the GPU for it: another tenant or the host. It cannot be seen or killed from here</source>
+        <translation>NVML 报告了这部分显存，但本容器中没有进程为此占用该 GPU：属于其他租户或宿主机。在这里既看不到也无法结束它</translation>
+    </message>
+    <message>
+        <source>Holds the GPU&apos;s device file but NVML lists no memory for it: often a dataloader worker or a process keeping a context</source>
+        <translation>打开了 GPU 的设备文件，但 NVML 未列出其显存：常见于数据加载 worker 或保留着上下文的进程</translation>
+    </message>
+    <message>
         <source>memory used (GiB)</source>
         <translation>显存占用 (GiB)</translation>
     </message>
@@ -1630,6 +1726,14 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     <message>
         <source>Send TERM to the selected process (after a confirmation)</source>
         <translation>向所选进程发送 TERM（需确认）</translation>
+    </message>
+    <message>
+        <source>Kill tree…</source>
+        <translation>结束进程树…</translation>
+    </message>
+    <message>
+        <source>Send TERM to the selected process, its children and its orphaned process group (dataloader workers keep GPU memory after their parent dies)</source>
+        <translation>向所选进程、其子进程及其孤立的进程组发送 TERM（父进程退出后，数据加载 worker 仍会占着显存）</translation>
     </message>
     <message>
         <source>total {value}</source>
@@ -1648,8 +1752,32 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <translation> · 快照时间 {time}</translation>
     </message>
     <message>
+        <source> · in a container: PID is the container&apos;s, Host PID NVML&apos;s</source>
+        <translation> · 在容器中：PID 是容器内的，宿主机 PID 来自 NVML</translation>
+    </message>
+    <message>
         <source>Processes on {host}: {n}</source>
         <translation>{host} 上的进程：{n} 个</translation>
+    </message>
+    <message>
+        <source>Not in this container: NVML&apos;s host PID {pid} belongs to another tenant or the host, so it cannot be killed from here</source>
+        <translation>不在本容器中：NVML 的宿主机 PID {pid} 属于其他租户或宿主机，无法在这里结束</translation>
+    </message>
+    <message>
+        <source>Its start time is unknown (it may have ended): not killed blind</source>
+        <translation>其启动时间未知（可能已经结束）：不会盲目结束它</translation>
+    </message>
+    <message>
+        <source>The sampler shares the PID namespace NVML reports: the PID is the process</source>
+        <translation>采样器与 NVML 报告的 PID 命名空间相同：PID 就是该进程</translation>
+    </message>
+    <message>
+        <source>orphan</source>
+        <translation>孤儿进程</translation>
+    </message>
+    <message>
+        <source>Its job is gone (its process group&apos;s leader has ended) but it still holds the GPU: Kill tree… ends it and its group</source>
+        <translation>其作业已结束（进程组组长已退出），但它仍占用 GPU：“结束进程树…”会结束它及其进程组</translation>
     </message>
 </context>
 <context>

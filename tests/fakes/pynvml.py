@@ -451,9 +451,18 @@ for _name in (
     "nvmlDeviceGetSupportedClocksThrottleReasons",
     "nvmlDeviceGetSupportedEventTypes",
     "nvmlDeviceGetRetiredPagesPendingStatus",
-    "nvmlDeviceGetMinorNumber",
 ):
     _g[_name] = _simple(_name)
+
+
+def nvmlDeviceGetMinorNumber(handle: Any) -> int:
+    """N of /dev/nvidiaN: the profile's value, else the GPU's index (as on a host that shows
+    all its GPUs; a container given GPUs 2 and 3 sees indices 0 and 1 with minors 2 and 3)."""
+    g = _fake.dev(handle, "nvmlDeviceGetMinorNumber")
+    if "nvmlDeviceGetMinorNumber" not in g.spec:
+        return g.index
+    return int(_fake.value(g, "nvmlDeviceGetMinorNumber"))
+
 
 for _name in (
     "nvmlDeviceGetName",
@@ -545,7 +554,7 @@ def nvmlDeviceGetMemoryInfo(handle: Any, version: Any = None) -> Any:
         m.version = version
         m.total = int(v["total"])
         m.reserved = int(v.get("reserved", 0))
-        m.used = int(v["used"])
+        m.used = max(0, int(v["used"]) - _gone_mem(g))
         m.free = int(v.get("free", m.total - m.reserved - m.used))
         return m
     g = _fake.dev(handle, "nvmlDeviceGetMemoryInfo")
@@ -560,7 +569,7 @@ def nvmlDeviceGetMemoryInfo(handle: Any, version: Any = None) -> Any:
         }
     m1 = _g["c_nvmlMemory_t"]()
     m1.total = int(v["total"])
-    m1.used = int(v["used"])
+    m1.used = max(0, int(v["used"]) - _gone_mem(g))
     m1.free = int(v.get("free", m1.total - m1.used))
     return m1
 
@@ -637,12 +646,44 @@ def nvmlDeviceGetFieldValues(handle: Any, fieldIds: List[Any]) -> Any:
 # -- processes ------------------------------------------------------------------------------
 
 
+def _running(p: Dict[str, Any]) -> bool:
+    """An entry with ``while_running: PID`` is listed only while that process (as this
+    process's /proc numbers it) exists and is not a zombie: the driver drops a process's entry
+    and frees its memory when it ends. The pid NVML reports (``pid``) may be another
+    namespace's number for the same process."""
+    local = p.get("while_running")
+    if local is None:
+        return True
+    try:
+        with open(f"/proc/{int(local)}/stat", "rb") as f:
+            text = f.read().decode("utf-8", "replace")
+    except OSError:
+        return False
+    return text[text.rfind(")") + 2 :][:1] not in ("Z", "X", "")
+
+
+def _gone_mem(g: _FakeGpu) -> int:
+    """Memory of this GPU's ``while_running`` entries whose process has ended: it is free."""
+    total = 0
+    for key in ("nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetGraphicsRunningProcesses"):
+        try:
+            plist = _fake.value(g, key)
+        except NVMLError:
+            continue
+        for p in plist or ():
+            if not _running(p):
+                total += int(p.get("usedGpuMemory") or 0)
+    return total
+
+
 def _procs(handle: Any, fname: str, key: str) -> List[Any]:
     g = _fake.dev(handle, fname)
     plist = _fake.value(g, key)
     out = []
     na = _g["NVML_VALUE_NOT_AVAILABLE_ulonglong"].value
     for p in plist:
+        if not _running(p):
+            continue
         c = _g["c_nvmlProcessInfo_v2_t"]()
         c.pid = int(p["pid"])
         mem = p.get("usedGpuMemory")

@@ -24,6 +24,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 FAKES = ROOT / "tests" / "fakes"
 PROFILES = ROOT / "tests" / "fixtures" / "nvml"
+# The name of gpufleet_sampler.gpu_holders.PID_NAMESPACE_ENV (test_gpu_holders checks it).
+PID_NAMESPACE_ENV = "GPUFLEET_PID_NAMESPACE"
 
 _module: ModuleType | None = None
 
@@ -66,11 +68,19 @@ def fake_nvml(prof: str | dict[str, Any]) -> Iterator[Any]:
     fake._fake.set_time(0.0)
     saved_mod = sys.modules.get("pynvml")
     saved_n = nvml_mod.N
+    saved_ns = os.environ.get(PID_NAMESPACE_ENV)
     sys.modules["pynvml"] = fake
     nvml_mod.N = fake
+    # The fake reports this process's PIDs ("$self"): the namespace NVML numbers them in is
+    # ours, whether or not the test machine is itself a container.
+    os.environ[PID_NAMESPACE_ENV] = "host"
     try:
         yield fake
     finally:
+        if saved_ns is None:
+            os.environ.pop(PID_NAMESPACE_ENV, None)
+        else:
+            os.environ[PID_NAMESPACE_ENV] = saved_ns
         nvml_mod.N = saved_n
         if saved_mod is not None:
             sys.modules["pynvml"] = saved_mod
@@ -84,6 +94,7 @@ def fake_env(profile_path: Path | str, tick_s: float | None = None) -> dict[str,
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(FAKES), str(ROOT / "remote")])
     env["GPUFLEET_FAKE_NVML"] = str(profile_path)
+    env[PID_NAMESPACE_ENV] = "host"  # as in fake_nvml
     if tick_s is not None:
         env["GPUFLEET_FAKE_NVML_TICK_S"] = str(tick_s)
     return env

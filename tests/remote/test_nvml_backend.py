@@ -389,7 +389,8 @@ def test_process_utilization_timestamp_is_carried_between_calls() -> None:
     assert [p["sm_pct"] for p in again] == [0] * 8  # nothing ran since: 0, not unknown
     me = first[0]
     assert me["name"] and me["user"] and me["start_ticks"] and me["cmd"]
-    assert set(me) == set(protocol.PROC_KEYS)
+    assert set(me) == set(protocol.PROC_KEYS) | set(protocol.PROC_MAP_KEYS)
+    assert me["mapping"] == protocol.MAP_EXACT and me["host_pid"] == me["pid"]
     assert me["mem_bytes"] == 71303168000 and me["type"] == "C"
 
 

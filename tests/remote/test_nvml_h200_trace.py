@@ -228,7 +228,10 @@ def test_check_facts_match_the_real_gpus(stand_in: tuple[Path, int]) -> None:
     assert facts["kind"] == "check" and facts["driver_version"] == "580.159.04"
     (g,) = facts["gpus"]
     (rg,) = real["gpus"]
-    assert set(g) == set(rg)
+    # Facts added after the recording: the device file and the memory of processes that are
+    # not in the sampler's container.
+    newer = {"minor", "device", "processes_not_here", "mem_not_here_bytes"}
+    assert set(g) - newer == set(rg)
     for k in (
         "name",
         "uuid",

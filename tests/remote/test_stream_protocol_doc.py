@@ -85,6 +85,9 @@ def test_every_protocol_name_is_documented() -> None:
         list(protocol.COLUMN_NAMES)
         + [k for k, _ in protocol.NOMINAL_KEYS]
         + list(protocol.PROC_KEYS)
+        + list(protocol.PROC_MAP_KEYS)
+        + list(protocol.MAPPINGS)
+        + list(protocol.WHERES)
         + list(protocol.EVENT_TYPES)
         + list(protocol.KINDS)
         + list(protocol.LINK_COLUMN_NAMES)

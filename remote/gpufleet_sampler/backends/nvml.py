@@ -38,7 +38,7 @@ import struct
 from collections import deque
 from typing import Any, Callable, Deque, Dict, List, Optional, Tuple
 
-from gpufleet_sampler import procfs, protocol
+from gpufleet_sampler import gpu_holders, procfs, protocol
 from gpufleet_sampler.backends.base import Backend
 from gpufleet_sampler.backends.nvml_events import EventThread, _short
 
@@ -235,6 +235,8 @@ class _Gpu(object):
         "m_struct",
         "m_used",
         "mem_v2",
+        # the minor number N of /dev/nvidiaN (None when NVML cannot say)
+        "minor",
         "nominal",
         "nvlink_errors",
         "nvlink_links",
@@ -329,6 +331,7 @@ class _Gpu(object):
         self.f_procs_g: Optional[Callable[..., Any]] = None
         self.f_putil: Optional[Callable[..., Any]] = None
         self.putil_ts = 0
+        self.minor: Optional[int] = None
 
 
 def _lost_row(index: int) -> List[Any]:
@@ -371,9 +374,23 @@ class NvmlBackend(Backend):
         self._lost_reported: Dict[int, bool] = {}
         self._next_medium: Optional[float] = None
         self._next_slow: Optional[float] = None
-        # procfs.ProcCache: keyed by (pid, start ticks) and re-read when the comm in stat
-        # changes, so a process that exec()s shows its new name and command line.
-        self._proc_cache: Any = None
+        # Keyed by (pid, start ticks) and re-read when the comm in stat changes, so a
+        # process that exec()s shows its new name and command line.
+        self._proc_cache = procfs.ProcCache()
+        # Where the sampler runs decides what NVML's PIDs mean here (read once: a process
+        # does not change PID namespace).
+        self._where = gpu_holders.detect_where()
+        self._dev_dir = gpu_holders.dev_dir()
+        self._scanner = gpu_holders.Scanner(self._dev_dir)
+        # In the host's namespace NVML's PIDs need no matching: the scan only finds holders
+        # with no memory and orphans, so it runs on the slow tier there (a host has thousands
+        # of processes); in a container of its own, on every process listing.
+        self._holders_host_s = 30.0
+        self._last_scan: Optional[gpu_holders.Scan] = None
+        self._next_scan = 0.0
+        # The loop's clock as last seen: hello asks for a listing on the same clock.
+        self._last_mono = 0.0
+        self._nvml_pids: Optional[Dict[str, int]] = None
         self._host = self._read_host()
         self._gpus: List[_Gpu] = []
         count = int(N.nvmlDeviceGetCount())
@@ -619,7 +636,13 @@ class NvmlBackend(Backend):
         # Slow tier.
         self._probe_slow(g)
 
-        # Processes.
+        # Processes. The minor number names the device file whose holders are this GPU's
+        # processes as a container sees them.
+        minor_fn = self._fn("nvmlDeviceGetMinorNumber")
+        minor = None
+        if minor_fn is not None:
+            minor = self._try(g, "nvmlDeviceGetMinorNumber", minor_fn)
+        g.minor = int(minor) if minor is not None else None
         g.f_procs_c, _ = self._pick(
             g,
             None,
@@ -1417,27 +1440,72 @@ class NvmlBackend(Backend):
     # ------------------------------------------------------------------ processes
 
     def procs(self, mono: float) -> List[Dict[str, Any]]:
-        cache = self._proc_cache
-        if cache is None:
-            cache = self._proc_cache = procfs.ProcCache()
-        out: List[Dict[str, Any]] = []
-        # One process can use several GPUs: read its stat once per snapshot.
-        info_seen: Dict[int, Any] = {}
+        """NVML's entries of every GPU, matched to the processes here that hold the GPUs'
+        device files (gpu_holders: in a container NVML's PIDs are the host's), plus the
+        holders NVML has no entry for."""
+        self._last_mono = mono
+        entries: List[gpu_holders.Entry] = []
         for g in self._gpus:
             if g.lost:
                 continue
             try:
-                out.extend(self._gpu_procs(g, cache, info_seen))
+                entries.extend(self._gpu_entries(g))
             except _Lost:
                 self._mark_lost(g, "while listing processes")
+        gpu_of_minor = {g.minor: g.index for g in self._gpus if g.minor is not None}
+        # The fd tables of every process: the process tier's extra cost, never per tick.
+        own_ns = bool(self._where["own_pid_namespace"])
+        found = self._last_scan
+        if found is None or own_ns or mono >= self._next_scan:
+            found = self._last_scan = self._scanner.scan(mono)
+            self._next_scan = mono + self._holders_host_s
+        holders = found.holders
+        self._nvml_pids = gpu_holders.nvml_pid_verdict(entries, holders, gpu_of_minor)
+        # Processes whose fds we may not read (another user's, without root) may hold a GPU
+        # unseen: their NVML entries then look "not here".
+        self._nvml_pids["unreadable"] = found.unreadable
+        rows = gpu_holders.match(entries, holders, gpu_of_minor, own_ns)
+        cache = self._proc_cache
+        out: List[Dict[str, Any]] = []
+        # One process can use several GPUs: read its stat once per snapshot.
+        info_seen: Dict[int, Any] = {}
+        for r in rows:
+            e = r.entry
+            st = user = name = cmd = None
+            if r.pid is not None:
+                info = info_seen.get(r.pid, False)
+                if info is False:
+                    info = info_seen[r.pid] = cache.lookup(r.pid)
+                if info is not None:
+                    st, user, name, cmd = info.start_ticks, info.user, info.name, info.cmd
+            mapping = r.mapping
+            if e is None and st is None:
+                continue  # a holder of an earlier scan that has ended since
+            if not own_ns and e is not None and st is None:
+                # Same namespace and no such process: it has ended (or is hidden from us).
+                mapping = gpu_holders.MAP_NOT_HERE
+            h = holders.get(r.pid) if r.pid is not None else None
+            out.append(
+                {
+                    "gpu": r.gpu,
+                    # The PID here (what kill addresses); NVML's own where it is not here.
+                    "pid": r.pid if r.pid is not None else r.host_pid,
+                    "start_ticks": st,
+                    "user": user,
+                    "name": name,
+                    "cmd": cmd,
+                    "mem_bytes": e.mem if e is not None else None,
+                    "sm_pct": e.sm if e is not None else None,
+                    "type": e.kind if e is not None else None,
+                    "host_pid": r.host_pid,
+                    "mapping": mapping,
+                    "holds_device": h is not None and r.gpu in _gpus_held(h, gpu_of_minor),
+                    "orphan": h is not None and gpu_holders.is_orphan(h, holders),
+                }
+            )
         return out
 
-    def _gpu_procs(
-        self,
-        g: _Gpu,
-        cache: Any,
-        info_seen: Dict[int, Any],
-    ) -> List[Dict[str, Any]]:
+    def _gpu_entries(self, g: _Gpu) -> List[gpu_holders.Entry]:
         by_pid: Dict[int, List[Any]] = {}  # pid -> [mem, type]
         for fn, kind in ((g.f_procs_c, "C"), (g.f_procs_g, "G")):
             if fn is None:
@@ -1482,31 +1550,16 @@ class NvmlBackend(Backend):
                     best[pid] = ts
                     sm[pid] = int(s.smUtil)
             g.putil_ts = newest
-        out: List[Dict[str, Any]] = []
-        for pid, (mem, kind) in sorted(by_pid.items()):
-            st = user = name = cmd = None
-            if cache is not None:
-                if pid in info_seen:
-                    info = info_seen[pid]
-                else:
-                    # None: gone, or in another pid namespace (a container's NVML).
-                    info = info_seen[pid] = cache.lookup(pid)
-                if info is not None:
-                    st, user, name, cmd = info.start_ticks, info.user, info.name, info.cmd
-            out.append(
-                {
-                    "gpu": g.index,
-                    "pid": pid,
-                    "start_ticks": st,
-                    "user": user,
-                    "name": name,
-                    "cmd": cmd,
-                    "mem_bytes": int(mem) if mem is not None else None,
-                    "sm_pct": sm.get(pid, 0) if putil_ok else None,
-                    "type": kind,
-                }
+        return [
+            gpu_holders.Entry(
+                g.index,
+                pid,
+                int(mem) if mem is not None else None,
+                kind,
+                sm.get(pid, 0) if putil_ok else None,
             )
-        return out
+            for pid, (mem, kind) in sorted(by_pid.items())
+        ]
 
     # ------------------------------------------------------------------ hello, info, check
 
@@ -1535,6 +1588,22 @@ class NvmlBackend(Backend):
             "memory_info": "v2" if g.mem_v2 else "v1",
             "probes": dict(g.probes),
             "lost": 1 if g.lost else 0,
+            "minor": g.minor,
+            "device": gpu_holders.device_path(g.minor, self._dev_dir)
+            if g.minor is not None
+            else None,
+        }
+
+    def _where_facts(self) -> Dict[str, Any]:
+        """Where the sampler runs, for hello and check: the /proc evidence, and how NVML's
+        PIDs of the latest process listing look from here."""
+        if self._nvml_pids is None:
+            self.procs(self._last_mono)
+        return {
+            "where": self._where["where"],
+            "own_pid_namespace": self._where["own_pid_namespace"],
+            "where_evidence": list(self._where["evidence"]),
+            "nvml_pids": dict(self._nvml_pids or {}),
         }
 
     def hello(self) -> Dict[str, Any]:
@@ -1542,12 +1611,16 @@ class NvmlBackend(Backend):
         for g, out in zip(self._gpus, gpus):  # noqa: B905 - Python 3.8
             if g.links_why is not None:
                 out[protocol.LINKS_UNSUPPORTED_KEY] = g.links_why
-        return {"host": dict(self._host), "gpus": gpus}
+        host = dict(self._host)
+        host.update(self._where_facts())
+        return {"host": host, "gpus": gpus}
 
     def info(self) -> Dict[str, Any]:
+        host = dict(self._host)
+        host.update(self._where_facts())
         return {
             "backend": "nvml",
-            "host": dict(self._host),
+            "host": host,
             "gpu_count": len(self._gpus),
             "gpus": [self._gpu_hello(g) for g in self._gpus],
         }
@@ -1564,6 +1637,7 @@ class NvmlBackend(Backend):
             rm = g.remap
             ecc_mode = g.info.get("ecc_mode")
             mine = [p for p in procs if p["gpu"] == g.index]
+            away = [p for p in mine if p.get("mapping") == gpu_holders.MAP_NOT_HERE]
             gpus.append(
                 {
                     "index": g.index,
@@ -1608,6 +1682,13 @@ class NvmlBackend(Backend):
                     "xid_seen": "unknown",
                     "processes": len(mine),
                     "process_list": mine,
+                    "minor": g.minor,
+                    "device": gpu_holders.device_path(g.minor, self._dev_dir)
+                    if g.minor is not None
+                    else None,
+                    # NVML entries with no process here: another tenant or the host.
+                    "processes_not_here": len(away),
+                    "mem_not_here_bytes": sum(p.get("mem_bytes") or 0 for p in away),
                     "mem_total_bytes": nom.get("mem_total_bytes"),
                     "mem_reserved_bytes": nom.get("mem_reserved_bytes"),
                     "mem_used_bytes": r[pos["mem_used_bytes"]],
@@ -1618,6 +1699,7 @@ class NvmlBackend(Backend):
                 }
             )
         host = dict(self._host)
+        host.update(self._where_facts())
         return {
             "backend": "nvml",
             "host": host,
@@ -1652,6 +1734,10 @@ def _monotonic() -> float:
     import time
 
     return time.monotonic()
+
+
+def _gpus_held(h: gpu_holders.Holder, gpu_of_minor: Dict[int, int]) -> List[int]:
+    return [gpu_of_minor[m] for m in h.minors if m in gpu_of_minor]
 
 
 def _text(v: Any) -> Optional[str]:

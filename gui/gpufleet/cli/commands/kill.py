@@ -5,6 +5,13 @@ The process is looked up in a fresh process snapshot from the host's sampler: it
 meantime is refused on the host instead of killed. It shows what it is about to kill and asks
 (``--yes`` without a terminal). Exit codes: 0 ended, 5 refused, 6 permission denied, 7 still
 running after the grace period, 8 no such process; every attempt is in the audit log.
+
+Inside a container NVML reports the host's PIDs: PID is the process's PID there (the table's
+``PID``), and the listing shows how each was matched to NVML's entry (exact, probable). An
+NVML entry of a process that is not in the container (another tenant, the host) cannot be
+killed from it, and the command says so. ``--tree`` ends the process's children and orphaned
+process group too; the GPU memory NVML listed for them is then watched until it is released
+(``--watch`` seconds).
 """
 
 from __future__ import annotations
@@ -14,6 +21,8 @@ import queue
 import sys
 import time
 from typing import Any
+
+from gpufleet_sampler import protocol
 
 from gpufleet.cli.errors import (
     EXIT_CONNECT,
@@ -41,6 +50,13 @@ RESULT_EXIT = {
     "error": EXIT_CONNECT,
 }
 SNAPSHOT_TIMEOUT_S = 30.0
+WATCH_S = 15.0
+MAPPING_TEXT = {
+    protocol.MAP_EXACT: "exact",
+    protocol.MAP_PROBABLE: "probable (by creation order)",
+    protocol.MAP_NOT_HERE: "not in this container (another tenant or the host)",
+    protocol.MAP_NO_MEMORY: "holds the GPU device but no memory NVML can see",
+}
 
 
 def register(subparsers: Any) -> None:
@@ -56,6 +72,17 @@ def register(subparsers: Any) -> None:
     p.add_argument("pid", metavar="PID", type=int)
     p.add_argument("--signal", choices=("TERM", "KILL"), default="TERM")
     p.add_argument("--grace", type=float, default=5.0, help="seconds to wait for the exit")
+    p.add_argument(
+        "--tree",
+        action="store_true",
+        help="also end its children and its orphaned process group (dataloader workers)",
+    )
+    p.add_argument(
+        "--watch",
+        type=float,
+        default=WATCH_S,
+        help="seconds to watch NVML for its GPU memory to be released (0: do not)",
+    )
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     p.add_argument(
         "--accept-new", action="store_true", help="trust the host key if it is not known yet"
@@ -96,18 +123,56 @@ def fresh_procs(fleet: Fleet, host: HostConfig, timeout: float) -> Procs:
     return latest
 
 
+def mapping_text(p: Proc) -> str:
+    text = MAPPING_TEXT.get(p.mapping or "", "exact (same PID namespace)")
+    return text + ("; orphaned: its job is gone" if p.orphan else "")
+
+
 def describe(host: HostConfig, entries: list[Proc]) -> str:
     p = entries[0]
     gpus = ", ".join(str(e.gpu) for e in entries)
     mem = sum(e.mem_bytes or 0 for e in entries)
+    host_pids = sorted({e.host_pid for e in entries if e.host_pid is not None})
+    host_pid = ", ".join(str(h) for h in host_pids) or "unknown"
     return (
         f"host:    {host.label}\n"
         f"GPU:     {gpus}\n"
         f"PID:     {p.pid} (started at tick {p.start_ticks})\n"
+        f"host PID (NVML): {host_pid}\n"
+        f"match:   {'; '.join(sorted({mapping_text(e) for e in entries}))}\n"
         f"user:    {p.user or '?'}\n"
         f"command: {p.cmd or p.name or '?'}\n"
         f"memory:  {mem / 2**30:.1f} GiB"
     )
+
+
+def pick(snapshot: Procs, host: HostConfig, pid: int) -> list[Proc]:
+    """The entries of process ``pid`` here; a clear error for a PID that is only NVML's."""
+    entries = [p for p in snapshot.procs if p.pid == pid and p.here]
+    if entries:
+        return entries
+    away = [p for p in snapshot.procs if p.pid == pid or p.host_pid == pid]
+    if away:
+        mem = sum(p.mem_bytes or 0 for p in away)
+        raise CliError(
+            f"PID {pid} is NVML's host PID of a process that is not in this container "
+            f"(another tenant or the host) holding {mem / 2**30:.1f} GiB: it cannot be seen "
+            "or killed from here. Ask the provider, or restart the instance if it is yours",
+            EXIT_REFUSED,
+        )
+    here = [p for p in snapshot.procs if p.here]
+    listed = ", ".join(sorted({str(p.pid) for p in here})) or "none"
+    raise CliError(
+        f"PID {pid} is not using a GPU on {host.name} (GPU processes: {listed})",
+        EXIT_NOT_FOUND,
+    )
+
+
+def report_memory(result: Any) -> str | None:
+    mem = result.memory
+    if not mem:
+        return None
+    return str(mem.get("message") or "")
 
 
 def confirm(question: str) -> bool:
@@ -119,17 +184,16 @@ def confirm(question: str) -> bool:
 def run(args: argparse.Namespace) -> int:
     host = resolve_host(args.host)
     fleet = Fleet([host], on_unknown_key=unknown_key_callback(args.accept_new))
+    return kill_on(fleet, host, args)
+
+
+def kill_on(fleet: Fleet, host: HostConfig, args: argparse.Namespace) -> int:
+    """The command on a fleet of this one host (tests pass one with their own opener)."""
     try:
         snapshot = fresh_procs(fleet, host, SNAPSHOT_TIMEOUT_S)
     finally:
         fleet.stop()
-    entries = [p for p in snapshot.procs if p.pid == args.pid]
-    if not entries:
-        listed = ", ".join(sorted({str(p.pid) for p in snapshot.procs})) or "none"
-        raise CliError(
-            f"PID {args.pid} is not using a GPU on {host.name} (GPU processes: {listed})",
-            EXIT_NOT_FOUND,
-        )
+    entries = pick(snapshot, host, args.pid)
     start_ticks = entries[0].start_ticks
     if start_ticks is None:
         raise CliError(
@@ -137,15 +201,27 @@ def run(args: argparse.Namespace) -> int:
             EXIT_FAILURE,
         )
     print(describe(host, entries), file=sys.stderr)
+    what = "its process tree" if args.tree else f"PID {args.pid}"
     if not args.yes:
         if not sys.stdin.isatty():
             raise CliError("not killing without a confirmation: pass --yes", EXIT_USAGE)
-        if not confirm(f"Send SIG{args.signal} to PID {args.pid} on {host.name}?"):
+        if not confirm(f"Send SIG{args.signal} to {what} on {host.name}?"):
             print("gpufleet: not killed", file=sys.stderr)
             return EXIT_FAILURE
-    result = fleet.kill(host.name, args.pid, start_ticks, args.signal, args.grace)
+    result = fleet.kill(
+        host.name, args.pid, start_ticks, args.signal, args.grace, args.tree, args.watch
+    )
     code = RESULT_EXIT.get(result.result, EXIT_FAILURE)
+    for m in result.tree:
+        print(
+            f"  PID {m.get('pid')} ({m.get('name') or '?'}): "
+            f"{str(m.get('result', '?')).replace('_', ' ')}",
+            file=sys.stderr,
+        )
+    memory = report_memory(result)
     if code != EXIT_OK:
-        raise CliError(f"{host.name}: {result.message}", code)
+        raise CliError(f"{host.name}: {result.message}" + (f"; {memory}" if memory else ""), code)
     print(f"{host.name}: {result.message}")
+    if memory:
+        print(f"{host.name}: {memory}")
     return EXIT_OK

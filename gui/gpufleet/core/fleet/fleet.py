@@ -12,7 +12,7 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,6 +66,11 @@ class KillResult:
     result: str  # one of KILL_RESULTS ("error": the host could not be asked)
     message: str
     signal: str
+    # What NVML said of the killed processes' GPU memory afterwards (the sampler's
+    # ``memory`` object: ``freed``, ``released_bytes``, ``message``), when it was watched.
+    memory: Mapping[str, Any] | None = None
+    # A tree kill: each member's pid, name and result.
+    tree: tuple[Mapping[str, Any], ...] = ()
 
 
 class _Subscriber:
@@ -277,7 +282,9 @@ class Fleet:
         if procs is None:
             return None
         for p in procs.procs:
-            if p.pid == pid:
+            # An NVML entry of another container may carry the same number as a process
+            # here: only a process here is the one a kill addresses.
+            if p.pid == pid and p.here:
                 return p
         return None
 
@@ -322,11 +329,18 @@ class Fleet:
         start_ticks: int | None = None,
         signal: str = "TERM",
         grace_s: float = 5.0,
+        tree: bool = False,
+        watch_s: float = 0.0,
     ) -> KillResult:
         """Signal a process on a host only if it is still the one with ``start_ticks`` (its
-        start time: when None, the one in the latest process snapshot). Blocking: call it off
-        the GUI thread. Every attempt is appended to the audit log."""
+        start time: when None, the one in the latest process snapshot). ``pid`` is the PID in
+        the sampler's namespace (``Proc.pid``; never an NVML host PID of a process that is not
+        here). ``tree`` ends its descendants and orphaned process group too; ``watch_s`` > 0
+        waits that long for NVML to show its GPU memory released. Blocking: call it off the
+        GUI thread. Every attempt is appended to the audit log."""
         h = self._host(host)
+        if h.backend == "sim":
+            watch_s = 0.0  # simulated GPUs: there is no NVML to watch
         proc = self.find_proc(host, pid)
         if start_ticks is None:
             if proc is None or proc.start_ticks is None:
@@ -344,17 +358,22 @@ class Fleet:
             "signal": signal,
             "grace_s": grace_s,
             "sudo": h.allow_sudo_kill,
+            "tree": tree,
         }
         if proc is not None:
             entry.update(gpu=proc.gpu, user=proc.user, name=proc.name, cmd=proc.cmd)
+            if proc.mapping is not None:
+                entry.update(host_pid=proc.host_pid, mapping=proc.mapping)
+        memory: Mapping[str, Any] | None = None
+        members: tuple[Mapping[str, Any], ...] = ()
         try:
             transport = self._open(h)
             try:
                 prefix = transport.ensure_sampler()
                 argv = samplercmd.kill_argv(
-                    prefix, pid, start_ticks, signal, grace_s, h.allow_sudo_kill
+                    prefix, pid, start_ticks, signal, grace_s, h.allow_sudo_kill, tree, watch_s
                 )
-                rc, out, err = transport.run(argv, timeout=grace_s + 60.0)
+                rc, out, err = transport.run(argv, timeout=grace_s + watch_s + 60.0)
             finally:
                 transport.close()
         except TransportError as e:
@@ -364,14 +383,30 @@ class Fleet:
             if obj is not None and obj.get("result") in KILL_RESULTS:
                 result = str(obj["result"])
                 message = str(obj.get("message") or result.replace("_", " "))
+                if isinstance(obj.get("memory"), dict):
+                    memory = obj["memory"]
+                if isinstance(obj.get("tree"), list):
+                    members = tuple(m for m in obj["tree"] if isinstance(m, dict))
             else:
                 result = "error"
                 message = f"the sampler's kill gave no result (exit status {rc}): " + (
                     last_line(err) or last_line(out) or "no output"
                 )
+        if memory is not None:
+            entry["memory"] = dict(memory)
+        if members:
+            entry["tree_pids"] = [m.get("pid") for m in members]
         entry.update(result=result, message=message)
         append_audit(entry, self.demo)
-        return KillResult(host=host, pid=pid, result=result, message=message, signal=signal)
+        return KillResult(
+            host=host,
+            pid=pid,
+            result=result,
+            message=message,
+            signal=signal,
+            memory=memory,
+            tree=members,
+        )
 
 
 def _last_json_object(out: bytes) -> dict[str, Any] | None:

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 import orjson
+from gpufleet_sampler import protocol
 
 from gpufleet.core.history import codec
 from gpufleet.core.history.rows import RowPacker
@@ -155,6 +156,17 @@ def _proc_dict(p: Proc) -> dict[str, Any]:
         "mem_bytes": p.mem_bytes,
         "sm_pct": p.sm_pct,
         "type": p.type,
+        # Only when the sampler told (a container's host PIDs): older rows have none.
+        **(
+            {
+                "host_pid": p.host_pid,
+                "mapping": p.mapping,
+                "holds_device": p.holds_device,
+                "orphan": p.orphan,
+            }
+            if p.mapping is not None
+            else {}
+        ),
     }
 
 
@@ -169,6 +181,10 @@ def _proc_from(d: Mapping[str, Any]) -> Proc:
         mem_bytes=d.get("mem_bytes"),
         sm_pct=d.get("sm_pct"),
         type=d.get("type"),
+        host_pid=_opt_int(d.get("host_pid")),
+        mapping=d.get("mapping") if d.get("mapping") in protocol.MAPPINGS else None,
+        holds_device=d.get("holds_device") if isinstance(d.get("holds_device"), bool) else None,
+        orphan=d.get("orphan") is True,
     )
 
 

@@ -49,8 +49,16 @@ def check_argv(prefix: list[str], host: HostConfig, state_dir: str | None = None
 
 
 def kill_argv(
-    prefix: list[str], pid: int, start_ticks: int, signal: str, grace_s: float, sudo: bool
+    prefix: list[str],
+    pid: int,
+    start_ticks: int,
+    signal: str,
+    grace_s: float,
+    sudo: bool,
+    tree: bool = False,
+    watch_s: float = 0.0,
 ) -> list[str]:
+    """``pid`` is the PID in the sampler's own namespace (in a container, not NVML's)."""
     argv = [
         *prefix,
         "kill",
@@ -63,4 +71,8 @@ def kill_argv(
         "--grace",
         f"{grace_s:g}",
     ]
+    if tree:
+        argv.append("--tree")
+    if watch_s > 0:
+        argv += ["--watch", f"{watch_s:g}"]
     return [*argv, "--sudo"] if sudo else argv

@@ -1124,6 +1124,31 @@ FINDING_TEXT: Final[dict[tuple[str, str], str]] = {
         "{Where}: {procs} looks like a mining program. Kill it, change the password and keys, "
         "and tell the provider.",
     ),
+    ("not_here", "warn"): QT_TRANSLATE_NOOP(
+        "Findings",
+        "{Where}: {mem} of memory is held by {count} process(es) that are not in this "
+        "container (another tenant or the host): NVML reports them, but they cannot be seen or "
+        "killed from here. If it stays taken, ask the provider.",
+    ),
+    ("orphans", "warn"): QT_TRANSLATE_NOOP(
+        "Findings",
+        "{Where}: {procs} still hold the GPU after their job ended: the next job may run out "
+        "of memory. End them with Kill tree… in the window or gpufleet kill --tree.",
+    ),
+    ("where", "container"): QT_TRANSLATE_NOOP(
+        "Findings",
+        "The sampler runs in a container with its own PID namespace: NVML reports the host's "
+        "PIDs, so GPU processes are matched to this container's by the device files they hold.",
+    ),
+    ("where", "container_host_pids"): QT_TRANSLATE_NOOP(
+        "Findings",
+        "The sampler runs in a container that shares the host's PID namespace: NVML's PIDs "
+        "are the processes'.",
+    ),
+    ("where", "host"): QT_TRANSLATE_NOOP(
+        "Findings",
+        "The sampler runs on the host itself (bare metal or a VM): NVML's PIDs are the processes'.",
+    ),
     ("pcie_link", "pass"): QT_TRANSLATE_NOOP(
         "Findings", "{Where}: PCIe Gen{gen} x{width} (max Gen{max_gen} x{max_width}){idle_note}."
     ),

@@ -287,7 +287,9 @@ def _shared(gpu: int, procs: list[Procs]) -> list[Finding]:
     mem: dict[tuple[int, int | None], int] = {}
     concurrent = False
     for snap in procs:
-        mine = [p for p in snap.procs if p.gpu == gpu]
+        # A process that only holds the device (a dataloader worker with its parent's fds)
+        # is not another job on this GPU; NVML's entry of a process outside the container is.
+        mine = [p for p in snap.procs if p.gpu == gpu and p.mapping != protocol.MAP_NO_MEMORY]
         if len(mine) > 1:
             concurrent = True
         for p in mine:

@@ -97,7 +97,11 @@ def _gpu_findings(
         add("gpu_lost", FAIL)
         return out
     util = _n(g.get("util_gpu_pct"))
-    procs = [p for p in g.get("process_list") or [] if isinstance(p, Mapping)]
+    listed = [p for p in g.get("process_list") or [] if isinstance(p, Mapping)]
+    # Inside a container NVML also lists processes that are not in it (another tenant, the
+    # host): they are judged apart, by the memory they hold.
+    away = [p for p in listed if p.get("mapping") == "not_here"]
+    procs = [p for p in listed if p.get("mapping") != "not_here"]
     idle = (util is not None and util < 5.0) and not procs
 
     pm = g.get("persistence_mode")
@@ -158,6 +162,12 @@ def _gpu_findings(
             mem_bytes=_mem(procs),
             variant="yours" if procs else "",
         )
+
+    if away:
+        add("not_here", WARN, count=len(away), mem_bytes=_mem(away))
+    orphans = [p for p in procs if p.get("orphan") is True]
+    if orphans:
+        add("orphans", WARN, processes=orphans, mem_bytes=_mem(orphans))
 
     gen, mgen = _n(g.get("pcie_gen")), _n(g.get("pcie_max_gen"))
     width, mwidth = _n(g.get("pcie_width")), _n(g.get("pcie_max_width"))
@@ -227,9 +237,11 @@ def _gpu_findings(
         )
 
     used = _n(g.get("mem_used_bytes"))
-    listed = g.get("process_list")
-    if used is not None and total and isinstance(listed, list):
-        mems = [_n(p.get("mem_bytes")) for p in procs]
+    process_list = g.get("process_list")
+    if used is not None and total and isinstance(process_list, list):
+        # Every entry NVML lists holds visible memory, in this container or not (that case
+        # has its own finding): hidden is what no entry accounts for.
+        mems = [_n(p.get("mem_bytes")) for p in process_list if isinstance(p, Mapping)]
         if all(m is not None for m in mems):
             held = float(sum(m or 0.0 for m in mems))
             hidden = used - held
@@ -283,6 +295,9 @@ def evaluate_check(facts: Mapping[str, Any], host: HostConfig | None = None) -> 
             },
         )
     ]
+    where = host_facts.get("where")
+    if isinstance(where, str):
+        out.append(Finding("where", INFO, None, {"variant": where}))
     xid = facts.get("xid") if isinstance(facts.get("xid"), Mapping) else None
     xid_events: list[Mapping[str, Any]] = []
     if xid is None or xid.get("seen") == "unknown" or xid.get("source") == "none":

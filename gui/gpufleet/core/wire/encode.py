@@ -11,7 +11,16 @@ from typing import Any
 import orjson
 from gpufleet_sampler import protocol
 
-from gpufleet.core.wire.messages import ErrorMsg, Event, Hello, Links, Message, Procs, Sample
+from gpufleet.core.wire.messages import (
+    ErrorMsg,
+    Event,
+    Hello,
+    Links,
+    Message,
+    Proc,
+    Procs,
+    Sample,
+)
 
 
 def message_to_obj(msg: Message) -> dict[str, Any]:
@@ -28,11 +37,18 @@ def message_to_obj(msg: Message) -> dict[str, Any]:
             "kind": protocol.KIND_PROCS,
             "seq": msg.seq,
             "t": msg.t,
-            "procs": [{k: getattr(p, k) for k in protocol.PROC_KEYS} for p in msg.procs],
+            "procs": [_proc_obj(p) for p in msg.procs],
         }
     if isinstance(msg, (Hello, Event, ErrorMsg, Links)):
         return dict(msg.raw)
     raise TypeError(f"not a message: {type(msg).__name__}")
+
+
+def _proc_obj(p: Proc) -> dict[str, Any]:
+    obj = {k: getattr(p, k) for k in protocol.PROC_KEYS}
+    if p.mapping is not None:
+        obj.update({k: getattr(p, k) for k in protocol.PROC_MAP_KEYS})
+    return obj
 
 
 def encode_line(msg: Message) -> bytes:

@@ -108,6 +108,23 @@ class Proc(NamedTuple):
     mem_bytes: int | None
     sm_pct: float | None
     type: str | None
+    # Inside a container NVML reports the host's PIDs: ``pid`` is then the PID in the
+    # sampler's namespace (what a kill addresses) and ``host_pid`` NVML's; ``mapping`` says how
+    # sure the match is (protocol.MAPPINGS; None: a backend that does not tell, the same
+    # namespace).
+    host_pid: int | None = None
+    mapping: str | None = None
+    holds_device: bool | None = None
+    orphan: bool = False
+
+    @property
+    def here(self) -> bool:
+        """The process is in the sampler's PID namespace: it can be named and killed."""
+        return self.mapping != protocol.MAP_NOT_HERE
+
+    @property
+    def killable(self) -> bool:
+        return self.here and self.start_ticks is not None
 
 
 @dataclass(frozen=True)
@@ -343,6 +360,7 @@ def _parse_procs(obj: Mapping[str, Any], cache: _ProcsCache | None = None) -> Pr
         if type(gpu) is not int or type(pid) is not int:
             raise ProtocolError(f"process entry needs integer gpu and pid, got {gpu!r}, {pid!r}")
         user, name, cmd, typ = g("user"), g("name"), g("cmd"), g("type")
+        hp, mapping, holds = g("host_pid"), g("mapping"), g("holds_device")
         out.append(
             Proc(
                 gpu,
@@ -354,6 +372,10 @@ def _parse_procs(obj: Mapping[str, Any], cache: _ProcsCache | None = None) -> Pr
                 mem if type(mem) is int else None,
                 float(sm) if type(sm) in (int, float) else None,
                 typ if type(typ) is str else None,
+                hp if type(hp) is int else None,
+                mapping if mapping in protocol.MAPPINGS else None,
+                holds if type(holds) is bool else None,
+                g("orphan") is True,
             )
         )
     procs = tuple(out)

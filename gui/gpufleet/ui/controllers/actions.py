@@ -19,6 +19,8 @@ from gpufleet.ui.dialogs.kill import KillDialog
 
 log = logging.getLogger(__name__)
 GRACE_S = 5.0
+# How long NVML is watched after a kill for the GPU memory to be released.
+WATCH_S = 15.0
 
 _OUTCOME = {
     "exited": QT_TRANSLATE_NOOP("Actions", "exited"),
@@ -45,6 +47,9 @@ class Actions(QObject):
         self.demo = demo
         self.kill_dialog: KillDialog | None = None
         window.memory.kill_requested.connect(self.request_kill)
+        window.memory.kill_tree_requested.connect(
+            lambda host, proc: self.request_kill(host, proc, tree=True)
+        )
         menu = window.menu_hosts
         for i, (text, slot) in enumerate(
             (
@@ -66,16 +71,16 @@ class Actions(QObject):
     # -- kill ------------------------------------------------------------------------------
 
     def request_kill(
-        self, host: str, proc: Proc, signal: str = "TERM", note: str = ""
+        self, host: str, proc: Proc, signal: str = "TERM", note: str = "", tree: bool = False
     ) -> KillDialog:
         """Open the confirmation (non-blocking); on accept the signal is sent off-thread."""
-        dlg = KillDialog(self.window, host, proc, signal, GRACE_S, note)
+        dlg = KillDialog(self.window, host, proc, signal, GRACE_S, note, tree)
         self.kill_dialog = dlg
-        dlg.accepted.connect(lambda: self._send(host, proc, signal))
+        dlg.accepted.connect(lambda: self._send(host, proc, signal, tree))
         dlg.open()
         return dlg
 
-    def _send(self, host: str, proc: Proc, signal: str) -> None:
+    def _send(self, host: str, proc: Proc, signal: str, tree: bool = False) -> None:
         self.window.show_outcome(
             self.tr("sending {signal} to PID {pid} on {host}…").format(
                 signal=signal, pid=proc.pid, host=host
@@ -84,16 +89,16 @@ class Actions(QObject):
         fleet = self.fleet
 
         def call() -> Any:
-            return fleet.kill(host, proc.pid, proc.start_ticks, signal, GRACE_S)
+            return fleet.kill(host, proc.pid, proc.start_ticks, signal, GRACE_S, tree, WATCH_S)
 
         run_in_pool(
             call,
-            lambda res: self._done(host, proc, signal, res),
+            lambda res: self._done(host, proc, signal, res, tree),
             lambda e: self._failed(host, proc, signal, e),
             self.pool,
         )
 
-    def _done(self, host: str, proc: Proc, signal: str, res: Any) -> None:
+    def _done(self, host: str, proc: Proc, signal: str, res: Any, tree: bool = False) -> None:
         known = _OUTCOME.get(res.result)
         what = (
             QCoreApplication.translate("Actions", known).format(grace=f"{GRACE_S:.0f}")
@@ -105,6 +110,12 @@ class Actions(QObject):
         )
         if res.result not in _OUTCOME and res.message:
             text += f" — {res.message}"
+        if tree and res.tree:
+            text += " — " + self.tr("{n} processes in its tree").format(n=len(res.tree))
+        memory = getattr(res, "memory", None)
+        if memory and memory.get("message"):
+            # The sampler's sentence: how much NVML shows released, or that it was not.
+            text += f" — {memory['message']}"
         self.window.show_outcome(text, ok=res.result in ("exited", "not_found"))
         self.kill_finished.emit(res)
         if res.result == "still_running" and signal == "TERM":
@@ -112,6 +123,7 @@ class Actions(QObject):
                 host,
                 proc,
                 "KILL",
+                tree=tree,
                 note="<p><b>"
                 + self.tr("PID {pid} did not exit within {grace} s of TERM.").format(
                     pid=proc.pid, grace=f"{GRACE_S:.0f}"

@@ -1,5 +1,6 @@
 """The kill confirmation: everything needed to be sure it is the right process (host, GPU,
-PID, user, command, GPU memory), and the follow-up offer of KILL when TERM was not enough."""
+PID here and NVML's host PID, how the two were matched, user, command, GPU memory), and the
+follow-up offer of KILL when TERM was not enough. A tree kill names what else it ends."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QVBoxLayout, QWidget
 
 from gpufleet.core.wire.messages import Proc
+from gpufleet.ui.tabs.memory import MATCH_TEXT
 
 
 def _gib(b: int | None) -> str:
@@ -26,14 +28,16 @@ class KillDialog(QDialog):
         signal: str = "TERM",
         grace_s: float = 5.0,
         note: str = "",
+        tree: bool = False,
     ) -> None:
         super().__init__(parent)
-        self.host, self.proc, self.signal = host, proc, signal
-        self.setWindowTitle(
-            self.tr("Send {signal} to PID {pid} on {host}?").format(
-                signal=signal, pid=proc.pid, host=host
-            )
+        self.host, self.proc, self.signal, self.tree = host, proc, signal, tree
+        title = (
+            self.tr("Send {signal} to PID {pid} and its tree on {host}?")
+            if tree
+            else self.tr("Send {signal} to PID {pid} on {host}?")
         )
+        self.setWindowTitle(title.format(signal=signal, pid=proc.pid, host=host))
         self.setModal(True)
         lay = QVBoxLayout(self)
         cmd = html.escape(proc.cmd or proc.name or "?")
@@ -46,6 +50,13 @@ class KillDialog(QDialog):
                     pid=proc.pid, ticks=proc.start_ticks
                 ),
             ),
+            (
+                self.tr("Host PID (NVML)"),
+                str(proc.host_pid if proc.mapping is not None else proc.pid)
+                if proc.host_pid is not None or proc.mapping is None
+                else self.tr("none: NVML lists no memory for it"),
+            ),
+            (self.tr("Match"), self._match(proc)),
             (self.tr("User"), html.escape(proc.user or "?")),
             (self.tr("Name"), html.escape(proc.name or "?")),
             (self.tr("Command"), f"<code>{cmd}</code>"),
@@ -59,6 +70,16 @@ class KillDialog(QDialog):
             if signal == "TERM"
             else self.tr("<b>KILL</b> ends it at once: it gets no chance to save anything.")
         )
+        if tree:
+            what += (
+                "<p>"
+                + self.tr(
+                    "Its children and, when its job is gone, the rest of its process group "
+                    "get the same signal (each checked by its start time). gpufleet then "
+                    "watches NVML until their GPU memory is released."
+                )
+                + "</p>"
+            )
         label = QLabel(f"{note}<table>{table}</table><p>{what}</p>")
         label.setTextFormat(Qt.TextFormat.RichText)
         label.setWordWrap(True)
@@ -69,8 +90,20 @@ class KillDialog(QDialog):
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         )
         ok = buttons.button(QDialogButtonBox.StandardButton.Ok)
-        ok.setText(self.tr("Send {signal}").format(signal=signal))
+        ok.setText(
+            (self.tr("Send {signal} to the tree") if tree else self.tr("Send {signal}")).format(
+                signal=signal
+            )
+        )
         buttons.button(QDialogButtonBox.StandardButton.Cancel).setDefault(True)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         lay.addWidget(buttons)
+
+    def _match(self, proc: Proc) -> str:
+        if proc.mapping is None:
+            return self.tr("exact (the sampler shares NVML's PID namespace)")
+        text = QCoreApplication.translate("MemoryTab", MATCH_TEXT.get(proc.mapping, proc.mapping))
+        if proc.orphan:
+            text += " · " + self.tr("orphan: its job is gone, it still holds the GPU")
+        return html.escape(text)
