@@ -21,12 +21,14 @@ from PySide6.QtCore import (
     QPointF,
     QRectF,
     Qt,
+    QTimer,
     Signal,
 )
 from PySide6.QtGui import QAction, QColor, QFont, QIcon, QPainter, QPen, QPixmap, QPolygonF
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
 from gpufleet.core.config.settings import Settings
+from gpufleet.core.notify.ordering import plan_notifications
 from gpufleet.ui.desktop import dbus_notify
 from gpufleet.ui.dialogs.settings import notifications_enabled
 from gpufleet.ui.i18n import state_name
@@ -51,11 +53,6 @@ class Notification:
     alert: Any = None
 
 
-def _is_throttle(a: Any) -> bool:
-    text = f"{a.rule_id} {getattr(a, 'condition', '')}".lower()
-    return "thrott" in text or "thermal" in text or "slowdown" in text
-
-
 class Notifier(QObject):
     """Turns alert changes into notifications: firing warnings and criticals, throttling
     first, silenced ones skipped, rate-limited per alert key and overall."""
@@ -72,6 +69,7 @@ class Notifier(QObject):
         self._last: dict[tuple[str, str, Any], float] = {}
         self._recent: deque[float] = deque()
         self._suppressed = 0
+        self._summary_due = False  # a timer will bring the "N more" summary
 
     def set_limits(self, repeat_min: float, max_per_min: int) -> None:
         """The same alert on the same GPU at most every ``repeat_min`` minutes; at most
@@ -83,17 +81,13 @@ class Notifier(QObject):
         if self.paused:
             return
         now = self.clock()
-        firing = [a for a in changed if getattr(a, "firing", a.state == "firing")]
-        firing = [a for a in firing if a.severity in ("warning", "critical")]
-        firing = (
-            [a for a in firing if not a.silenced(time.time())]
-            if firing and hasattr(firing[0], "silenced")
-            else firing
-        )
-        firing.sort(key=lambda a: (not _is_throttle(a), a.severity != "critical"))
+        # Critical first, then throttling, then the other warnings (newest first in each);
+        # silenced ones left out. Alerts restored at start never come here: the hub shows
+        # them without news, so a restart notifies nothing already notified.
+        plan = plan_notifications(changed, len(changed), now=time.time())
         while self._recent and self._recent[0] < now - BURST_WINDOW_S:
             self._recent.popleft()
-        for a in firing:
+        for a in plan.show:
             key = (a.host, a.rule_id, a.gpu)
             last = self._last.get(key)
             if last is not None and now - last < self.per_key_s:
@@ -104,26 +98,44 @@ class Notifier(QObject):
                 continue
             self._recent.append(now)
             self.notified.emit(self._make(a))
-        if self._suppressed and len(self._recent) < self.burst:
-            n, self._suppressed = self._suppressed, 0
-            self._recent.append(now)
-            self.notified.emit(
-                Notification(
-                    "",
-                    "gpufleet",
-                    self.tr("{n} more alerts; open gpufleet to see them").format(n=n),
-                    "warning",
-                    time.time(),
-                )
+        self._flush_summary()
+
+    def _summary_timer(self) -> None:
+        self._summary_due = False
+        self._flush_summary()
+
+    def _flush_summary(self) -> None:
+        """One "N more" notification for what the burst limit held back: now if the window
+        has room, else as soon as it has (a timer: no later alert is needed to bring it)."""
+        if not self._suppressed:
+            return
+        now = self.clock()
+        while self._recent and self._recent[0] < now - BURST_WINDOW_S:
+            self._recent.popleft()
+        if len(self._recent) >= self.burst:
+            if not self._summary_due:
+                self._summary_due = True
+                wait_s = self._recent[0] + BURST_WINDOW_S - now
+                QTimer.singleShot(max(100, int(wait_s * 1000) + 50), self._summary_timer)
+            return
+        n, self._suppressed = self._suppressed, 0
+        self._recent.append(now)
+        self.notified.emit(
+            Notification(
+                "",
+                "gpufleet",
+                self.tr("{n} more alerts; open gpufleet to see them").format(n=n),
+                "warning",
+                time.time(),
             )
+        )
 
     @staticmethod
     def _make(a: Any) -> Notification:
-        gpu = QCoreApplication.translate("Notifier", " GPU {n}").format(n=a.gpu)
-        where = a.host + (gpu if a.gpu is not None else "")
+        # The title names the host and GPU already ("… on GPU 2 of h100-a").
         return Notification(
             host=a.host,
-            title=f"{where}: {alert_title(a)}",
+            title=alert_title(a),
             body=alert_text(a),
             severity=a.severity,
             t=float(a.started_t),
