@@ -52,6 +52,11 @@ LIVE_METRICS: tuple[str, ...] = (
     "nvlink_rx_bps",
     "nvlink_up",
     "lost",
+    # GPM (Hopper and newer): how much of the GPU works, beside util_gpu_pct's "a kernel ran".
+    "sm_active_pct",
+    "sm_occupancy_pct",
+    "tensor_active_pct",
+    "dram_active_pct",
 )
 _METRIC_POS = {m: i for i, m in enumerate(LIVE_METRICS)}
 _NAN = float("nan")

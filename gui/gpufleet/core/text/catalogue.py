@@ -1353,6 +1353,37 @@ FINDING_TEXT: Final[dict[tuple[str, str], str]] = {
         "Memory use peaked at {mem_peak} of the card and the GPU works in bursts (busy about "
         "{busy_share} of the time, {cycles} cycles): a fractional (vGPU) instance would cost less.",
     ),
+    # Diagnosis: how much of the GPU worked (GPM, or the power draw where there is none).
+    ("diag_not_compute_bound", "gpm"): QT_TRANSLATE_NOOP(
+        "Findings",
+        "{Where} looked busy ({util_pct} % utilization) but its SMs were active only "
+        "{sm_active} % of the time ({share} of the busy window): utilization counts the time "
+        "any kernel ran, not how much of the GPU it used. The kernels are too small or run "
+        "one after another: raise the batch size, fuse small kernels (torch.compile, CUDA "
+        "graphs) and keep the host from feeding launches one by one.",
+    ),
+    ("diag_not_compute_bound", "power"): QT_TRANSLATE_NOOP(
+        "Findings",
+        "{Where} looked busy ({util_pct} % utilization) but drew only {power_pct} of its "
+        "{limit} W power limit: a GPU doing full work draws near its limit, so most of it "
+        "waited. This GPU has no GPM counters (SM activity); the power draw stands in. Raise "
+        "the batch size or fuse small kernels, and profile (Nsight Systems) to confirm.",
+    ),
+    ("diag_memory_bound", "*"): QT_TRANSLATE_NOOP(
+        "Findings",
+        "{Where} is memory-bound: DRAM was busy {dram_active} % of the time while its SMs were "
+        "active only {sm_active} % ({share} of the busy window). More FLOPs will not help: "
+        "fuse element-wise operations, use fused attention kernels, keep data in lower "
+        "precision, or pick a GPU with more memory bandwidth.",
+    ),
+    ("diag_tensor_idle", "*"): QT_TRANSLATE_NOOP(
+        "Findings",
+        "{Where}'s SMs worked ({sm_active} % active) but its tensor cores stayed idle "
+        "({tensor_active} % active) for {share} of the busy window. In a mixed-precision job "
+        "the matrix products are not reaching the tensor cores: check that autocast "
+        "(bf16/fp16) covers them, that TF32 is allowed, and that the dimensions are multiples "
+        "of 8.",
+    ),
 }
 
 
@@ -1448,6 +1479,12 @@ def finding_values(f: Finding) -> dict[str, Any]:
         "hidden_pct": pct(v.get("hidden_frac")),
         "used": bytes_h(v.get("mem_used_bytes")),
         "mem_limit": num(v.get("limit_c")),
+        # how much of the GPU worked
+        "util_pct": num(v.get("util_pct")),
+        "sm_active": num(v.get("sm_active_pct")),
+        "tensor_active": num(v.get("tensor_active_pct")),
+        "dram_active": num(v.get("dram_active_pct")),
+        "power_pct": pct(v.get("power_frac")),
     }
     if f.id in ("hidden_memory",):
         out["held"] = bytes_h(v.get("mem_procs_bytes"))

@@ -27,6 +27,7 @@ from gpufleet.core.alerts import throttle
 from gpufleet.core.alerts.conditions import REASON_EXPLAINING_MASK, XID_CRITICAL
 from gpufleet.core.alerts.throttle import ThrottleShare, sustained_level, throttled_share
 from gpufleet.core.model.findings import FAIL, INFO, PASS, WARN, Finding
+from gpufleet.core.verdicts import utilization
 from gpufleet.core.wire.messages import Event, Hello, Procs, Sample
 
 BUSY_PCT: Final = 50.0
@@ -398,6 +399,7 @@ def diagnose(
         mem_limits[g] = float(lim) if isinstance(lim, (int, float)) and lim else None
         series[g] = _series(ss, g)
         out.extend(_slowdown(g, series[g], nom))
+        out.extend(utilization.findings(g, ss))
         out.extend(_shared(g, ps))
         out.extend(_hidden(g, series[g], ps, nom))
     out.extend(_crash(ss, ps, es, gpus, series, mem_limits))
