@@ -23,6 +23,7 @@ TAB_HOST = {
     "memory": "a100-shared",
     "interconnect": "a100-train",
     "cost": "a100-eval",
+    "compute": "h100-a",
 }
 
 

@@ -38,6 +38,7 @@ from gpufleet.ui.background.history import HistoryCache
 from gpufleet.ui.desktop.memtrim import start_trimmer
 from gpufleet.ui.tabs.base import Tab
 from gpufleet.ui.tabs.clocks import ClocksTab
+from gpufleet.ui.tabs.compute import ComputeTab
 from gpufleet.ui.tabs.cost import CostTab
 from gpufleet.ui.tabs.interconnect import InterconnectTab
 from gpufleet.ui.tabs.memory import MemoryTab
@@ -57,7 +58,7 @@ RANGES = (
 )
 REDRAW_HZ = 3.0
 LIVE_STEPS = 1000  # the live edge moves in steps of range / LIVE_STEPS (at least 1 s)
-TAB_NAMES = ("overview", "clocks", "thermal", "memory", "interconnect", "cost")
+TAB_NAMES = ("overview", "clocks", "thermal", "memory", "interconnect", "cost", "compute")
 
 
 class MainWindow(QMainWindow):
@@ -151,6 +152,7 @@ class MainWindow(QMainWindow):
             MemoryTab(self.theme),
             InterconnectTab(self.theme),
             CostTab(self.theme),
+            ComputeTab(self.theme),
         ]
         for t in self.tab_list:
             self.tabs.addTab(t, QCoreApplication.translate("Tabs", t.title))
