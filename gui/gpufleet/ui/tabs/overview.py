@@ -25,6 +25,7 @@ HEADERS = (
     QT_TRANSLATE_NOOP("OverviewTab", "GPU"),
     QT_TRANSLATE_NOOP("OverviewTab", "Model"),
     QT_TRANSLATE_NOOP("OverviewTab", "Util"),
+    QT_TRANSLATE_NOOP("OverviewTab", "SM active"),
     QT_TRANSLATE_NOOP("OverviewTab", "SM clock"),
     QT_TRANSLATE_NOOP("OverviewTab", "Temp"),
     QT_TRANSLATE_NOOP("OverviewTab", "Power"),
@@ -79,7 +80,7 @@ class OverviewTab(Tab):
         hh = self.table.horizontalHeader()
         hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         hh.setStretchLastSection(False)
-        hh.setSectionResizeMode(10, QHeaderView.ResizeMode.Stretch)
+        hh.setSectionResizeMode(HEADERS.index("Reasons"), QHeaderView.ResizeMode.Stretch)
         self.table.doubleClicked.connect(self._activated)
         self.box.addWidget(self.table, 1)
         self.box.addWidget(self.sentence)
@@ -195,6 +196,7 @@ class OverviewTab(Tab):
                 Cell("—", -1),
                 Cell("—", -1),
                 Cell("—", -1),
+                Cell("—", -1),
                 Cell(s.reason, s.reason, colour),
                 Cell(price, s.price or 0),
             )
@@ -223,6 +225,12 @@ class OverviewTab(Tab):
             Cell(str(g.gpu), g.gpu, align_right=True),
             Cell(g.name.replace("NVIDIA ", "")),
             Cell(fmt(g.util, "%"), g.util if g.util is not None else -1, align_right=True),
+            # GPM's SM activity: how much of the GPU the "util" above kept working.
+            Cell(
+                fmt(g.sm_active, "%"),
+                g.sm_active if g.sm_active is not None else -1,
+                align_right=True,
+            ),
             Cell(sm, g.sm if g.sm is not None else -1, align_right=True),
             Cell(
                 fmt(g.temp, "°C"),

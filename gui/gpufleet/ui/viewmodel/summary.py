@@ -45,6 +45,9 @@ class GpuSummary:
     reasons: tuple[str, ...]
     state: str
     note: str
+    # GPM (Hopper and newer): how much of the GPU works; None where the GPU has no GPM.
+    sm_active: float | None = None
+    tensor: float | None = None
 
     @property
     def mem_pct(self) -> float | None:
@@ -92,6 +95,8 @@ _SUMMARY_COLUMNS = (
     "power_w",
     "power_limit_w",
     "pstate",
+    "sm_active_pct",
+    "tensor_active_pct",
 )
 _positions: dict[tuple[str, ...], tuple[int | None, ...]] = {}
 # host -> (hello, sample, summaries): the fleet summaries are recomputed once a second for
@@ -126,7 +131,7 @@ def summarize_gpus(host: str, live: LiveBuffers) -> tuple[GpuSummary, ...]:
         pos = cached
         rows = {r[0]: r for r in s.rows}
     for g in hello.gpus:
-        mask, lost, util, mem_used, sm, temp, power, cap, pstate = _summary_values(
+        mask, lost, util, mem_used, sm, temp, power, cap, pstate, sm_act, tensor = _summary_values(
             rows.get(g.index), pos
         )
         labels = tuple(protocol.reason_labels(int(mask))) if mask else ()
@@ -157,6 +162,8 @@ def summarize_gpus(host: str, live: LiveBuffers) -> tuple[GpuSummary, ...]:
                 reasons=labels,
                 state=state,
                 note=note,
+                sm_active=sm_act,
+                tensor=tensor,
             )
         )
     res = tuple(out)

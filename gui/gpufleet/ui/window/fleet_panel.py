@@ -81,7 +81,12 @@ class GpuCard(QFrame):
         text = (
             f'<span style="color:{gpu_colour(g.gpu)}">■</span> <b>{gpu}</b>{ps}<br>'
             f'<span style="color:{m}">{util}</span> {_pct(g.util)} '
-            f'<span style="color:{m}">{mem}</span> {_pct(g.mem_pct)}<br>'
+            + (
+                f'<span style="color:{m}">{self.tr("SM act")}</span> {_pct(g.sm_active)} '
+                if g.sm_active is not None
+                else ""
+            )
+            + f'<span style="color:{m}">{mem}</span> {_pct(g.mem_pct)}<br>'
             f'<span style="color:{m}">SM</span> {sm} {temp} '
             f'<span style="color:{m}">·</span> {pw}{note}'
         )
