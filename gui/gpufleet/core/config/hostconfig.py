@@ -8,6 +8,7 @@ from typing import Literal
 AuthMethod = Literal["auto", "agent", "key", "password"]
 BackendName = Literal["nvml", "sim"]
 TransportName = Literal["ssh", "local"]
+CollectorName = Literal["auto", "sampler", "nvidia-smi"]
 
 
 @dataclass(frozen=True)
@@ -18,7 +19,10 @@ class HostConfig:
     ``backend``/``scenario`` choose what the remote sampler reads: ``nvml`` on a real GPU,
     ``sim`` with a scenario for the demo and the tests (which run the whole path over SSH).
     Prices are per hour in ``currency``; ``billing_start`` is an epoch time or None (then the
-    first connection counts as the start).
+    first connection counts as the start). ``collector`` says what reads the GPUs there:
+    ``sampler`` (the NVML sampler, needs python3 >= 3.8), ``nvidia-smi`` (its CSV and XML
+    output, for minimal images; no offline ring, no kill), or ``auto``: the sampler, and
+    nvidia-smi when the host has no python3 >= 3.8.
     """
 
     name: str
@@ -41,6 +45,7 @@ class HostConfig:
     allowed_processes: tuple[str, ...] = ()
     allow_sudo_kill: bool = False
     rule_overrides: dict[str, dict[str, object]] = field(default_factory=dict)
+    collector: CollectorName = "auto"
 
     @property
     def label(self) -> str:

@@ -34,6 +34,7 @@ from gpufleet.core.link.channel import Transport, TransportError, last_line
 from gpufleet.core.link.deploy import undeploy as undeploy_sampler
 from gpufleet.core.link.transport import open_transport
 from gpufleet.core.model.errors import ErrorKind, GpufleetError
+from gpufleet.core.link.nvidia_smi_link import with_collector
 from gpufleet.core.wire.messages import Proc
 
 __all__ = [
@@ -271,8 +272,11 @@ class Fleet:
     def _open(self, host: HostConfig) -> Transport:
         if self._opener is not None:
             return self._opener(host)
-        return open_transport(
-            host, on_unknown_key=self._on_unknown_key, connect_timeout=self._connect_timeout
+        return with_collector(
+            open_transport(
+                host, on_unknown_key=self._on_unknown_key, connect_timeout=self._connect_timeout
+            ),
+            host,
         )
 
     def find_proc(self, host: str, pid: int) -> Proc | None:

@@ -38,6 +38,7 @@ from gpufleet.core.link import sampler_argv as samplercmd
 from gpufleet.core.link.channel import LineStream, Transport, TransportError
 from gpufleet.core.link.transport import open_transport
 from gpufleet.core.model.errors import ErrorKind, SessionState
+from gpufleet.core.link.nvidia_smi_link import with_collector
 from gpufleet.core.wire.messages import (
     ErrorMsg,
     Event,
@@ -169,8 +170,11 @@ class HostSession:
     # ---------------------------------------------------------------------------- internals
 
     def _default_opener(self, host: HostConfig) -> Transport:
-        return open_transport(
-            host, on_unknown_key=self._on_unknown_key, connect_timeout=self._connect_timeout
+        return with_collector(
+            open_transport(
+                host, on_unknown_key=self._on_unknown_key, connect_timeout=self._connect_timeout
+            ),
+            host,
         )
 
     def _set_state(
@@ -374,7 +378,9 @@ class HostSession:
         self.run_id = hello.run_id
         self._publish(HostMessage(self.host.name, hello))
         self._last_sample_mono = self._hello_mono = time.monotonic()
-        self._set_state(STREAMING, self._bad_reason())
+        # A collector that cannot do everything (nvidia-smi: no ring, no kill) says so here.
+        limits = hello.raw.get("limits")
+        self._set_state(STREAMING, self._bad_reason() or (str(limits) if limits else None))
 
     def _on_gap_note(self, note: Event) -> None:
         gap_from = note.raw.get("gap_from")

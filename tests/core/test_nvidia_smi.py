@@ -1,0 +1,220 @@
+"""nvidia-smi's documented outputs parsed into the sampler's messages: the H200's ``-q -x``
+(written from docs/device/h200-nvidia-smi-q.txt in the nvsmi DTD's element names), query
+lines with ``[N/A]`` and ``[Not Supported]`` cells, an older driver that refuses new field
+names, compute-apps lines; and the whole stream through the local transport with a stand-in
+``nvidia-smi`` (sh + awk) that plays the fixtures back."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.link import sampler_argv as samplercmd
+from gpufleet.core.link.nvidia_smi_link import SMI_PREFIX, CollectorTransport, with_collector
+from gpufleet.core.link.transport import LocalTransport
+from gpufleet.core.live.buffers import LiveBuffers
+from gpufleet.core.wire import nvidia_smi as smi
+from gpufleet.core.wire.messages import Hello, Procs, Sample, StreamDecoder, parse_object
+from gpufleet_sampler import protocol
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "nvidia-smi"
+GIB = 1 << 30
+
+
+def test_h200_inventory_from_q_x() -> None:
+    inv = smi.parse_inventory((FIX / "h200-q.xml").read_bytes())
+    assert inv.driver_version == "580.159.04" and inv.cuda_version == "13.0"
+    (g,) = inv.gpus
+    assert g.name == "NVIDIA H200" and g.uuid == "GPU-3c31fff2-2f58-f29c-fb54-b4301e45ae5e"
+    assert g.pci_bus_id == "00000000:00:06.0"
+    n = g.nominal
+    assert n["sm_clock_max_mhz"] == 1980 and n["mem_clock_max_mhz"] == 3201
+    assert n["power_default_w"] == 700 and n["power_enforced_w"] == 700
+    assert n["power_min_w"] == 200 and n["pcie_max_gen"] == 5 and n["pcie_max_width"] == 16
+    assert n["mem_total_bytes"] == 143771 << 20 and n["mem_reserved_bytes"] == 616 << 20
+    # Driver 580 gives margins to T.Limit only: 33 °C + 54 °C margin = 87 °C; slowdown 2 °C
+    # and shutdown 8 °C above it.
+    assert n["temp_slowdown_c"] == 89 and n["temp_shutdown_c"] == 95
+    assert g.extra["virtualization_mode"] == "Pass-Through"
+    assert g.extra["mig_mode"] == "Disabled" and g.extra["architecture"] == "Hopper"
+
+
+def test_older_driver_inventory_has_absolute_thresholds_and_enforced_limit() -> None:
+    inv = smi.parse_inventory((FIX / "rtx4090x2-q.xml").read_bytes())
+    assert [g.index for g in inv.gpus] == [0, 1]
+    n = inv.gpus[1].nominal
+    assert n["power_enforced_w"] == 300 and n["power_default_w"] == 450
+    assert n["temp_slowdown_c"] == 94 and n["temp_shutdown_c"] == 97
+    assert n["temp_mem_max_c"] is None and n["sm_clock_base_mhz"] is None
+
+
+@pytest.mark.parametrize(
+    ("xml", "why"),
+    [
+        (b"<nope", "did not print valid XML"),
+        (b"<other/>", "not <nvidia_smi_log>"),
+        (b"<nvidia_smi_log><driver_version>1</driver_version></nvidia_smi_log>", "no GPU"),
+    ],
+)
+def test_bad_inventory_says_why(xml: bytes, why: str) -> None:
+    with pytest.raises(smi.SmiError, match=why):
+        smi.parse_inventory(xml)
+
+
+def _h200_lines() -> list[str]:
+    return [
+        ln
+        for ln in (FIX / "h200-query.csv").read_text().splitlines()
+        if ln.strip() and not ln.startswith("#")
+    ]
+
+
+def test_query_lines_become_sample_rows_with_nulls_never_zeros() -> None:
+    plan = smi.FieldPlan.initial()
+    asm = smi.QueryAssembler(plan.columns(), [0])
+    ticks = [t for ln in _h200_lines() for t in asm.feed(ln)]
+    assert len(ticks) == 40
+    busy = ticks[20][0]
+    assert busy.values["util_gpu_pct"] == 100 and busy.values["pstate"] == 0
+    assert busy.values["mem_used_bytes"] == (121344 + 10) << 20
+    assert busy.values["remap_pending"] == 0 and busy.values["clock_reasons"] == 0
+    assert ticks[0][0].values["clock_reasons"] == 0x1  # idle
+    row = smi.sample_row(busy)
+    assert row[0] == 0 and len(row) == len(protocol.COLUMNS) + 1
+    assert row[protocol.ROW_POS["fan_pct"]] is None  # "[N/A]", not 0
+    assert row[protocol.ROW_POS["sm_active_pct"]] is None  # no GPM through nvidia-smi
+    assert row[protocol.ROW_POS["lost"]] == 0
+    assert busy.missing["fan_pct"] == smi.NOT_AVAILABLE
+
+
+def test_not_supported_lost_gpu_and_bad_lines() -> None:
+    cols = ["util_gpu_pct", "temp_mem_c", "ecc_sbe_vol"]
+    asm = smi.QueryAssembler(cols, [0, 1])
+    assert asm.feed("0, 97, [Not Supported], 3") == []
+    (tick,) = asm.feed("1, [GPU is lost], [GPU is lost], [GPU is lost]")
+    assert tick[0].missing["temp_mem_c"] == smi.NOT_SUPPORTED and tick[0].values["ecc_sbe_vol"] == 3
+    assert tick[1].lost and smi.sample_row(tick[1])[protocol.ROW_POS["lost"]] == 1
+    # A garbled line is counted, not fatal; a GPU reporting twice closes the tick it is in.
+    assert asm.feed("garbage") == [] and asm.bad_lines == 1 and "fields" in (asm.last_error or "")
+    asm.feed("0, 50, 40, 0")
+    (t2,) = asm.feed("0, 51, 40, 0")
+    assert set(t2) == {0} and t2[0].values["util_gpu_pct"] == 50
+
+
+def test_an_older_nvidia_smi_gets_its_field_names() -> None:
+    plan = smi.FieldPlan.initial()
+    out = 'Field "clocks_event_reasons.active" is not a valid field to query.\n'
+    assert smi.invalid_field(out) == "clocks_event_reasons.active"
+    assert plan.refuse("clocks_event_reasons.active")
+    assert "clocks_throttle_reasons.active" in plan.fields()
+    assert plan.refuse("remapped_rows.pending")
+    assert "remap_pending" not in plan.columns()
+    assert "remapped_rows.pending" in plan.dropped["remap_pending"]
+    assert not plan.refuse("no.such.field")
+
+
+def test_hello_marks_what_nvidia_smi_cannot_give() -> None:
+    inv = smi.parse_inventory((FIX / "h200-q.xml").read_bytes())
+    plan = smi.FieldPlan.initial()
+    asm = smi.QueryAssembler(plan.columns(), [0])
+    (first,) = asm.feed(_h200_lines()[0])
+    obj = smi.hello_obj(inv, plan, first, "run-1", 1.0, "h200-box")
+    hello = parse_object(obj)
+    assert isinstance(hello, Hello) and hello.backend == "nvidia-smi"
+    un = hello.gpus[0].unsupported
+    for col in ("sm_active_pct", "tensor_active_pct", "energy_j", "nvlink_tx_bps"):
+        assert "not among nvidia-smi's --query-gpu fields" in un[col], col
+    assert un["fan_pct"] == smi.NOT_AVAILABLE and "util_gpu_pct" not in un
+    assert "lost" not in un
+    assert "no offline ring" in hello.raw["limits"]
+    assert hello.gpus[0].nominal_value("temp_slowdown_c") == 89
+
+
+def test_compute_apps_become_procs() -> None:
+    inv = smi.parse_inventory((FIX / "rtx4090x2-q.xml").read_bytes())
+    lines = (FIX / "rtx4090x2-apps.csv").read_text().splitlines()
+    lines.append("GPU-unknown, 1, x, 5")  # a GPU not in the inventory: skipped
+    procs = smi.apps_procs(lines, inv.uuid_index())
+    assert [(p["gpu"], p["pid"]) for p in procs] == [(0, 48211), (1, 48212)]
+    assert procs[0]["cmd"] == "/usr/bin/python3.11 train.py --config a, b.yaml"
+    assert procs[0]["name"] == "python3.11" and procs[0]["mem_bytes"] == 19210 << 20
+    assert procs[0]["start_ticks"] is None and procs[0]["sm_pct"] is None
+    msg = parse_object({"kind": "procs", "seq": 1, "t": 1.0, "procs": procs})
+    assert isinstance(msg, Procs) and msg.procs[1].pid == 48212
+
+
+def fake_smi(root: Path, model: str) -> Path:
+    """A bin directory with the stand-in nvidia-smi playing ``model``'s fixtures."""
+    d = root / f"fake-{model}"
+    d.mkdir()
+    shutil.copy(FIX / "fake-nvidia-smi", d / "nvidia-smi")
+    shutil.copy(FIX / "play.awk", d / "play.awk")
+    shutil.copy(FIX / f"{model}-q.xml", d / "q.xml")
+    shutil.copy(FIX / f"{model}-query.csv", d / "query.csv")
+    shutil.copy(FIX / f"{model}-apps.csv", d / "apps.csv")
+    (d / "nvidia-smi").chmod(0o755)
+    return d
+
+
+def test_local_stream_through_the_stand_in_nvidia_smi(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = fake_smi(tmp_path, "rtx4090x2")
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    h = HostConfig(name="smi", transport="local", collector="nvidia-smi", interval_s=0.2)
+    t = with_collector(LocalTransport(h), h)
+    assert isinstance(t, CollectorTransport)
+    prefix = t.ensure_sampler()
+    assert prefix == [SMI_PREFIX]
+    stream = t.stream(samplercmd.attach_argv(prefix, h, 0))
+    dec = StreamDecoder()
+    live = LiveBuffers(window_s=600)
+    samples: list[Sample] = []
+    procs: list[Procs] = []
+    deadline = time.monotonic() + 60
+    try:
+        for line in stream:
+            m = dec.feed(line)
+            if m is None:
+                continue
+            live.feed("smi", m)
+            if isinstance(m, Sample):
+                samples.append(m)
+            elif isinstance(m, Procs):
+                procs.append(m)
+            if (len(samples) >= 8 and procs) or time.monotonic() > deadline:
+                break
+    finally:
+        stream.close()
+        t.close()
+    assert dec.bad_lines == 0, dec.last_error
+    hello = dec.hello
+    assert hello is not None and [g.index for g in hello.gpus] == [0, 1]
+    # Driver 535 refused the new names; the old ones were used.
+    assert "temp_mem_c" in hello.gpus[0].unsupported
+    assert "remap_pending" in hello.gpus[0].unsupported
+    assert len(samples) >= 8 and procs, (len(samples), len(procs))
+    assert [s.seq for s in samples] == sorted(s.seq for s in samples)
+    s = samples[-1]
+    assert s.value(1, "power_limit_w") == 300 and s.value(0, "clock_reasons") == 0x4
+    assert s.value(0, "pcie_gen") == 4 and s.value(0, "temp_mem_c") is None
+    assert {p.pid for p in procs[-1].procs} == {48211, 48212}
+    # What the plots draw: the live buffers hold the series.
+    series = live.series("smi", 1, "power_w")
+    assert len(series) >= 8 and abs(float(series.v[-1]) - 296.1) < 0.01
+    # Sampler-only commands answer plainly.
+    rc, _out, err = t.run([SMI_PREFIX, "check"])
+    assert rc != 0 and b"needs the sampler" in err
+
+
+def test_auto_keeps_the_sampler_and_local_hosts_unwrapped() -> None:
+    h = HostConfig(name="x", transport="local", backend="sim", scenario="healthy-8xa100")
+    t = LocalTransport(h)
+    assert with_collector(t, h) is t
+    ssh_auto = HostConfig(name="y")
+    assert ssh_auto.collector == "auto"
+    assert with_collector(t, HostConfig(name="z", collector="sampler")) is t
