@@ -152,6 +152,18 @@ LINKS_UNSUPPORTED_KEY = "links_unsupported"
 # Default medium-tier period: how often ``links`` is sent (hello ``links_interval_s``).
 LINKS_INTERVAL_S = 5.0
 
+# MIG slices are GPUs of their own on the wire: the index of slot k of GPU p is
+# MIG_INDEX_BASE * (p + 1) + k (a GPU has at most 7 MIG devices), and their hello entry has a
+# ``mig`` object naming the parent (see docs/protocol.md, "MIG slices").
+MIG_INDEX_BASE = 100
+MIG_KEY = "mig"
+
+
+def mig_index(parent: int, slot: int) -> int:
+    """The wire index of MIG device ``slot`` of GPU ``parent``."""
+    return MIG_INDEX_BASE * (parent + 1) + slot
+
+
 # Keys of each process entry in a ``procs`` message.
 PROC_KEYS = ("gpu", "pid", "start_ticks", "user", "name", "cmd", "mem_bytes", "sm_pct", "type")
 # Keys a backend that tells the host's PIDs from its own adds to each entry (the nvml one

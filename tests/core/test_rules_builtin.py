@@ -281,9 +281,44 @@ def test_every_shipped_rule_is_covered_here() -> None:
         "sampler_stalled", "budget_80", "budget_100",
         # tests/core/test_alert_causes.py
         "hw_slowdown", "clock_setting_low", "mem_unaccounted", "sampler_restarted",
-        "pcie_replays",
+        "pcie_replays", "slice_mem_nearly_full",
     }  # fmt: skip
     assert covered == SHIPPED_IDS
+
+
+def test_slice_memory_judged_against_the_slice_not_the_card() -> None:
+    from gpufleet.core.wire.messages import parse_object
+    from gpufleet_sampler import protocol
+
+    s = Stream()
+    raw = dict(s.hello.raw)
+    slice_gpu = {
+        "index": protocol.mig_index(0, 0),
+        "uuid": "MIG-1",
+        "name": "NVIDIA A100-SXM4-80GB MIG 1g.10gb",
+        "nominal": {"mem_total_bytes": 10 * GIB},
+        "mig": {"parent": 0, "slot": 0, "profile": "1g.10gb"},
+    }
+    raw["gpus"] = [*raw["gpus"], slice_gpu]
+    s.hello = parse_object(raw)  # type: ignore[assignment]
+    s.n = 1
+    msgs: list[Message] = [s.hello]
+    for t in range(90):
+        sample = s.sample(t, mem_used_bytes=24 * GIB)  # the card: 30 % of 80 GiB
+        assert isinstance(sample, Sample)
+        row = [100, *(None for _ in sample.columns)]
+        row[sample.columns.index("mem_used_bytes") + 1] = int((9.2 if t < 40 else 5.0) * GIB)
+        obj = {"kind": "sample", "seq": sample.seq, "t": sample.t, "mono": t,
+               "gpus": [list(sample.rows[0]), row]}  # fmt: skip
+        msgs.append(parse_object(obj, s.hello))  # type: ignore[arg-type]
+    alerts, t0 = replay(msgs)
+    (a,) = firing(alerts, "slice_mem_nearly_full")
+    assert a.gpu == 100 and a.started_t - t0 == 30
+    assert "MIG slice 0 of GPU 0" in alert_sentence(a) and "30 %" in alert_sentence(a)
+    assert [x.state for x in alerts if x.rule_id == "slice_mem_nearly_full"][-1] == "resolved"
+    # The whole card at 95 % is not this rule's business (frameworks cache memory).
+    busy = [s.hello] + [s.sample(t, mem_used_bytes=76 * GIB) for t in range(60)]
+    assert not firing(replay(busy)[0], "slice_mem_nearly_full")
 
 
 def test_busy_gpu_is_not_idle_and_memory_counts() -> None:

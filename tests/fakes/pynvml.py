@@ -141,6 +141,10 @@ def _const(v: Any) -> Any:
     return f
 
 
+# The fake's own index space for MIG device handles (never a row of a recorded trace).
+MIG_INDEX_BASE = 1000
+
+
 class _FakeGpu:
     __slots__ = ("addr", "buf", "compiled", "handle", "index", "injects", "mask", "spec")
 
@@ -182,6 +186,8 @@ class FakeNvml:
         self.gpm_bufs: Dict[int, Any] = {}
         self.ticks: List[List[Dict[str, Any]]] = []
         self.ts_base_us = 1700000000000000
+        self.mig_children: Dict[int, List[_FakeGpu]] = {}
+        self.mig_parent: Dict[int, _FakeGpu] = {}
 
     # -- set-up ----------------------------------------------------------------------------
 
@@ -209,6 +215,22 @@ class FakeNvml:
             self.gpus.append(_FakeGpu(i, spec, mine))
         self.by_id = {id(g.handle): g for g in self.gpus}
         self.by_addr = {g.addr: g for g in self.gpus}
+        # MIG: a GPU's "mig_devices" are MIG device handles of their own (answered from
+        # their own keys), reached through nvmlDeviceGetMigDeviceHandleByIndex.
+        self.mig_children = {}
+        self.mig_parent = {}
+        for g in self.gpus:
+            specs = g.spec.get("mig_devices")
+            if not isinstance(specs, list):
+                continue
+            kids = []
+            for k, child_spec in enumerate(specs):
+                child = _FakeGpu(MIG_INDEX_BASE + 16 * g.index + k, dict(child_spec), [])
+                kids.append(child)
+                self.by_id[id(child.handle)] = child
+                self.by_addr[child.addr] = child
+                self.mig_parent[child.addr] = g
+            self.mig_children[g.index] = kids
         self.ticks = profile.get("ticks", [])
         self.field_keys = {}
         self._tick_keys = {}
@@ -857,6 +879,59 @@ def nvmlGpmMetricsGet(metricsGet: Any) -> Any:
             m.value = 0.0
             m.nvmlReturn = int(e.value)
     return metricsGet
+
+
+# -- MIG ------------------------------------------------------------------------------------
+# A GPU with MIG enabled has "nvmlDeviceGetMigMode": [1, 1] and "mig_devices": a list of
+# MIG device specs (keys as for a GPU: nvmlDeviceGetUUID, nvmlDeviceGetName,
+# nvmlDeviceGetMemoryInfo_v2, nvmlDeviceGetComputeRunningProcesses, nvmlDeviceGetAttributes_v2,
+# nvmlDeviceGetGpuInstanceId, nvmlDeviceGetComputeInstanceId). What a MIG device does not
+# answer raises NotSupported, as most per-card calls do on a real one.
+
+
+def _mig_kids(g: _FakeGpu) -> List[_FakeGpu]:
+    kids = _fake.mig_children.get(g.index)
+    if kids is None or g.addr in _fake.mig_parent:
+        raise _err("NotSupported")
+    return kids
+
+
+def nvmlDeviceGetMaxMigDeviceCount(device: Any) -> int:
+    return len(_mig_kids(_fake.dev(device, "nvmlDeviceGetMaxMigDeviceCount")))
+
+
+def nvmlDeviceGetMigDeviceHandleByIndex(device: Any, index: int) -> Any:
+    kids = _mig_kids(_fake.dev(device, "nvmlDeviceGetMigDeviceHandleByIndex"))
+    if not 0 <= int(index) < len(kids):
+        raise _err("NotFound")
+    return kids[int(index)].handle
+
+
+def nvmlDeviceIsMigDeviceHandle(device: Any) -> Any:
+    g = _fake.dev(device, "nvmlDeviceIsMigDeviceHandle")
+    # The real wrapper returns the c_uint itself, not its value.
+    return ctypes.c_uint(1 if g.addr in _fake.mig_parent else 0)
+
+
+def nvmlDeviceGetDeviceHandleFromMigDeviceHandle(migDevice: Any) -> Any:
+    g = _fake.dev(migDevice, "nvmlDeviceGetDeviceHandleFromMigDeviceHandle")
+    parent = _fake.mig_parent.get(g.addr)
+    if parent is None:
+        raise _err("InvalidArgument")
+    return parent.handle
+
+
+for _name in ("nvmlDeviceGetGpuInstanceId", "nvmlDeviceGetComputeInstanceId"):
+    _g[_name] = _simple(_name)
+
+
+def nvmlDeviceGetAttributes_v2(device: Any) -> Any:
+    g = _fake.dev(device, "nvmlDeviceGetAttributes_v2")
+    v = _fake.value(g, "nvmlDeviceGetAttributes_v2")
+    a = _g["c_nvmlDeviceAttributes"]()
+    for name, _ctype in a._fields_:
+        setattr(a, name, int(v.get(name, 0)))
+    return a
 
 
 if os.environ.get("GPUFLEET_FAKE_NVML"):

@@ -36,9 +36,10 @@ import ctypes
 import socket
 import struct
 from collections import deque
-from typing import Any, Callable, Deque, Dict, List, Optional, Tuple
+from typing import Any, Callable, Deque, Dict, List, Optional, Set, Tuple
 
 from gpufleet_sampler import gpu_holders, procfs, protocol
+from gpufleet_sampler.backends import nvml_mig
 from gpufleet_sampler.backends.base import Backend
 from gpufleet_sampler.backends.nvml_events import EventThread, _short
 
@@ -412,6 +413,10 @@ class NvmlBackend(Backend):
         for g in self._gpus:
             if g.lost:
                 self._mark_lost(g, "during start-up")
+        # MIG slices of the GPUs in MIG mode: GPUs of their own on the wire (nvml_mig).
+        self._mig: List[nvml_mig.MigSlice] = [
+            s for g in self._gpus if not g.lost for s in nvml_mig.probe(N, g.index, g.h)
+        ]
         self._event_thread: Optional[EventThread] = None
         if events:
             live = [(g.index, g.h) for g in self._gpus if not g.lost]
@@ -1188,6 +1193,7 @@ class NvmlBackend(Backend):
             except _Lost:
                 self._mark_lost(g, "while sampling")
                 rows.append(_lost_row(g.index))
+        rows.extend(nvml_mig.row(N, s) for s in self._mig)
         return rows
 
     def _row(self, g: _Gpu, mono: float, gpm: bool = True, med: bool = False) -> List[Any]:
@@ -1503,7 +1509,29 @@ class NvmlBackend(Backend):
                     "orphan": h is not None and gpu_holders.is_orphan(h, holders),
                 }
             )
+        if self._mig:
+            out = self._with_mig_procs(out, cache, info_seen)
         return out
+
+    def _with_mig_procs(
+        self, out: List[Dict[str, Any]], cache: Any, info_seen: Dict[int, Any]
+    ) -> List[Dict[str, Any]]:
+        """Processes of the MIG slices under the slices' indices; a process the parent GPU
+        lists too is shown on its slice only."""
+
+        def lookup(pid: int) -> Any:
+            if pid not in info_seen:
+                info_seen[pid] = cache.lookup(pid)
+            return info_seen[pid]
+
+        on_slice: Dict[int, Set[int]] = {}
+        extra: List[Dict[str, Any]] = []
+        for s in self._mig:
+            mine = nvml_mig.procs(N, s, lookup)
+            on_slice.setdefault(s.parent, set()).update(p["pid"] for p in mine)
+            extra.extend(mine)
+        kept = [p for p in out if p["pid"] not in on_slice.get(p["gpu"], ())]
+        return kept + extra
 
     def _gpu_entries(self, g: _Gpu) -> List[gpu_holders.Entry]:
         by_pid: Dict[int, List[Any]] = {}  # pid -> [mem, type]
@@ -1611,6 +1639,8 @@ class NvmlBackend(Backend):
         for g, out in zip(self._gpus, gpus):  # noqa: B905 - Python 3.8
             if g.links_why is not None:
                 out[protocol.LINKS_UNSUPPORTED_KEY] = g.links_why
+        by_index = {g["index"]: g for g in gpus}
+        gpus.extend(nvml_mig.hello(s, by_index.get(s.parent, {})) for s in self._mig)
         host = dict(self._host)
         host.update(self._where_facts())
         return {"host": host, "gpus": gpus}

@@ -927,6 +927,46 @@ def budget(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
     return CLEAR
 
 
+# --- memory against its own capacity (a MIG slice: the slice's) ---------------------------
+
+
+@_condition(
+    "mem_nearly_full",
+    GPU,
+    ("sample",),
+    {"above_frac": 0.90, "clear_below_frac": 0.85, "slices_only": False},
+)
+def mem_nearly_full(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+    """Memory used over a share of the GPU's own capacity. A MIG slice is judged against its
+    own size (10 GB of a 1g.10gb slice), not the card's; with ``slices_only`` whole cards are
+    left alone (a framework's caching allocator holds most of a card on purpose)."""
+    info = h.hello.gpu(g.gpu) if h.hello is not None else None
+    mig = info.extra.get(protocol.MIG_KEY) if info is not None else None
+    if p.get("slices_only") and not isinstance(mig, Mapping):
+        return HOLD
+    used, total = g.v("mem_used_bytes"), g.nom("mem_total_bytes")
+    if used is None or not total:
+        return HOLD
+    frac = float(used) / float(total)
+    if frac >= float(p["above_frac"]):
+        card_frac = None
+        if isinstance(mig, Mapping) and isinstance(mig.get("parent"), int):
+            parent = int(mig["parent"])
+            pu = _row_v(h, parent, "mem_used_bytes")
+            pt = h.nominal.get(parent, {}).get("mem_total_bytes")
+            card_frac = round(float(pu) / float(pt), 4) if pu is not None and pt else None
+        return {
+            "mem_used_bytes": used,
+            "mem_total_bytes": total,
+            "used_frac": round(frac, 4),
+            "card_frac": card_frac,
+            "mig_profile": mig.get("profile") if isinstance(mig, Mapping) else None,
+        }
+    if frac < float(p["clear_below_frac"]):
+        return CLEAR
+    return HOLD
+
+
 # --- generic, for the user's own rules -----------------------------------------------------
 
 

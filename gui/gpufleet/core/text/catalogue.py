@@ -155,6 +155,10 @@ def clock_time(t: float | None) -> str:
 def where(gpu: int | None) -> str:
     if gpu is None:
         return translated("Alerts", QT_TRANSLATE_NOOP("Alerts", "the host"))
+    if gpu >= protocol.MIG_INDEX_BASE:  # a MIG slice: protocol.mig_index(parent, slot)
+        return translated(
+            "Alerts", QT_TRANSLATE_NOOP("Alerts", "MIG slice {slot} of GPU {parent}")
+        ).format(slot=gpu % protocol.MIG_INDEX_BASE, parent=gpu // protocol.MIG_INDEX_BASE - 1)
     return translated("Alerts", QT_TRANSLATE_NOOP("Alerts", "GPU {gpu}")).format(gpu=gpu)
 
 
@@ -607,6 +611,20 @@ ALERT_TEXT: Final[dict[str, tuple[str, str, str, str]]] = {
         "",
         "",
     ),
+    "mem_nearly_full": (
+        QT_TRANSLATE_NOOP("Alerts", "Memory nearly full on {where}"),
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "{Where} has {mem_used} of its {mem_total} in use ({mem_pct}) for {window}; the card "
+            "as a whole is at {card_pct}.",
+        ),
+        "",
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            'The next allocation on it fails with "CUDA out of memory": lower the batch size, '
+            "or move the job to a larger slice.",
+        ),
+    ),
 }
 
 # Variants of an alert's text, keyed by (condition, variant); ``_alert_variant`` picks one
@@ -853,6 +871,9 @@ RULE_MEANINGS: Final[dict[str, str]] = {
     "budget": QT_TRANSLATE_NOOP("Rules", "the host's cost reached a share of its budget"),
     "metric_above": QT_TRANSLATE_NOOP("Rules", "a metric above a threshold (user rule)"),
     "metric_below": QT_TRANSLATE_NOOP("Rules", "a metric below a threshold (user rule)"),
+    "mem_nearly_full": QT_TRANSLATE_NOOP(
+        "Rules", "memory used above a share of its own capacity (a MIG slice: of the slice's)"
+    ),
 }
 
 
@@ -948,6 +969,10 @@ def alert_values(alert: Alert) -> dict[str, Any]:
         mem_limit=num(v.get("limit_c")),
         replays=num(v.get("replays_rise")),
         replay_window=duration(v.get("window_s")),
+        mem_used=bytes_h(v.get("mem_used_bytes")),
+        mem_total=bytes_h(v.get("mem_total_bytes")),
+        mem_pct=pct(v.get("used_frac")),
+        card_pct=pct(v.get("card_frac")),
     )
     thr = ev.get("throttle")
     if isinstance(thr, Mapping) and thr.get("span_s"):
