@@ -39,8 +39,9 @@ def test_h200_inventory_from_q_x() -> None:
     # Driver 580 gives margins to T.Limit only: 33 °C + 54 °C margin = 87 °C; slowdown 2 °C
     # and shutdown 8 °C above it.
     assert n["temp_slowdown_c"] == 89 and n["temp_shutdown_c"] == 95
-    assert g.extra["virtualization_mode"] == "Pass-Through"
-    assert g.extra["mig_mode"] == "Disabled" and g.extra["architecture"] == "Hopper"
+    assert g.extra["virtualization_mode"] == "passthrough"
+    assert g.extra["mig_mode"] == 0 and g.extra["arch"] == "Hopper"
+    assert g.extra["persistence_mode"] == 1
 
 
 def test_older_driver_inventory_has_absolute_thresholds_and_enforced_limit() -> None:

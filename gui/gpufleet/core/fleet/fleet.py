@@ -32,9 +32,9 @@ from gpufleet.core.history.audit import append_audit
 from gpufleet.core.link import sampler_argv as samplercmd
 from gpufleet.core.link.channel import Transport, TransportError, last_line
 from gpufleet.core.link.deploy import undeploy as undeploy_sampler
+from gpufleet.core.link.nvidia_smi_link import with_collector
 from gpufleet.core.link.transport import open_transport
 from gpufleet.core.model.errors import ErrorKind, GpufleetError
-from gpufleet.core.link.nvidia_smi_link import with_collector
 from gpufleet.core.wire.messages import Proc
 
 __all__ = [

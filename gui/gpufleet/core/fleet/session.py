@@ -36,9 +36,9 @@ from gpufleet.core.fleet.events import (
 )
 from gpufleet.core.link import sampler_argv as samplercmd
 from gpufleet.core.link.channel import LineStream, Transport, TransportError
+from gpufleet.core.link.nvidia_smi_link import with_collector
 from gpufleet.core.link.transport import open_transport
 from gpufleet.core.model.errors import ErrorKind, SessionState
-from gpufleet.core.link.nvidia_smi_link import with_collector
 from gpufleet.core.wire.messages import (
     ErrorMsg,
     Event,

@@ -255,6 +255,7 @@ def _gpu_findings(
                 mem_total_bytes=total,
             )
 
+    # NVML's number (the NVML sampler) or a name (sim, nvidia-smi): one name either way.
     mode = virtualization_name(g.get("virtualization_mode"))
     if mode is not None:
         add("virtualization", WARN if mode == "vgpu" else PASS, mode=mode)

@@ -29,6 +29,8 @@ from typing import Any, Final
 
 from gpufleet_sampler import protocol
 
+from gpufleet.core.wire.gpu_kind import virtualization_name
+
 BACKEND: Final = "nvidia-smi"
 MIB: Final = 1 << 20
 
@@ -364,10 +366,12 @@ def parse_inventory(xml: bytes | str) -> Inventory:
             "mem_reserved_bytes": _mib(_num_at(g, "fb_memory_usage/reserved")),
         }
         extra: dict[str, Any] = {
-            "architecture": _text(g, "product_architecture"),
-            "mig_mode": _text(g, "mig_mode/current_mig"),
-            "virtualization_mode": _text(g, "gpu_virtualization_mode/virtualization_mode"),
-            "persistence_mode": _text(g, "persistence_mode"),
+            "arch": _text(g, "product_architecture"),
+            "mig_mode": _to_bool(_text(g, "mig_mode/current_mig") or ""),
+            "virtualization_mode": virtualization_name(
+                _text(g, "gpu_virtualization_mode/virtualization_mode")
+            ),
+            "persistence_mode": _to_bool(_text(g, "persistence_mode") or ""),
             "serial": _text(g, "serial"),
             "vbios_version": _text(g, "vbios_version"),
         }

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QGraphicsScene, QLabel, QVBoxLayout, QWidget
 
 from gpufleet.core.live.buffers import Series
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
+from gpufleet.core.wire.gpu_kind import short_index
 from gpufleet.ui.i18n import unsupported_text
 from gpufleet.ui.viewmodel.view import View
 from gpufleet.ui.widgets.plots import Crosshair, ReasonBands, TimePlot, clock_text, swatch
@@ -241,8 +242,8 @@ def step_points(t: F64, v: F64) -> tuple[F64, F64]:
 
 
 def gpu_label(g: int) -> str:
-    """ "GPU 3", in the installed language."""
-    return QCoreApplication.translate("Tab", "GPU {n}").format(n=g)
+    """ "GPU 3" ("GPU 0·2" for MIG slice 2 of GPU 0), in the installed language."""
+    return QCoreApplication.translate("Tab", "GPU {n}").format(n=short_index(g))
 
 
 def fmt(v: float | None, unit: str = "", digits: int = 0) -> str:

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
+from gpufleet.core.wire.gpu_kind import short_index
 from gpufleet.core.wire.messages import Proc
 from gpufleet.ui.tabs.base import PlotTab, ValueAt, fmt
 from gpufleet.ui.tabs.sentences import memory_sentence
@@ -200,7 +201,7 @@ class MemoryTab(PlotTab):
             rows.append(
                 (
                     Cell(view.host or ""),
-                    Cell(str(p.gpu), p.gpu, _gpu_colour(p.gpu)),
+                    Cell(short_index(p.gpu), p.gpu, _gpu_colour(p.gpu)),
                     pid_cell,
                     Cell(str(hp) if hp is not None else "—", hp or -1, align_right=True),
                     _match_cell(p),

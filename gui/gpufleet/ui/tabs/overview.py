@@ -11,6 +11,7 @@ from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QWidget
 
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP, reason_name
+from gpufleet.core.wire.gpu_kind import order_key, short_index
 from gpufleet.ui.i18n import state_name
 from gpufleet.ui.tabs.base import Tab, fmt
 from gpufleet.ui.viewmodel.summary import GpuSummary, HostSummary, money
@@ -114,7 +115,9 @@ class OverviewTab(Tab):
         for s in sorted(self.summaries, key=lambda s: s.host):
             if not s.gpus:
                 entries.append(((s.host, -1), s, None))
-            for g in s.gpus:
+            # A MIG slice is listed right under its parent GPU.
+            slices = {g.gpu: g.mig for g in s.gpus if g.mig is not None}
+            for g in sorted(s.gpus, key=lambda g: order_key(g.gpu, slices)):
                 entries.append(((s.host, g.gpu), s, g))
         keys = [e[0] for e in entries]
         signs = [_signature(s, g) for _, s, g in entries]
@@ -139,7 +142,14 @@ class OverviewTab(Tab):
         if not self._sized and entries:
             self.table.resizeColumnsToContents()
             self._sized = True
-        n_gpu = sum(1 for _, _, g in entries if g is not None)
+        # Slices, not cards: a GPU split into MIG slices counts as its slices.
+        split = {(s.host, g.mig.parent) for _, s, g in entries if g is not None and g.mig}
+        n_gpu = sum(
+            1
+            for _, s, g in entries
+            if g is not None and (g.mig is not None or (s.host, g.gpu) not in split)
+        )
+        n_slices = sum(1 for _, _, g in entries if g is not None and g.mig is not None)
         bad = sum(1 for _, s, g in entries if _row_state(s, g) != OK)
         hosts = len(self.summaries)
         self.set_sentence(
@@ -148,6 +158,7 @@ class OverviewTab(Tab):
                 if hosts == 1
                 else self.tr("{hosts} hosts, {gpus} GPUs; ")
             ).format(hosts=hosts, gpus=n_gpu)
+            + (self.tr("{n} of them MIG slices; ").format(n=n_slices) if n_slices else "")
             + (
                 (
                     self.tr("{n} row needs attention, listed first. ")
@@ -219,10 +230,16 @@ class OverviewTab(Tab):
         )
         pw = fmt(g.power, "W") + (f" / {g.power_cap:.0f}" if g.power_cap else "")
         hot = g.temp is not None and g.temp_slowdown and g.temp >= g.temp_slowdown - 5
+        # A MIG slice sorts right under its parent GPU.
+        order = g.mig.parent * 1000 + g.mig.slot + 1 if g.mig is not None else g.gpu * 1000
         return (
-            Cell(f"{SYMBOL[state]} {state_name(state)}", (-rank, s.host, g.gpu), colour),
-            Cell(s.host, (s.host, g.gpu)),
-            Cell(str(g.gpu), g.gpu, align_right=True),
+            Cell(f"{SYMBOL[state]} {state_name(state)}", (-rank, s.host, order), colour),
+            Cell(s.host, (s.host, order)),
+            Cell(
+                short_index(g.gpu),
+                order,
+                align_right=True,
+            ),
             Cell(g.name.replace("NVIDIA ", "")),
             Cell(fmt(g.util, "%"), g.util if g.util is not None else -1, align_right=True),
             # GPM's SM activity: how much of the GPU the "util" above kept working.

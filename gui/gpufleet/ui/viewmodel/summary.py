@@ -17,6 +17,7 @@ from PySide6.QtCore import QCoreApplication
 
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.live.buffers import LiveBuffers
+from gpufleet.core.wire.gpu_kind import Slice, mig_slice
 from gpufleet.ui.i18n import state_name
 from gpufleet.ui.widgets.theme import CRIT, DOWN, OK, SEVERITY_RANK, WAIT, WARN
 
@@ -48,6 +49,7 @@ class GpuSummary:
     # GPM (Hopper and newer): how much of the GPU works; None where the GPU has no GPM.
     sm_active: float | None = None
     tensor: float | None = None
+    mig: Slice | None = None  # a MIG slice of GPU mig.parent, listed under it
 
     @property
     def mem_pct(self) -> float | None:
@@ -164,6 +166,7 @@ def summarize_gpus(host: str, live: LiveBuffers) -> tuple[GpuSummary, ...]:
                 note=note,
                 sm_active=sm_act,
                 tensor=tensor,
+                mig=mig_slice(g),
             )
         )
     res = tuple(out)

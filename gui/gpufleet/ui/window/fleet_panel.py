@@ -77,6 +77,10 @@ class GpuCard(QFrame):
         )
         m = t.muted
         gpu = self.tr("GPU {n}").format(n=g.gpu)
+        if g.mig is not None:  # a MIG slice: its parent and its profile
+            gpu = self.tr("GPU {n} · MIG {profile}").format(
+                n=g.mig.parent, profile=g.mig.profile or g.mig.slot
+            )
         util, mem = self.tr("util"), self.tr("mem")
         text = (
             f'<span style="color:{gpu_colour(g.gpu)}">■</span> <b>{gpu}</b>{ps}<br>'

@@ -33,6 +33,8 @@ from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.live.buffers import LiveBuffers
 from gpufleet.core.model.stats import HubStats
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
+from gpufleet.core.wire.gpu_kind import count_units, mig_slice, virtualization_name
+from gpufleet.core.wire.messages import Hello
 from gpufleet.ui import i18n
 from gpufleet.ui.background.history import HistoryCache
 from gpufleet.ui.desktop.memtrim import start_trimmer
@@ -424,6 +426,20 @@ class MainWindow(QMainWindow):
     def worst_state(self) -> str:
         return max((s.state for s in self.summaries), key=lambda s: SEVERITY_RANK[s], default=OK)
 
+    def _kind_bits(self, h: Hello) -> list[str]:
+        """What the GPUs are: pass-through or a vGPU guest, and MIG slices."""
+        out = []
+        virt = {virtualization_name(g.extra.get("virtualization_mode")) for g in h.gpus}
+        virt -= {None, "none"}
+        if virt == {"passthrough"}:
+            out.append(self.tr("pass-through"))
+        elif "vgpu" in virt:
+            out.append(self.tr("vGPU guest"))
+        _units, slices = count_units(h.gpus)
+        if slices:
+            out.append(self.tr("MIG: {n} slices").format(n=slices))
+        return out
+
     def _update_header(self) -> None:
         host = self.selected_host
         h = self.live.hello(host) if host else None
@@ -433,9 +449,10 @@ class MainWindow(QMainWindow):
         m = self.theme.muted
         bits = []
         if h is not None:
-            names = {g.name for g in h.gpus}
+            cards = [g for g in h.gpus if mig_slice(g) is None]  # MIG slices: below
+            names = {g.name for g in cards}
             bits.append(
-                f"{len(h.gpus)}× " + (names.pop() if len(names) == 1 else self.tr("mixed GPUs"))
+                f"{len(cards)}× " + (names.pop() if len(names) == 1 else self.tr("mixed GPUs"))
             )
             drv = h.host.get("driver_version") or h.host.get("driver")
             if drv:
@@ -443,6 +460,7 @@ class MainWindow(QMainWindow):
             cuda = h.host.get("cuda_version") or h.host.get("cuda")
             if cuda:
                 bits.append(f"CUDA {cuda}")
+            bits.extend(self._kind_bits(h))
             s = self.live.latest(host)
             if s is not None:
                 ps = sorted(
@@ -454,11 +472,14 @@ class MainWindow(QMainWindow):
                 )
                 if ps:
                     bits.append("/".join(f"P{p}" for p in ps))
-            bits.append(
-                self.tr("{backend} sampler {version}").format(
-                    backend=h.backend, version=h.sampler_version
+            if h.backend == "nvidia-smi":
+                bits.append(self.tr("read through nvidia-smi: no offline ring, no kill"))
+            else:
+                bits.append(
+                    self.tr("{backend} sampler {version}").format(
+                        backend=h.backend, version=h.sampler_version
+                    )
                 )
-            )
         state, reason = self.states.get(host, ("connecting", None))
         if state != "streaming":
             name = i18n.session_state_name(state)
