@@ -205,6 +205,52 @@ def bench_nvml(minutes: int, repeats: int) -> dict[str, float]:
     }
 
 
+def bench_gpm_mig(ticks: int, repeats: int) -> dict[str, float]:
+    """The GPM read (``nvmlGpmSampleGet`` + ``nvmlGpmMetricsGet`` and unpacking the metrics)
+    and a MIG slice's per-tick row, each on its own: µs per GPU (per slice) per tick, with
+    NVML answering instantly (replayed) and through the live fake."""
+    from gpufleet_sampler.backends import nvml as nvml_mod
+    from gpufleet_sampler.backends import nvml_mig
+    from nvml_fake import fake_nvml, profile
+    from test_nvml_mig import mig_profile
+
+    ticks += ticks % 2  # the two GPM requests alternate: replay them in the recorded order
+    best: dict[str, float] = {"gpm_live": 1e9, "gpm_own": 1e9, "mig_live": 1e9, "mig_own": 1e9}
+    for _ in range(repeats):
+        for prof, kind in ((profile("h100x8"), "gpm"), (mig_profile(), "mig")):
+            with fake_nvml(prof) as fake:
+                rp = _Replay(fake)
+                nvml_mod.N = rp.module
+                b = nvml_mod.NvmlBackend(interval=1.0, events=False)
+                try:
+                    if kind == "gpm":
+                        units = [g for g in b._gpus if g.gpm]
+
+                        def read(u: Any, t: float, b: Any = b) -> None:
+                            b._gpm(u, t)
+                    else:
+                        units = list(b._mig)
+
+                        def read(u: Any, t: float, n: Any = rp.module) -> None:
+                            nvml_mig.row(n, u)
+
+                    assert units, kind
+                    for phase in ("live", "own"):
+                        rp.recording = phase == "live"
+                        spent = 0.0
+                        for t in range(1, ticks + 1):
+                            fake._fake.set_time(float(t))
+                            t0 = time.thread_time()
+                            for u in units:
+                                read(u, float(t))
+                            spent += time.thread_time() - t0
+                        key = f"{kind}_{phase}"
+                        best[key] = min(best[key], spent / (ticks * len(units)) * 1e6)
+                finally:
+                    b.close()
+    return best
+
+
 def _proc_status(pid: int) -> dict[str, int]:
     out: dict[str, int] = {}
     with open(f"/proc/{pid}/status", encoding="ascii") as f:
@@ -395,6 +441,17 @@ def main() -> int:
         "   (the fake's own Python answers included)"
     )
     print("  budget: < 150 µs, aim 40 µs")
+    print()
+    gm = bench_gpm_mig(60 * args.minutes, args.repeats)
+    print("GPM and MIG reads alone (included in the figures above where the GPU has them):")
+    print(
+        f"  GPM (SampleGet + MetricsGet + unpack), per GPU per tick   {gm['gpm_own']:6.1f} µs"
+        f"   live fake {gm['gpm_live']:6.1f} µs"
+    )
+    print(
+        f"  a MIG slice's row (memory info v2), per slice per tick    {gm['mig_own']:6.1f} µs"
+        f"   live fake {gm['mig_live']:6.1f} µs"
+    )
     print()
     print("Bytes per GPU-sample on the wire (sample lines, newline included):")
     print(
