@@ -26,6 +26,8 @@ def test_paste_ssh_command_fills_the_form_and_save_writes_the_config(
     assert dlg.key.text().endswith("rent") and dlg.auth.currentText() == "key"
     assert dlg.name.text() == "gpu7"
     dlg.price.setValue(1.25)
+    assert dlg.collector.currentText() == "auto"
+    dlg.collector.setCurrentText("nvidia-smi")  # a minimal image without python3
     with qtbot.waitSignal(dlg.saved, timeout=10_000) as sig:
         dlg.save()
     cfg, old = sig.args
@@ -33,6 +35,7 @@ def test_paste_ssh_command_fills_the_form_and_save_writes_the_config(
     saved = load_config()
     h = saved.host("gpu7")
     assert h is not None and h.port == 40022 and h.price_per_hour == 1.25
+    assert h.collector == "nvidia-smi"
 
 
 def test_bad_command_and_missing_name_are_one_clear_line(qtbot: QtBot) -> None:

@@ -65,6 +65,13 @@ def register(subparsers: Any) -> None:
     a.add_argument("--currency", default=None, metavar="C", help="currency of the price (USD)")
     a.add_argument("--backend", choices=("nvml", "sim"), default="nvml")
     a.add_argument("--scenario", metavar="S", help="sim scenario (with --backend sim)")
+    a.add_argument(
+        "--collector",
+        choices=("auto", "sampler", "nvidia-smi"),
+        default="auto",
+        help="what reads the GPUs: the sampler (needs python3 >= 3.8 there), nvidia-smi, or "
+        "auto (the sampler, nvidia-smi where there is no python3)",
+    )
     a.add_argument("--tag", action="append", default=[], metavar="T", help="a tag (repeatable)")
     a.add_argument(
         "--auth",
@@ -183,6 +190,8 @@ def _add(args: argparse.Namespace) -> int:
     if args.currency:
         fields["currency"] = args.currency.upper()
     fields["backend"] = args.backend
+    if args.collector != "auto":
+        fields["collector"] = args.collector
     if args.scenario:
         fields["scenario"] = args.scenario
     if args.backend == "sim" and not args.scenario:

@@ -36,6 +36,7 @@ from gpufleet.ui.background.worker import run_in_pool
 from gpufleet.ui.dialogs.hostkey import HostKeyPrompt
 
 AUTHS = ("auto", "agent", "key", "password")
+COLLECTORS = ("auto", "sampler", "nvidia-smi")
 
 
 def save_host(cfg: HostConfig, old_name: str | None, secret: str | None) -> HostConfig:
@@ -137,6 +138,15 @@ class HostDialog(QDialog):
         self.price.setSpecialValueText(self.tr("not set"))
         self.currency = QLineEdit("USD")
         self.currency.setMaxLength(3)
+        # What reads the GPUs there: nvidia-smi for images without python3 >= 3.8.
+        self.collector = QComboBox()
+        self.collector.addItems(COLLECTORS)
+        self.collector.setToolTip(
+            self.tr(
+                "auto: the sampler, or nvidia-smi when the host has no python3 >= 3.8. "
+                "nvidia-smi records nothing while the laptop is away and cannot kill safely."
+            )
+        )
         for label, w in (
             (self.tr("Name"), self.name),
             (self.tr("Host"), self.host),
@@ -148,6 +158,7 @@ class HostDialog(QDialog):
             (self.tr("Secret"), self.secret),
             (self.tr("Price per hour"), self.price),
             (self.tr("Currency"), self.currency),
+            (self.tr("Read GPUs with"), self.collector),
         ):
             form.addRow(label, w)
         lay.addLayout(form)
@@ -178,6 +189,7 @@ class HostDialog(QDialog):
         self.jump.setText(h.jump or "")
         self.price.setValue(h.price_per_hour or 0.0)
         self.currency.setText(h.currency)
+        self.collector.setCurrentText(h.collector)
 
     def _browse(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, self.tr("SSH key"), str(Path.home() / ".ssh"))
@@ -222,6 +234,7 @@ class HostDialog(QDialog):
             transport="ssh" if base.transport == "ssh" else base.transport,
             price_per_hour=self.price.value() or None,
             currency=self.currency.text().strip().upper() or "USD",
+            collector=self.collector.currentText(),  # type: ignore[arg-type]
         )
 
     def _say(self, text: str, ok: bool) -> None:
