@@ -81,12 +81,12 @@ class GpuCard(QFrame):
             gpu = self.tr("GPU {n} · MIG {profile}").format(
                 n=g.mig.parent, profile=g.mig.profile or g.mig.slot
             )
-        util, mem = self.tr("util"), self.tr("mem")
+        util, mem, act = self.tr("util"), self.tr("mem"), self.tr("SM act")
         text = (
             f'<span style="color:{gpu_colour(g.gpu)}">■</span> <b>{gpu}</b>{ps}<br>'
             f'<span style="color:{m}">{util}</span> {_pct(g.util)} '
             + (
-                f'<span style="color:{m}">{self.tr("SM act")}</span> {_pct(g.sm_active)} '
+                f'<span style="color:{m}">{act}</span> {_pct(g.sm_active)} '
                 if g.sm_active is not None
                 else ""
             )
