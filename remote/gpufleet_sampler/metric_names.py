@@ -282,6 +282,30 @@ DCGM_FAMILIES = (
         0.01,
     ),
     F(
+        "DCGM_FI_PROF_PIPE_FP64_ACTIVE",
+        "gauge",
+        "Ratio of cycles the fp64 pipes are active.",
+        COL,
+        "fp64_active_pct",
+        0.01,
+    ),
+    F(
+        "DCGM_FI_PROF_PIPE_FP32_ACTIVE",
+        "gauge",
+        "Ratio of cycles the fp32 pipes are active.",
+        COL,
+        "fp32_active_pct",
+        0.01,
+    ),
+    F(
+        "DCGM_FI_PROF_PIPE_FP16_ACTIVE",
+        "gauge",
+        "Ratio of cycles the fp16 pipes are active.",
+        COL,
+        "fp16_active_pct",
+        0.01,
+    ),
+    F(
         "DCGM_FI_PROF_PCIE_TX_BYTES",
         "gauge",
         "The rate of data transmitted over the PCIe bus - including both protocol headers and "

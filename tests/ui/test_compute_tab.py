@@ -55,11 +55,13 @@ def test_h100_shows_gpm_and_a100_and_4090_the_not_available_line(qtbot: QtBot) -
     assert tab.populated and not tab.gpm_note.isVisibleTo(tab)
     assert tab.pipes.plot.isVisible() and tab.dram.plot.isVisible()
     assert _finite_curves(tab, tab.act) == 8 and _finite_curves(tab, tab.pipes) == 8
-    assert _finite_curves(tab, tab.dram) == 8
+    assert _finite_curves(tab, tab.dram) == 8 and _finite_curves(tab, tab.fp) == 8
     text = tab.sentence.text()
     assert "SM active" in text and "tensor" in text and "a quarter of the GPU" in text
     # The crosshair reads every GPM metric at a moment.
-    assert "SM 7" in tab.readout(time.time() - 100) and "tensor" in tab.readout(time.time() - 100)
+    line = tab.readout(time.time() - 100)
+    assert "SM 7" in line and "tensor" in line and "FP64/32/16 0/" in line, line
+    assert "FP32 pipes were busy" in text
 
     for host in ("a100-train", "4090-x2"):
         tab = _show(w, host)
@@ -68,6 +70,7 @@ def test_h100_shows_gpm_and_a100_and_4090_the_not_available_line(qtbot: QtBot) -
         assert "Hopper" in tab.gpm_note.text() and "Power draw" in tab.gpm_note.text()
         # No empty plots: the GPM-only ones are gone, the stand-in is drawn.
         assert not tab.pipes.plot.isVisible() and not tab.dram.plot.isVisible()
+        assert not tab.fp.plot.isVisible()
         assert _finite_curves(tab, tab.act) == len(w.live.gpus(host))
         assert "power limit" in tab.sentence.text()
         assert "of limit" in tab.readout(time.time() - 100)

@@ -87,6 +87,9 @@ _ROW_ORDER = (
     "sm_occupancy_pct",
     "tensor_active_pct",
     "dram_active_pct",
+    "fp64_active_pct",
+    "fp32_active_pct",
+    "fp16_active_pct",
     "ecc_sbe_vol",
     "ecc_dbe_vol",
     "remap_pending",
@@ -132,6 +135,9 @@ GPM_SM_UTIL = 2
 GPM_SM_OCCUPANCY = 3
 GPM_ANY_TENSOR = 5
 GPM_DRAM_BW = 10
+GPM_FP64 = 11
+GPM_FP32 = 12
+GPM_FP16 = 13
 GPM_PCIE_TX = 20
 GPM_PCIE_RX = 21
 GPM_NVLINK_RX = 60
@@ -838,7 +844,15 @@ class NvmlBackend(Backend):
         )
 
     def _probe_gpm(self, g: _Gpu) -> None:
-        cols = ("sm_active_pct", "sm_occupancy_pct", "tensor_active_pct", "dram_active_pct")
+        cols = (
+            "sm_active_pct",
+            "sm_occupancy_pct",
+            "tensor_active_pct",
+            "dram_active_pct",
+            "fp64_active_pct",
+            "fp32_active_pct",
+            "fp16_active_pct",
+        )
         fn = self._fn("nvmlGpmQueryDeviceSupport")
         reason = ""
         if fn is None:
@@ -877,6 +891,7 @@ class NvmlBackend(Backend):
         g.gpm = True
         g.gpm_t = -1.0  # taken at start-up; the first tick's sample is far enough apart
         ids = [GPM_SM_UTIL, GPM_SM_OCCUPANCY, GPM_ANY_TENSOR, GPM_DRAM_BW]
+        ids += [GPM_FP64, GPM_FP32, GPM_FP16]
         # PCIe and NVLink from GPM only where the fields are missing (older drivers).
         if g.role[_R_PCIE_TX] < 0:
             ids += [GPM_PCIE_TX, GPM_PCIE_RX]
@@ -1310,7 +1325,7 @@ class NvmlBackend(Backend):
         if replays is None:
             replays = g.pcie_replays_call
 
-        sma = smo = tens = dram = None
+        sma = smo = tens = dram = fp64 = fp32 = fp16 = None
         if g.gpm and gpm:
             if mono - g.gpm_t >= 0.1 or g.gpm_t < 0:
                 self._gpm(g, mono)
@@ -1319,6 +1334,7 @@ class NvmlBackend(Backend):
             smo = gv[GPM_SM_OCCUPANCY]
             tens = gv[GPM_ANY_TENSOR]
             dram = gv[GPM_DRAM_BW]
+            fp64, fp32, fp16 = gv[GPM_FP64], gv[GPM_FP32], gv[GPM_FP16]
             if ptx is None and GPM_PCIE_TX in gv:
                 v = gv[GPM_PCIE_TX]
                 ptx = int(v * _MIB) if v is not None else None
@@ -1360,6 +1376,9 @@ class NvmlBackend(Backend):
             smo,
             tens,
             dram,
+            fp64,
+            fp32,
+            fp16,
             sbe,
             dbe,
             rm[2] if rm is not None else None,

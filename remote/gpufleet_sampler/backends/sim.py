@@ -631,8 +631,13 @@ class SimBackend(Backend):
                 sm_occ = round(sm_a * 0.55, 1)  # type: Optional[float]
                 tensor = round(util * 0.5 * (1.0 - comm) * f, 1)  # type: Optional[float]
                 dram = round(util * 0.38 * (0.6 + 0.4 * f), 1)  # type: Optional[float]
+                # A bf16 training step: matrix products on the tensor cores, the element-wise
+                # rest on the FP32 and FP16 pipes, no FP64.
+                fp64 = 0.0  # type: Optional[float]
+                fp32 = round(util * 0.16 * (0.5 + 0.5 * act), 1)  # type: Optional[float]
+                fp16 = round(util * 0.07 * f, 1)  # type: Optional[float]
             else:
-                sm_active = sm_occ = tensor = dram = None
+                sm_active = sm_occ = tensor = dram = fp64 = fp32 = fp16 = None
             if m.nvlink_links:
                 nvl_up = self._links_up(g)  # type: Optional[int]
                 # A GPU with a link down cannot go above what its remaining links carry.
@@ -682,6 +687,9 @@ class SimBackend(Backend):
                     sm_occ,
                     tensor,
                     dram,
+                    fp64,
+                    fp32,
+                    fp16,
                     ecc_s,
                     ecc_d,
                     rp,

@@ -57,6 +57,9 @@ LIVE_METRICS: tuple[str, ...] = (
     "sm_occupancy_pct",
     "tensor_active_pct",
     "dram_active_pct",
+    "fp64_active_pct",
+    "fp32_active_pct",
+    "fp16_active_pct",
 )
 _METRIC_POS = {m: i for i, m in enumerate(LIVE_METRICS)}
 _NAN = float("nan")

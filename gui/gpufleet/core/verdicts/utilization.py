@@ -37,7 +37,15 @@ from gpufleet.core.wire.messages import Sample
 F64 = npt.NDArray[np.float64]
 
 # GPM columns of a sample, in the order the Compute tab shows them.
-GPM_METRICS: Final = ("sm_active_pct", "sm_occupancy_pct", "tensor_active_pct", "dram_active_pct")
+GPM_METRICS: Final = (
+    "sm_active_pct",
+    "sm_occupancy_pct",
+    "tensor_active_pct",
+    "dram_active_pct",
+    "fp64_active_pct",
+    "fp32_active_pct",
+    "fp16_active_pct",
+)
 BUSY_UTIL_PCT: Final = 80.0  # "the GPU looks busy": what users read as fully used
 SM_LOW_PCT: Final = 50.0  # SM active under this while "busy": half the chip idles
 DRAM_HIGH_PCT: Final = 50.0  # DRAM active over this: bandwidth is what the job waits on
@@ -69,6 +77,9 @@ class Picture:
     tensor: float | None
     dram: float | None
     power_frac: float | None  # power draw / enforced limit, the stand-in without GPM
+    fp64: float | None = None
+    fp32: float | None = None
+    fp16: float | None = None
 
     @property
     def has_gpm(self) -> bool:
@@ -106,6 +117,9 @@ def picture(
         tensor=over("tensor_active_pct"),
         dram=over("dram_active_pct"),
         power_frac=frac,
+        fp64=over("fp64_active_pct"),
+        fp32=over("fp32_active_pct"),
+        fp16=over("fp16_active_pct"),
     )
 
 
@@ -154,6 +168,8 @@ def findings(gpu: int, samples: Iterable[Sample]) -> list[Finding]:
         "sm_occupancy_pct": _mean(s["sm_occupancy_pct"][busy]),
         "tensor_active_pct": _mean(s["tensor_active_pct"][busy]),
         "dram_active_pct": _mean(s["dram_active_pct"][busy]),
+        "fp16_active_pct": _mean(s["fp16_active_pct"][busy]),
+        "fp32_active_pct": _mean(s["fp32_active_pct"][busy]),
     }
     out: list[Finding] = []
     sm_ok = np.isfinite(sm) & busy

@@ -30,15 +30,29 @@ class ComputeTab(PlotTab):
 
     def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__(theme, parent)
-        self.act = self.add_plot(self.tr("SM active bright, GPU-Util dark (%)"))
-        self.pipes = self.add_plot(self.tr("tensor bright, SM occupancy dark (%)"), legend=False)
-        self.dram = self.add_plot(self.tr("DRAM active (%)"), legend=False)
+        self.act = self.add_plot(self.tr("SM active · util (%)"))
+        self.pipes = self.add_plot(self.tr("tensor · occ. (%)"), legend=False)
+        self.dram = self.add_plot(self.tr("DRAM (%)"), legend=False)
+        self.fp = self.add_plot(self.tr("FP32 · FP16 (%)"), legend=False)
+        # Which curve is which: each GPU's colour, bright for the first name, dark for the
+        # second (solid pens: dotted ones cost several times as much to stroke).
+        self._key_html = (
+            f'<span style="font-size:8pt;color:{theme.muted}">'
+            + self.tr("bright: SM active, tensor, DRAM, FP32 · dark: GPU-Util, SM occupancy, FP16")
+            + "</span>"
+        )
+        self._key_html_smi = (
+            f'<span style="font-size:8pt;color:{theme.muted}">'
+            + self.tr("bright: power draw as a share of the limit · dark: GPU-Util")
+            + "</span>"
+        )
         for p in self.plots:
             if isinstance(p, TimePlot):
                 p.y_span_frac = 1.0
         self.glw.ci.layout.setRowStretchFactor(0, 4)
         self.glw.ci.layout.setRowStretchFactor(1, 3)
         self.glw.ci.layout.setRowStretchFactor(2, 2)
+        self.glw.ci.layout.setRowStretchFactor(3, 2)
         # The line a GPU without GPM gets instead of empty plots, above the plots (a label
         # wraps; a plot title would be cut off at the plot's width).
         self.gpm_note = QLabel("")
@@ -58,19 +72,16 @@ class ComputeTab(PlotTab):
             return
         self._gpm_shown = show
         lay = self.glw.ci.layout
-        for row, p in ((1, self.pipes), (2, self.dram)):
+        for row, p in ((1, self.pipes), (2, self.dram), (3, self.fp)):
             p.plot.setVisible(show)
             p.plot.setMaximumHeight(16777215 if show else 0)
             lay.setRowStretchFactor(row, (3 if row == 1 else 2) if show else 0)
         left = self.act.plot.getAxis("left")
-        left.setLabel(
-            self.tr("SM active bright, GPU-Util dark (%)")
-            if show
-            else self.tr("power, % of limit, bright; GPU-Util dark (%)")
-        )
+        left.setLabel(self.tr("SM active · util (%)") if show else self.tr("power · util (%)"))
+        self.act.set_title(self._key_html if show else self._key_html_smi)
         # The bottom visible plot carries the time labels.
         self.act.plot.getAxis("bottom").setStyle(showValues=not show)
-        self.dram.plot.getAxis("bottom").setStyle(showValues=show)
+        self.fp.plot.getAxis("bottom").setStyle(showValues=show)
 
     def _lacks_gpm(self, view: View, g: int) -> bool:
         return view.unsupported(g, "sm_active_pct") is not None
@@ -119,6 +130,7 @@ class ComputeTab(PlotTab):
         if with_gpm:
             self._draw_pair(self.pipes, view, with_gpm, "tensor_active_pct", "sm_occupancy_pct")
             self._draw_pair(self.dram, view, with_gpm, "dram_active_pct", None)
+            self._draw_pair(self.fp, view, with_gpm, "fp32_active_pct", "fp16_active_pct")
         self.set_range(view.t0, view.t1)
         self.populated = bool(reported)
         if view.host is not None and self.sentence_due(view):
@@ -144,9 +156,10 @@ class ComputeTab(PlotTab):
                 reported.append(g)
         plot.set_nominal("full", _FULL, "100 %", view.t0, view.t1, below=True)
         plot.retain([*keys, "full"])
-        what = (
-            self.tr("tensor activity") if bright.startswith("tensor") else self.tr("DRAM activity")
-        )
+        what = {
+            "tensor_active_pct": self.tr("tensor activity"),
+            "dram_active_pct": self.tr("DRAM activity"),
+        }.get(bright) or self.tr("FP32 pipe activity")
         self.note_unreported(plot, view, bright, reported, what)
 
     def _gpm_line(self, view: View, no_gpm: list[int], gpus: list[int]) -> str:
@@ -207,6 +220,13 @@ class ComputeTab(PlotTab):
                 key=lambda gp: gp[1].sm_active or 0.0,
                 default=None,
             )
+            fp32 = _avg(p.fp32 for p in gpm)
+            if fp32 is not None:
+                parts.append(
+                    self.tr("The FP32 pipes were busy {fp32}, the FP16 pipes {fp16}.").format(
+                        fp32=fmt(fp32, "%"), fp16=fmt(_avg(p.fp16 for p in gpm), "%")
+                    )
+                )
             if low is not None and (low[1].sm_active or 0.0) < utilization.SM_LOW_PCT:
                 parts.append(
                     self.tr("{gpu}'s SMs worked only {sm} of the time.").format(
@@ -238,13 +258,17 @@ class ComputeTab(PlotTab):
             return self.tr("util {util} · power {share} of limit").format(
                 util=util, share=fmt(share, "%")
             )
-        return self.tr("util {util} · SM {sm} · occ {occ} · tensor {tensor} · DRAM {dram}").format(
+        line = self.tr("util {util} · SM {sm} · occ {occ} · tensor {tensor} · DRAM {dram}").format(
             util=util,
             sm=fmt(at("sm_active_pct"), "%"),
             occ=fmt(at("sm_occupancy_pct"), "%"),
             tensor=fmt(at("tensor_active_pct"), "%"),
             dram=fmt(at("dram_active_pct"), "%"),
         )
+        fp = [at(m) for m in ("fp64_active_pct", "fp32_active_pct", "fp16_active_pct")]
+        if any(v is not None for v in fp):
+            line += " · FP64/32/16 " + "/".join(fmt(v) for v in fp) + " %"
+        return line
 
 
 def _avg(xs: Iterable[float | None]) -> float | None:
