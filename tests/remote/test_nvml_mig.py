@@ -157,4 +157,4 @@ def test_laptop_sees_three_rows_and_the_slice_memory_alert_at_card_30_pct() -> N
     (a,) = [a for a in alerts if a.rule_id == "slice_mem_nearly_full" and a.state == "firing"]
     assert 0.89 < a.evidence["values"]["used_frac"] < 0.91
     text = alert_sentence(a)
-    assert "MIG slice 2 of GPU 0" in text and "the card as a whole is at 30 %" in text, text
+    assert "MIG slice 2 of GPU 0" in text and "The card as a whole is at 30 %" in text, text

@@ -265,6 +265,20 @@ def _clock_setting_low(r: Rule, s: _Sel) -> Translation:
     return expr, values, ""
 
 
+def _mem_nearly_full(r: Rule, s: _Sel) -> Translation:
+    above = _num(r.params["above_frac"])
+    # MIG slices are exported as GPUs of their own, numbered from protocol.MIG_INDEX_BASE up.
+    only = 'gpu=~"[1-9][0-9][0-9]+"' if r.params.get("slices_only") else ""
+    expr = f"{s('DCGM_FI_DEV_FB_USED', only)} / {ON} {s('DCGM_FI_DEV_FB_TOTAL', only)} >= {above}"
+    values = {
+        "mem_used": _q(f"DCGM_FI_DEV_FB_USED{{{QG}}}", "%.0f MiB"),
+        "mem_total": _q(f"DCGM_FI_DEV_FB_TOTAL{{{QG}}}", "%.0f MiB"),
+        "mem_pct": "{{ $value | humanizePercentage }}",
+        "card_note": "",
+    }
+    return expr, values, "the card as a whole is not looked up here"
+
+
 def _idle_billed(r: Rule, s: _Sel) -> Translation:
     util, mem = _num(r.params["util_below_pct"]), _num(r.params["mem_below_frac"])
     used = s("DCGM_FI_DEV_FB_USED")
@@ -474,6 +488,7 @@ TRANSLATORS: Final[dict[str, Translator]] = {
     "mem_temp_near_max": _near("DCGM_FI_DEV_MEMORY_TEMP", "DCGM_FI_DEV_MEM_MAX_OP_TEMP"),
     "mem_temp_high": _mem_temp_high,
     "idle_billed": _idle_billed,
+    "mem_nearly_full": _mem_nearly_full,
     "miner_process": _miner_process,
     "p8_with_process": _p8_with_process,
     "ecc_dbe_increase": _ecc_dbe_increase,

@@ -615,8 +615,7 @@ ALERT_TEXT: Final[dict[str, tuple[str, str, str, str]]] = {
         QT_TRANSLATE_NOOP("Alerts", "Memory nearly full on {where}"),
         QT_TRANSLATE_NOOP(
             "Alerts",
-            "{Where} has {mem_used} of its {mem_total} in use ({mem_pct}) for {window}; the card "
-            "as a whole is at {card_pct}.",
+            "{Where} has {mem_used} of its {mem_total} in use ({mem_pct}) for {window}.{card_note}",
         ),
         "",
         QT_TRANSLATE_NOOP(
@@ -972,7 +971,11 @@ def alert_values(alert: Alert) -> dict[str, Any]:
         mem_used=bytes_h(v.get("mem_used_bytes")),
         mem_total=bytes_h(v.get("mem_total_bytes")),
         mem_pct=pct(v.get("used_frac")),
-        card_pct=pct(v.get("card_frac")),
+        card_note=translated(
+            "Alerts", QT_TRANSLATE_NOOP("Alerts", " The card as a whole is at {card_pct}.")
+        ).format(card_pct=pct(v.get("card_frac")))
+        if v.get("card_frac") is not None
+        else "",
     )
     thr = ev.get("throttle")
     if isinstance(thr, Mapping) and thr.get("span_s"):
