@@ -2593,6 +2593,10 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <translation>混合型号</translation>
     </message>
     <message>
+        <source> ({n} MIG slices)</source>
+        <translation>（{n} 个 MIG 切片）</translation>
+    </message>
+    <message>
         <source>reconnecting: {reason}</source>
         <translation>重连中：{reason}</translation>
     </message>

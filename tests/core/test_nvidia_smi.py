@@ -219,3 +219,19 @@ def test_auto_keeps_the_sampler_and_local_hosts_unwrapped() -> None:
     ssh_auto = HostConfig(name="y")
     assert ssh_auto.collector == "auto"
     assert with_collector(t, HostConfig(name="z", collector="sampler")) is t
+
+
+def test_a_failing_nvidia_smi_is_one_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = fake_smi(tmp_path, "rtx4090x2")
+    (bin_dir / "q.xml").unlink()  # -q -x now fails, as on a host whose driver is gone
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    h = HostConfig(name="smi", transport="local", collector="nvidia-smi")
+    t = with_collector(LocalTransport(h), h)
+    stream = t.stream(samplercmd.attach_argv(t.ensure_sampler(), h, 0))
+    dec = StreamDecoder()
+    msgs = [m for m in (dec.feed(line) for line in stream) if m is not None]
+    t.close()
+    assert len(msgs) == 1 and "nvidia-smi -q -x failed" in msgs[0].message  # type: ignore[union-attr]
+    assert "nvidia-smi -q -x failed" in (stream.end_reason() or "")

@@ -108,6 +108,7 @@ def test_three_slices_three_rows_under_their_card(qtbot: QtBot) -> None:
     # Each slice against its own memory.
     assert shown[3][2] == "8.7 / 10 GiB" and shown[1][2] == "12.0 / 40 GiB"
     assert shown[0][2] == "23.7 / 80 GiB"
+    assert w.panel.model.cell(0, 1).text == "1× H100 (3 MIG slices)"
     text = w.overview.sentence.text()
     assert "3 GPUs" in text and "3 of them MIG slices" in text, text
     # The header names MIG and pass-through (NVML's number 1).

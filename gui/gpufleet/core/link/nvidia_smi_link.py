@@ -83,6 +83,7 @@ class SmiStream(LineStream):
         self._apps: queue.Queue[tuple[float, list[dict[str, Any]]]] = queue.Queue(maxsize=64)
         self._apps_thread: threading.Thread | None = None
         self._error: str | None = None
+        self._query: LineStream | None = None
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -197,6 +198,7 @@ class SmiStream(LineStream):
         query = self._open(argv)
         if query is None:
             return
+        self._query = query
         asm = smi.QueryAssembler(plan.columns(), [g.index for g in inv.gpus])
         try:
             for raw in query:
@@ -239,7 +241,9 @@ class SmiStream(LineStream):
     def end_reason(self) -> str | None:
         if self._error is not None:
             return f"nvidia-smi: {self._error}"
-        return None
+        # Why the long-lived query ended (exit status, its last words); None when we ended it.
+        reason = self._query.end_reason() if self._query is not None else None
+        return f"nvidia-smi --query-gpu: {reason}" if reason else None
 
 
 class CollectorTransport:

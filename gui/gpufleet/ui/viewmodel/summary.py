@@ -177,9 +177,12 @@ def summarize_gpus(host: str, live: LiveBuffers) -> tuple[GpuSummary, ...]:
 def model_text(gpus: Sequence[GpuSummary]) -> str:
     if not gpus:
         return "—"
-    names = {short_name(g.name) for g in gpus}
+    cards = [g for g in gpus if g.mig is None]  # a MIG slice is part of its card
+    names = {short_name(g.name) for g in cards}
     name = names.pop() if len(names) == 1 else translate("Summary", "mixed")
-    return f"{len(gpus)}× {name}"
+    slices = len(gpus) - len(cards)
+    extra = translate("Summary", " ({n} MIG slices)").format(n=slices) if slices else ""
+    return f"{len(cards)}× {name}{extra}"
 
 
 def short_name(name: str) -> str:
