@@ -16,11 +16,11 @@ from PySide6.QtWidgets import QLabel, QWidget
 from gpufleet.core.live.buffers import Series
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.core.verdicts import utilization
-from gpufleet.ui.desktop.i18n import unsupported_text
+from gpufleet.ui.i18n import unsupported_text
 from gpufleet.ui.tabs.base import F64, PlotTab, ValueAt, fmt, gpu_label
+from gpufleet.ui.viewmodel.view import View
 from gpufleet.ui.widgets.plots import TimePlot
 from gpufleet.ui.widgets.theme import Theme, gpu_pen, gpu_pen_secondary
-from gpufleet.ui.window.view import View
 
 _FULL = 100.0
 
