@@ -126,4 +126,5 @@ def test_three_slices_three_rows_under_their_card(qtbot: QtBot) -> None:
     assert sorted(pm.cell(r, g).text for r in range(pm.rowCount())) == ["0·0", "0·1", "0·2"]
     # A card of the slice says which GPU and profile it is.
     texts = [c.label.text() for c in w.panel.cards]
-    assert any("GPU 0 · MIG 1g.10gb" in t for t in texts), texts
+    (card,) = [t for t in texts if "GPU 0 · MIG 1g.10gb" in t]
+    assert "90%" in card and "16 SMs (12% of the card)" in card, card

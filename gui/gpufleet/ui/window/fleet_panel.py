@@ -94,6 +94,21 @@ class GpuCard(QFrame):
             f'<span style="color:{m}">SM</span> {sm} {temp} '
             f'<span style="color:{m}">·</span> {pw}{note}'
         )
+        if g.mig is not None:
+            # A slice has its own memory and SMs; clocks, power and temperature are the card's.
+            sms = (
+                self.tr("{n} SMs ({share} of the card)").format(
+                    n=g.mig.sm_count,
+                    share=_pct(None if g.mig.sm_share is None else 100.0 * g.mig.sm_share),
+                )
+                if g.mig.sm_count is not None
+                else ""
+            )
+            text = (
+                f'<span style="color:{gpu_colour(g.gpu)}">■</span> <b>{gpu}</b><br>'
+                f'<span style="color:{m}">{mem}</span> {_pct(g.mem_pct)} '
+                f'<span style="color:{m}">·</span> {sms}{note}'
+            )
         if text != self._text:
             self._text = text
             self.label.setText(text)
