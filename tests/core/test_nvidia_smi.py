@@ -17,6 +17,8 @@ from gpufleet.core.link import sampler_argv as samplercmd
 from gpufleet.core.link.nvidia_smi_link import SMI_PREFIX, CollectorTransport, with_collector
 from gpufleet.core.link.transport import LocalTransport
 from gpufleet.core.live.buffers import LiveBuffers
+from gpufleet.core.text.catalogue import finding_sentence
+from gpufleet.core.verdicts.health import evaluate_check
 from gpufleet.core.wire import nvidia_smi as smi
 from gpufleet.core.wire.messages import Hello, Procs, Sample, StreamDecoder, parse_object
 from gpufleet_sampler import protocol
@@ -207,9 +209,11 @@ def test_local_stream_through_the_stand_in_nvidia_smi(
     # What the plots draw: the live buffers hold the series.
     series = live.series("smi", 1, "power_w")
     assert len(series) >= 8 and abs(float(series.v[-1]) - 296.1) < 0.01
-    # Sampler-only commands answer plainly.
-    rc, _out, err = t.run([SMI_PREFIX, "check"])
-    assert rc != 0 and b"needs the sampler" in err
+    # The health check comes from -q -x; a kill needs the sampler and says so.
+    rc, out, _err = t.run([SMI_PREFIX, "check"])
+    assert rc == 0 and b'"backend":"nvidia-smi"' in out
+    rc, out, _err = t.run([SMI_PREFIX, "kill", "--pid", "1"])
+    assert rc != 0 and b'"result":"refused"' in out and b"start time" in out
 
 
 def test_auto_keeps_the_sampler_and_local_hosts_unwrapped() -> None:
@@ -235,3 +239,22 @@ def test_a_failing_nvidia_smi_is_one_clear_error(
     t.close()
     assert len(msgs) == 1 and "nvidia-smi -q -x failed" in msgs[0].message  # type: ignore[union-attr]
     assert "nvidia-smi -q -x failed" in (stream.end_reason() or "")
+
+
+def test_health_check_from_q_x_names_pass_through_and_the_power_cap() -> None:
+    facts = smi.check_facts((FIX / "h200-q.xml").read_bytes())
+    found = {f.id: f for f in evaluate_check(facts)}
+    assert found["virtualization"].verdict == "pass"
+    assert "passthrough" in finding_sentence(found["virtualization"])
+    assert found["power_limit"].verdict == "pass" and found["ecc"].verdict == "pass"
+    assert found["remapped_rows"].verdict == "pass" and found["persistence_mode"].verdict == "pass"
+    assert found["xid"].verdict == "info"  # nothing watched for Xids: unknown, not a pass
+    assert found["temperature"].values["temp_slowdown_c"] == 89
+    # The capped 4090s: the limit below the default fails; the process is listed.
+    facts = smi.check_facts((FIX / "rtx4090x2-q.xml").read_bytes())
+    out = evaluate_check(facts)
+    assert {(f.id, f.gpu) for f in out if f.verdict == "fail"} >= {("power_limit", 0)}
+    (procs,) = [f for f in out if f.id == "processes" and f.gpu == 0]
+    assert [p["pid"] for p in procs.values["processes"]] == [48211]
+    (ecc,) = [f for f in out if f.id == "ecc" and f.gpu == 0]
+    assert ecc.values.get("variant") == "unsupported"  # GeForce: ECC N/A

@@ -22,6 +22,7 @@ from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.fleet.events import FAILED, STREAMING, HostStatus
 from gpufleet.core.fleet.fleet import Fleet
 from gpufleet.core.live.buffers import LiveBuffers
+from gpufleet.core.verdicts.health import evaluate_check
 from gpufleet.core.wire.messages import Hello, Procs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "core"))
@@ -86,6 +87,8 @@ def test_host_without_python3_streams_plots_and_alerts_through_nvidia_smi(
             got = len(rec.samples(host.name))
             raise AssertionError(f"{e}: {got} samples, {rec.of(host.name, HostStatus)}") from e
         status = fleet.status(host.name)
+        # The health check over the same path: from nvidia-smi -q -x.
+        facts = fleet.check(host.name)
     finally:
         fleet.stop()
         secrets.delete_secret(host.name, "password")
@@ -116,6 +119,8 @@ def test_host_without_python3_streams_plots_and_alerts_through_nvidia_smi(
     alerts = [a for m in rec.msgs(host.name) for a in engine.feed(host.name, m)]
     fired = {(a.rule_id, a.gpu) for a in alerts}
     assert {("power_limit_low", 0), ("power_limit_low", 1)} <= fired, fired
+    failed = {(f.id, f.gpu) for f in evaluate_check(facts) if f.verdict == "fail"}
+    assert failed == {("power_limit", 0), ("power_limit", 1)}, failed
 
 
 def test_collector_sampler_keeps_the_python3_error(

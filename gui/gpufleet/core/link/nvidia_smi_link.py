@@ -12,7 +12,8 @@ On the host that is: ``nvidia-smi -q -x`` and one ``--query-gpu`` probe once per
 then one long-lived ``nvidia-smi --query-gpu=… -lms N`` for the samples and one long-lived
 shell loop that runs ``--query-compute-apps`` every ``APPS_INTERVAL_S`` seconds for the
 processes: nothing is spawned per tick. What this cannot do (no ring while the laptop is
-away, no watchdog, no kill, no check) travels in ``hello["limits"]`` to the host's status.
+away, no watchdog, no kill) travels in ``hello["limits"]`` to the host's status; the health
+``check`` is made from one ``nvidia-smi -q -x`` (no Xids: nothing watched for them).
 """
 
 from __future__ import annotations
@@ -313,11 +314,18 @@ class CollectorTransport:
                 "python3 >= 3.8 on the host"
             )
             return 3, protocol.encode({"result": "refused", "message": msg}).encode(), b""
-        return (
-            2,
-            b"",
-            f"{cmd} needs the sampler (python3 >= 3.8 on the host); {smi.LIMITS}".encode(),
-        )
+        if cmd == "check":
+            # The health check's facts from one inventory (no Xids: nothing watched for them).
+            rc, out, err = self._inner.run(["nvidia-smi", "-q", "-x"], timeout=PROBE_TIMEOUT_S)
+            if rc != 0:
+                return rc, out, err
+            try:
+                facts = smi.check_facts(out)
+            except smi.SmiError as e:
+                return 2, b"", str(e).encode()
+            return 0, protocol.encode(facts).encode() + b"\n", b""
+        why = f"{cmd} needs the sampler (python3 >= 3.8 on the host); {smi.LIMITS}"
+        return 2, b"", why.encode()
 
     def stream(self, argv: list[str]) -> LineStream:
         if argv[:1] != [SMI_PREFIX]:

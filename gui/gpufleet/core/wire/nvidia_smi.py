@@ -478,3 +478,124 @@ def apps_procs(lines: Sequence[str], uuid_index: Mapping[str, int]) -> list[dict
             }
         )
     return out
+
+
+def _sum_at(el: ET.Element | None, *paths: str) -> int | None:
+    """The sum of the counters found at ``paths`` (None when none is there)."""
+    vals = [_num_at(el, p) for p in paths]
+    found = [v for v in vals if v is not None]
+    return int(sum(found)) if found else None
+
+
+def _gpu_processes(g: ET.Element, index: int) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for p in g.findall("processes/process_info"):
+        pid = _to_int(_text(p, "pid") or "")
+        if pid is None:
+            continue
+        cmd = _text(p, "process_name")
+        out.append(
+            {
+                "gpu": index,
+                "pid": pid,
+                "start_ticks": None,
+                "user": None,
+                "name": os.path.basename(cmd.split(" ")[0]) if cmd else None,
+                "cmd": cmd,
+                "mem_bytes": _mib(_num_at(p, "used_memory")),
+                "sm_pct": None,
+                "type": _text(p, "type"),
+            }
+        )
+    return out
+
+
+def check_facts(xml: bytes | str) -> dict[str, Any]:
+    """The facts of the start-of-rental check, as the sampler's ``check`` prints them, from
+    one ``nvidia-smi -q -x``: what it has (P-state, power limits, temperatures, PCIe link,
+    ECC, row remapping, memory, processes, virtualization, MIG); what it has not (Xids, NVLink
+    state) stays unknown."""
+    inv = parse_inventory(xml)
+    root = ET.fromstring(xml)
+    gpus: list[dict[str, Any]] = []
+    for inv_gpu, g in zip(inv.gpus, root.findall("gpu"), strict=True):
+        n = inv_gpu.nominal
+        i = inv_gpu.index
+        ecc_on = _to_bool(_text(g, "ecc_mode/current_ecc") or "")
+        gpus.append(
+            {
+                "index": i,
+                "name": inv_gpu.name,
+                "uuid": inv_gpu.uuid,
+                "lost": 0,
+                "util_gpu_pct": _num_at(g, "utilization/gpu_util"),
+                "persistence_mode": inv_gpu.extra.get("persistence_mode"),
+                "pstate": _to_pstate(_text(g, "performance_state") or ""),
+                "power_enforced_w": n.get("power_enforced_w"),
+                "power_default_w": n.get("power_default_w"),
+                "temp_gpu_c": _num_at(g, "temperature/gpu_temp"),
+                "temp_slowdown_c": n.get("temp_slowdown_c"),
+                "temp_mem_c": _num_at(g, "temperature/memory_temp"),
+                "temp_mem_max_c": n.get("temp_mem_max_c"),
+                "pcie_gen": _to_int(
+                    _text(g, "pci/pci_gpu_link_info/pcie_gen/current_link_gen") or ""
+                ),
+                "pcie_max_gen": n.get("pcie_max_gen"),
+                "pcie_width": _to_int(
+                    _text(g, "pci/pci_gpu_link_info/link_widths/current_link_width") or ""
+                ),
+                "pcie_max_width": n.get("pcie_max_width"),
+                "ecc_mode": ecc_on,
+                # Older drivers count single/double-bit errors; newer ones DRAM and SRAM.
+                "ecc_dbe_vol": _sum_at(
+                    g,
+                    "ecc_errors/volatile/double_bit/total",
+                    "ecc_errors/volatile/dram_uncorrectable",
+                    "ecc_errors/volatile/sram_uncorrectable_secded",
+                    "ecc_errors/volatile/sram_uncorrectable_parity",
+                )
+                if ecc_on
+                else None,
+                "ecc_sbe_agg": _sum_at(
+                    g,
+                    "ecc_errors/aggregate/single_bit/total",
+                    "ecc_errors/aggregate/dram_correctable",
+                    "ecc_errors/aggregate/sram_correctable",
+                )
+                if ecc_on
+                else None,
+                "ecc_dbe_agg": _sum_at(
+                    g,
+                    "ecc_errors/aggregate/double_bit/total",
+                    "ecc_errors/aggregate/dram_uncorrectable",
+                    "ecc_errors/aggregate/sram_uncorrectable_secded",
+                    "ecc_errors/aggregate/sram_uncorrectable_parity",
+                )
+                if ecc_on
+                else None,
+                "remapped_rows_correctable": _to_int(
+                    _text(g, "remapped_rows/remapped_row_corr") or ""
+                ),
+                "remapped_rows_uncorrectable": _to_int(
+                    _text(g, "remapped_rows/remapped_row_unc") or ""
+                ),
+                "remap_pending": _to_bool(_text(g, "remapped_rows/remapped_row_pending") or ""),
+                "remap_failed": _to_bool(_text(g, "remapped_rows/remapped_row_failure") or ""),
+                "mem_total_bytes": n.get("mem_total_bytes"),
+                "mem_reserved_bytes": n.get("mem_reserved_bytes"),
+                "mem_used_bytes": _mib(_num_at(g, "fb_memory_usage/used")),
+                "process_list": _gpu_processes(g, i),
+                "virtualization_mode": inv_gpu.extra.get("virtualization_mode"),
+                "mig_mode": inv_gpu.extra.get("mig_mode"),
+            }
+        )
+    return {
+        "backend": BACKEND,
+        "host": {"driver_version": inv.driver_version, "cuda_version": inv.cuda_version},
+        "driver_version": inv.driver_version,
+        "cuda_version": inv.cuda_version,
+        "gpu_count": len(gpus),
+        "gpus": gpus,
+        # nvidia-smi keeps no record of Xids: a one-shot check cannot say.
+        "xid": {"seen": "unknown", "source": "none"},
+    }
