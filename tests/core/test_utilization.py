@@ -90,6 +90,11 @@ def test_tensor_cores_idle_in_a_busy_job() -> None:
     out = run(stream(util_gpu_pct=99, sm_active_pct=88.0, tensor_active_pct=0.5))
     (f,) = [f for f in out if f.id == "diag_tensor_idle"]
     assert f.verdict == "info" and "autocast" in finding_sentence(f)
+    # Half-precision math on the FP16 pipes meanwhile: surely mixed precision, a warning.
+    out = run(stream(util_gpu_pct=99, sm_active_pct=88.0, tensor_active_pct=0.5,
+                     fp16_active_pct=35.0))  # fmt: skip
+    (f,) = [f for f in out if f.id == "diag_tensor_idle"]
+    assert f.verdict == "warn" and "FP16 pipes busy 35 %" in finding_sentence(f)
     # A job that keeps the tensor cores busy half the time does not get it.
     assert "diag_tensor_idle" not in ids(run(stream(util_gpu_pct=99, tensor_active_pct=50.0)))
 

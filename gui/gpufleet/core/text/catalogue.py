@@ -1412,6 +1412,14 @@ FINDING_TEXT: Final[dict[tuple[str, str], str]] = {
         "(bf16/fp16) covers them, that TF32 is allowed, and that the dimensions are multiples "
         "of 8.",
     ),
+    ("diag_tensor_idle", "fp16"): QT_TRANSLATE_NOOP(
+        "Findings",
+        "{Where} computed in half precision (its FP16 pipes busy {fp16_active} % of the time) "
+        "but its tensor cores stayed idle ({tensor_active} % active) for {share} of the busy "
+        "window: the half-precision matrix products run on the ordinary cores, several times "
+        "slower. Use the library's matmul and convolution kernels (cuBLAS, cuDNN) rather than "
+        "hand-written ones, and keep the dimensions multiples of 8.",
+    ),
 }
 
 
@@ -1513,6 +1521,7 @@ def finding_values(f: Finding) -> dict[str, Any]:
         "tensor_active": num(v.get("tensor_active_pct")),
         "dram_active": num(v.get("dram_active_pct")),
         "power_pct": pct(v.get("power_frac")),
+        "fp16_active": num(v.get("fp16_active_pct")),
     }
     if f.id in ("hidden_memory",):
         out["held"] = bytes_h(v.get("mem_procs_bytes"))

@@ -16,7 +16,8 @@ window of samples into diagnosis findings (``diagnose`` calls it once per GPU):
 - ``diag_memory_bound``: DRAM busy while the SMs are mostly idle: the job waits on memory
   bandwidth, and more FLOPs would not help;
 - ``diag_tensor_idle``: the SMs work but the tensor cores do not: a mixed-precision job whose
-  matrix products do not reach the tensor cores (fp32 matmuls, autocast off).
+  matrix products do not reach the tensor cores (fp32 matmuls, autocast off); a warning when
+  the FP16 pipes are busy meanwhile (half-precision math done without the tensor cores).
 
 Samples held down by thermal or hardware slowdown are left out: the diagnosis names those
 causes itself, and a throttled job is not "not compute-bound".
@@ -51,6 +52,7 @@ SM_LOW_PCT: Final = 50.0  # SM active under this while "busy": half the chip idl
 DRAM_HIGH_PCT: Final = 50.0  # DRAM active over this: bandwidth is what the job waits on
 TENSOR_IDLE_PCT: Final = 5.0  # tensor pipe under this while the SMs work: no tensor-core math
 SM_WORKING_PCT: Final = 40.0
+FP16_BUSY_PCT: Final = 10.0  # the FP16 pipes this busy: the job computes in half precision
 POWER_LOW_FRAC: Final = 0.45  # no GPM: busy at under this share of the power limit
 MIN_BUSY_SAMPLES: Final = 30  # a finding rests on at least this many busy samples
 SHARE_MIN: Final = 0.5  # and holds for at least this share of them
@@ -189,7 +191,14 @@ def findings(gpu: int, samples: Iterable[Sample]) -> list[Finding]:
         idle = working & (tensor < TENSOR_IDLE_PCT)
         share = float(idle.sum()) / n_work
         if share >= SHARE_MIN:
-            out.append(Finding("diag_tensor_idle", INFO, gpu, {**vals, "share": share}, t0, t1))
+            fp16 = vals.get("fp16_active_pct")
+            if fp16 is not None and fp16 >= FP16_BUSY_PCT:
+                # Half-precision math on the CUDA cores' FP16 pipes while the tensor cores
+                # idle: a mixed-precision job for sure, and one that misses its tensor cores.
+                v16 = {**vals, "share": share, "variant": "fp16"}
+                out.append(Finding("diag_tensor_idle", WARN, gpu, v16, t0, t1))
+            else:
+                out.append(Finding("diag_tensor_idle", INFO, gpu, {**vals, "share": share}, t0, t1))
     return out
 
 
