@@ -115,7 +115,7 @@ class SmiStream(LineStream):
         plan = smi.FieldPlan.initial()
         # An older nvidia-smi refuses a field it does not know and prints nothing else: ask
         # again without it (or with its older name) until it answers.
-        for _ in range(len(smi.QUERY) + 1):
+        for _ in range(sum(len(names) for _, names, _ in smi.QUERY) + 1):
             argv = [
                 "nvidia-smi",
                 "--query-gpu=" + ",".join(plan.fields()),
