@@ -148,6 +148,10 @@
         <translation>该主机</translation>
     </message>
     <message>
+        <source>MIG slice {slot} of GPU {parent}</source>
+        <translation>GPU {parent} 的 MIG 切片 {slot}</translation>
+    </message>
+    <message>
         <source>GPU {gpu}</source>
         <translation>GPU {gpu}</translation>
     </message>
@@ -540,6 +544,18 @@
         <translation>{where} 的 {metric} 为 {value}，低于 {threshold}，已持续 {window}。</translation>
     </message>
     <message>
+        <source>Memory nearly full on {where}</source>
+        <translation>{where} 显存将满</translation>
+    </message>
+    <message>
+        <source>{Where} has {mem_used} of its {mem_total} in use ({mem_pct}) for {window}.{card_note}</source>
+        <translation>{Where} 已用 {mem_used}（共 {mem_total}，{mem_pct}），持续 {window}。{card_note}</translation>
+    </message>
+    <message>
+        <source>The next allocation on it fails with &quot;CUDA out of memory&quot;: lower the batch size, or move the job to a larger slice.</source>
+        <translation>再分配显存就会报 “CUDA out of memory”：请减小 batch size，或把任务移到更大的切片上。</translation>
+    </message>
+    <message>
         <source>HW power brake on {where}</source>
         <translation>{where} 硬件功率制动</translation>
     </message>
@@ -648,6 +664,10 @@
         <translation>{duration} 后已恢复。</translation>
     </message>
     <message>
+        <source> The card as a whole is at {card_pct}.</source>
+        <translation>整张卡的显存占用为 {card_pct}。</translation>
+    </message>
+    <message>
         <source>info</source>
         <translation>提示</translation>
     </message>
@@ -706,6 +726,105 @@
     <message>
         <source>memory clock</source>
         <translation>显存频率</translation>
+    </message>
+</context>
+<context>
+    <name>ComputeTab</name>
+    <message>
+        <source>SM active · util (%)</source>
+        <translation>SM 活跃 · 利用率 (%)</translation>
+    </message>
+    <message>
+        <source>tensor · occ. (%)</source>
+        <translation>Tensor · 占用 (%)</translation>
+    </message>
+    <message>
+        <source>DRAM (%)</source>
+        <translation>DRAM (%)</translation>
+    </message>
+    <message>
+        <source>FP32 · FP16 (%)</source>
+        <translation>FP32 · FP16 (%)</translation>
+    </message>
+    <message>
+        <source>bright: SM active, tensor, DRAM, FP32 · dark: GPU-Util, SM occupancy, FP16</source>
+        <translation>亮：SM 活跃度、Tensor、DRAM、FP32 · 暗：GPU 利用率、SM 占用率、FP16</translation>
+    </message>
+    <message>
+        <source>bright: power draw as a share of the limit · dark: GPU-Util</source>
+        <translation>亮：功耗占上限的比例 · 暗：GPU 利用率</translation>
+    </message>
+    <message>
+        <source>power · util (%)</source>
+        <translation>功耗 · 利用率 (%)</translation>
+    </message>
+    <message>
+        <source> util</source>
+        <translation> 利用率</translation>
+    </message>
+    <message>
+        <source> power</source>
+        <translation> 功耗</translation>
+    </message>
+    <message>
+        <source>GPU-Util</source>
+        <translation>GPU 利用率</translation>
+    </message>
+    <message>
+        <source>tensor activity</source>
+        <translation>Tensor 活跃度</translation>
+    </message>
+    <message>
+        <source>DRAM activity</source>
+        <translation>DRAM 活跃度</translation>
+    </message>
+    <message>
+        <source>FP32 pipe activity</source>
+        <translation>FP32 流水线活跃度</translation>
+    </message>
+    <message>
+        <source>this GPU</source>
+        <translation>这块 GPU</translation>
+    </message>
+    <message>
+        <source>GPU {list}</source>
+        <translation>GPU {list}</translation>
+    </message>
+    <message>
+        <source>SM activity, occupancy, tensor and DRAM activity: not available on {which}{because}. Power draw against the limit stands in: a GPU at work draws near its limit.</source>
+        <translation>SM 活跃度、占用率、Tensor 与 DRAM 活跃度：{which}不提供{because}。改用功耗与上限之比代替：满负荷工作的 GPU 功耗接近上限。</translation>
+    </message>
+    <message>
+        <source>GPU-Util counts the time any kernel ran, however few SMs it kept busy: 99 % utilization can be a quarter of the GPU working.</source>
+        <translation>GPU 利用率只统计有内核在运行的时间，不管它占用了多少个 SM：99 % 的利用率可能只有四分之一的 GPU 在干活。</translation>
+    </message>
+    <message>
+        <source>No GPU was busy (80 % utilization or more) in this range.</source>
+        <translation>此时间范围内没有 GPU 处于繁忙状态（利用率 80 % 以上）。</translation>
+    </message>
+    <message>
+        <source>While busy, the GPUs averaged {util} utilization, but {sm} SM active, {tensor} tensor and {dram} DRAM activity.</source>
+        <translation>繁忙时 GPU 平均利用率为 {util}，但 SM 活跃度只有 {sm}，Tensor 活跃度 {tensor}，DRAM 活跃度 {dram}。</translation>
+    </message>
+    <message>
+        <source>The FP32 pipes were busy {fp32}, the FP16 pipes {fp16}.</source>
+        <translation>FP32 流水线繁忙 {fp32}，FP16 流水线繁忙 {fp16}。</translation>
+    </message>
+    <message>
+        <source>{gpu}&apos;s SMs worked only {sm} of the time.</source>
+        <translation>{gpu} 的 SM 只有 {sm} 的时间在工作。</translation>
+    </message>
+    <message>
+        <source>Without GPM, while busy the GPUs averaged {util} utilization at {power} of their power limit.</source>
+        <translation>没有 GPM 计数器：繁忙时 GPU 平均利用率为 {util}，功耗为上限的 {power}。</translation>
+    </message>
+    <message>
+        <source>util {util} · power {share} of limit</source>
+        <translation>利用率 {util} · 功耗为上限的 {share}</translation>
+    </message>
+    <message>
+        <source>util {util} · SM {sm} · occ {occ} · tensor {tensor} · DRAM {dram}</source>
+        <translation>利用率 {util} · SM {sm} · 占用 {occ} · Tensor {tensor} · DRAM {dram}</translation>
     </message>
 </context>
 <context>
@@ -1081,6 +1200,26 @@
         <translation>显存占用峰值只有整卡的 {mem_peak}，且 GPU 间歇工作（约 {busy_share} 的时间在忙，{cycles} 个周期）：租用算力切分（vGPU）实例会更便宜。</translation>
     </message>
     <message>
+        <source>{Where} looked busy ({util_pct} % utilization) but its SMs were active only {sm_active} % of the time ({share} of the busy window): utilization counts the time any kernel ran, not how much of the GPU it used. The kernels are too small or run one after another: raise the batch size, fuse small kernels (torch.compile, CUDA graphs) and keep the host from feeding launches one by one.</source>
+        <translation>{Where} 看起来很忙（利用率 {util_pct} %），但其 SM 只有 {sm_active} % 的时间处于活跃状态（占繁忙时段的 {share}）：利用率统计的是有内核运行的时间，而不是用了多少 GPU。内核太小或是一个接一个地串行运行：请增大 batch size，合并小内核（torch.compile、CUDA graphs），避免主机逐个下发内核。</translation>
+    </message>
+    <message>
+        <source>{Where} looked busy ({util_pct} % utilization) but drew only {power_pct} of its {limit} W power limit: a GPU doing full work draws near its limit, so most of it waited. This GPU has no GPM counters (SM activity); the power draw stands in. Raise the batch size or fuse small kernels, and profile (Nsight Systems) to confirm.</source>
+        <translation>{Where} 看起来很忙（利用率 {util_pct} %），但功耗只有 {limit} W 上限的 {power_pct}：满负荷工作的 GPU 功耗接近上限，所以它大部分时间在等待。这块 GPU 没有 GPM 计数器（SM 活跃度），以功耗代替。请增大 batch size 或合并小内核，并用 Nsight Systems 分析确认。</translation>
+    </message>
+    <message>
+        <source>{Where} is memory-bound: DRAM was busy {dram_active} % of the time while its SMs were active only {sm_active} % ({share} of the busy window). More FLOPs will not help: fuse element-wise operations, use fused attention kernels, keep data in lower precision, or pick a GPU with more memory bandwidth.</source>
+        <translation>{Where} 受显存带宽限制：DRAM 有 {dram_active} % 的时间处于繁忙状态，而 SM 只有 {sm_active} % 活跃（占繁忙时段的 {share}）。更多算力无济于事：请合并逐元素运算，使用融合的注意力内核，用更低精度保存数据，或选择显存带宽更高的 GPU。</translation>
+    </message>
+    <message>
+        <source>{Where}&apos;s SMs worked ({sm_active} % active) but its tensor cores stayed idle ({tensor_active} % active) for {share} of the busy window. In a mixed-precision job the matrix products are not reaching the tensor cores: check that autocast (bf16/fp16) covers them, that TF32 is allowed, and that the dimensions are multiples of 8.</source>
+        <translation>{Where} 的 SM 在工作（活跃度 {sm_active} %），但其 Tensor Core 在繁忙时段的 {share} 里处于空闲（活跃度 {tensor_active} %）。在混合精度任务中，矩阵乘法没有用到 Tensor Core：请检查 autocast（bf16/fp16）是否覆盖了它们、是否允许 TF32，以及矩阵维度是否为 8 的倍数。</translation>
+    </message>
+    <message>
+        <source>{Where} computed in half precision (its FP16 pipes busy {fp16_active} % of the time) but its tensor cores stayed idle ({tensor_active} % active) for {share} of the busy window: the half-precision matrix products run on the ordinary cores, several times slower. Use the library&apos;s matmul and convolution kernels (cuBLAS, cuDNN) rather than hand-written ones, and keep the dimensions multiples of 8.</source>
+        <translation>{Where} 在用半精度计算（FP16 流水线有 {fp16_active} % 的时间繁忙），但其 Tensor Core 在繁忙时段的 {share} 里处于空闲（活跃度 {tensor_active} %）：半精度矩阵乘法跑在普通核心上，慢好几倍。请使用库提供的矩阵乘法和卷积内核（cuBLAS、cuDNN），不要用手写内核，并让矩阵维度保持为 8 的倍数。</translation>
+    </message>
+    <message>
         <source>at idle</source>
         <translation>空闲时</translation>
     </message>
@@ -1199,12 +1338,24 @@
         <translation>GPU {n}</translation>
     </message>
     <message>
+        <source>GPU {n} · MIG {profile}</source>
+        <translation>GPU {n} · MIG {profile}</translation>
+    </message>
+    <message>
         <source>util</source>
         <translation>利用率</translation>
     </message>
     <message>
         <source>mem</source>
         <translation>显存</translation>
+    </message>
+    <message>
+        <source>SM act</source>
+        <translation>SM 活跃</translation>
+    </message>
+    <message>
+        <source>{n} SMs ({share} of the card)</source>
+        <translation>{n} 个 SM（占整卡的 {share}）</translation>
     </message>
 </context>
 <context>
@@ -1246,6 +1397,10 @@
         <translation>未设置</translation>
     </message>
     <message>
+        <source>auto: the sampler, or nvidia-smi when the host has no python3 &gt;= 3.8. nvidia-smi records nothing while the laptop is away and cannot kill safely.</source>
+        <translation>auto：使用采样器，主机没有 python3 &gt;= 3.8 时改用 nvidia-smi。nvidia-smi 在笔记本离线时不记录任何数据，也无法安全地结束进程。</translation>
+    </message>
+    <message>
         <source>Name</source>
         <translation>名称</translation>
     </message>
@@ -1284,6 +1439,10 @@
     <message>
         <source>Currency</source>
         <translation>货币</translation>
+    </message>
+    <message>
+        <source>Read GPUs with</source>
+        <translation>读取 GPU 的方式</translation>
     </message>
     <message>
         <source>Test connection</source>
@@ -1625,12 +1784,28 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <translation> · 已花费 {money}</translation>
     </message>
     <message>
+        <source>pass-through</source>
+        <translation>直通</translation>
+    </message>
+    <message>
+        <source>vGPU guest</source>
+        <translation>vGPU 虚拟机</translation>
+    </message>
+    <message>
+        <source>MIG: {n} slices</source>
+        <translation>MIG：{n} 个切片</translation>
+    </message>
+    <message>
         <source>mixed GPUs</source>
         <translation>混合型号 GPU</translation>
     </message>
     <message>
         <source>driver {version}</source>
         <translation>驱动 {version}</translation>
+    </message>
+    <message>
+        <source>read through nvidia-smi: no offline ring, no kill</source>
+        <translation>通过 nvidia-smi 读取：无离线缓存，不能结束进程</translation>
     </message>
     <message>
         <source>{backend} sampler {version}</source>
@@ -1814,6 +1989,10 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <translation>利用率</translation>
     </message>
     <message>
+        <source>SM active</source>
+        <translation>SM 活跃度</translation>
+    </message>
+    <message>
         <source>SM clock</source>
         <translation>SM 频率</translation>
     </message>
@@ -1848,6 +2027,10 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     <message>
         <source>{hosts} hosts, {gpus} GPUs; </source>
         <translation>{hosts} 台主机，{gpus} 张 GPU；</translation>
+    </message>
+    <message>
+        <source>{n} of them MIG slices; </source>
+        <translation>其中 {n} 个是 MIG 切片；</translation>
     </message>
     <message>
         <source>{n} row needs attention, listed first. </source>
@@ -2084,6 +2267,10 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     <message>
         <source>no sample from the host&apos;s sampler although the link is up and it did not restart</source>
         <translation>连接正常且采样器未重启，却收不到主机采样器的样本</translation>
+    </message>
+    <message>
+        <source>memory used above a share of its own capacity (a MIG slice: of the slice&apos;s)</source>
+        <translation>显存占用超过其自身容量的一定比例（MIG 切片按切片自身的容量计）</translation>
     </message>
     <message>
         <source>the host cannot be reached over SSH</source>
@@ -2657,6 +2844,10 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     <message>
         <source>Thermal &amp;&amp; power</source>
         <translation>温度与功耗</translation>
+    </message>
+    <message>
+        <source>Compute</source>
+        <translation>算力</translation>
     </message>
 </context>
 <context>
