@@ -156,6 +156,10 @@
         <translation>GPU {gpu}</translation>
     </message>
     <message>
+        <source>MIG slice {slot} of GPU {parent} of {host}</source>
+        <translation>{host} 上 GPU {parent} 的 MIG 切片 {slot}</translation>
+    </message>
+    <message>
         <source>GPU {gpu} of {host}</source>
         <translation>{host} 的 GPU {gpu}</translation>
     </message>

@@ -167,6 +167,14 @@ def alert_where(host: str, gpu: int | None) -> str:
     does not say which one is in trouble."""
     if gpu is None:
         return host
+    if gpu >= protocol.MIG_INDEX_BASE:  # a MIG slice: protocol.mig_index(parent, slot)
+        return translated(
+            "Alerts", QT_TRANSLATE_NOOP("Alerts", "MIG slice {slot} of GPU {parent} of {host}")
+        ).format(
+            slot=gpu % protocol.MIG_INDEX_BASE,
+            parent=gpu // protocol.MIG_INDEX_BASE - 1,
+            host=host,
+        )
     return translated("Alerts", QT_TRANSLATE_NOOP("Alerts", "GPU {gpu} of {host}")).format(
         gpu=gpu, host=host
     )
