@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 from gpufleet.core.live.buffers import Series
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.core.verdicts import utilization
+from gpufleet.core.wire.gpu_kind import short_index
 from gpufleet.ui.i18n import unsupported_text
 from gpufleet.ui.tabs.base import F64, PlotTab, ValueAt, fmt, gpu_label
 from gpufleet.ui.viewmodel.view import View
@@ -172,7 +173,7 @@ class ComputeTab(PlotTab):
         which = (
             self.tr("this GPU")
             if len(no_gpm) == len(gpus)
-            else self.tr("GPU {list}").format(list=", ".join(map(str, no_gpm)))
+            else self.tr("GPU {list}").format(list=", ".join(map(short_index, no_gpm)))
         )
         because = f" ({'; '.join(reasons)})" if reasons else ""
         text = self.tr(
