@@ -340,8 +340,9 @@ def parse_inventory(xml: bytes | str) -> Inventory:
         raise SmiError(f"nvidia-smi -q -x printed <{root.tag}>, not <nvidia_smi_log>")
     gpus = []
     for i, g in enumerate(root.findall("gpu")):
-        minor = _text(g, "minor_number")
-        index = int(minor) if minor is not None and minor.isdigit() else i
+        # -q -x lists the GPUs in NVML index order, the order of --query-gpu's "index"; the
+        # minor number (/dev/nvidiaN) can differ from it.
+        index = i
         power = g.find("gpu_power_readings")
         if power is None:
             power = g.find("power_readings")
