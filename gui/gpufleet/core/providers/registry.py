@@ -1,0 +1,50 @@
+"""The providers gpufleet knows, by name, and those it knows have no API.
+
+``open_provider("vast", api_url=None)`` finds the key (environment, then keyring) and
+returns the adapter. AutoDL and most Chinese platforms have no public API for ordinary
+instances: there the bill stops by powering off, inside the instance or in the console.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from gpufleet.core.providers.base import Provider, ProviderError
+from gpufleet.core.providers.credentials import find_key
+from gpufleet.core.providers.http import HttpSettings
+from gpufleet.core.providers.lambda_cloud import LambdaCloud
+from gpufleet.core.providers.runpod import RunPod
+from gpufleet.core.providers.vast import Vast
+
+Factory = Callable[[str, str | None, HttpSettings | None], Provider]
+
+PROVIDERS: dict[str, Factory] = {
+    "vast": Vast,
+    "runpod": RunPod,
+    "lambda": LambdaCloud,
+}
+
+NO_API: dict[str, str] = {
+    "autodl": "AutoDL has no public API for ordinary instances: power the instance off "
+    "(`shutdown -h now` inside it, or 关机 in the console). GPU billing stops and the disk is "
+    "kept (released after about 15 days stopped)",
+}
+
+
+def names() -> list[str]:
+    return list(PROVIDERS)
+
+
+def open_provider(
+    name: str, api_url: str | None = None, settings: HttpSettings | None = None
+) -> Provider:
+    if name in NO_API:
+        raise ProviderError(NO_API[name], "not_supported")
+    factory = PROVIDERS.get(name)
+    if factory is None:
+        raise ProviderError(
+            f"unknown provider {name!r} (known: {', '.join(PROVIDERS)}; without an API: "
+            f"{', '.join(NO_API)})",
+            "failed",
+        )
+    return factory(find_key(name).value, api_url, settings)
