@@ -18,7 +18,8 @@ class HostConfig:
     ``backend``/``scenario`` choose what the remote sampler reads: ``nvml`` on a real GPU,
     ``sim`` with a scenario for the demo and the tests (which run the whole path over SSH).
     Prices are per hour in ``currency``; ``billing_start`` is an epoch time or None (then the
-    first connection counts as the start).
+    first connection counts as the start). ``provider``/``provider_id`` tie an imported host
+    to its instance at the provider (for billing state and stop/terminate actions).
     """
 
     name: str
@@ -41,6 +42,11 @@ class HostConfig:
     allowed_processes: tuple[str, ...] = ()
     allow_sudo_kill: bool = False
     rule_overrides: dict[str, dict[str, object]] = field(default_factory=dict)
+    # Imported from a provider's API (core.providers): its name ("vast", "runpod", "lambda")
+    # and the instance's id there; what a stopped instance keeps costing per hour (storage).
+    provider: str | None = None
+    provider_id: str | None = None
+    storage_per_hour: float | None = None
 
     @property
     def label(self) -> str:
