@@ -62,3 +62,37 @@ def test_a_gap_is_billed_but_not_idle_in_the_tab_as_in_the_tracker() -> None:
     assert s.unknown_s == pytest.approx(61)
     _t, c, ic = accumulated(live, "a100-eval", hosts[0].price_per_hour, -math.inf, math.inf)
     assert c[-1] == pytest.approx(s.total) and ic[-1] == pytest.approx(s.idle)
+
+
+def test_cost_tab_totals_per_currency_and_billing_column(qtbot: QtBot) -> None:
+    import dataclasses
+
+    demo = {h.name: h for h in demo_hosts()}
+    a, b = sorted(n for n, h in demo.items() if h.price_per_hour)[:2]
+    hosts = [
+        dataclasses.replace(demo[a], currency="USD"),
+        dataclasses.replace(demo[b], currency="EUR"),
+    ]
+    now = time.time()
+    live, rules, _ = prefill(hosts, 300.0, now)
+    rules.cost.set_billing(b, "storage")
+    w = build_window(hosts, live, rules, (1400, 900), now)
+    qtbot.addWidget(w)
+    w.set_range(3600.0)
+    w.select_tab("cost")
+    tab = w.current_tab()
+    qtbot.waitUntil(lambda: (w.redraw(), tab.model.rowCount() == 2)[1], timeout=10_000)
+    text = tab.sentence.text()
+    usd = rules.cost.summary(a).projection_24h
+    eur = rules.cost.summary(b).projection_24h
+    # Two totals, one per currency, never their sum.
+    assert money(usd, "USD") in text and money(eur, "EUR") in text
+    assert money(usd + eur, "USD") not in text and "converted" not in text
+    last = tab.model.columnCount() - 1
+    assert tab.model.headerData(last, Qt.Orientation.Horizontal) == "Billing"
+    billing = {tab.model.cell(r, 0).text: tab.model.cell(r, last).text for r in range(2)}
+    assert billing == {a: "running", b: "stopped: storage only"}
+    tab.set_exchange_rates("USD", {"EUR": 1.5})
+    w.redraw()
+    text = tab.sentence.text()
+    assert money(usd + 1.5 * eur, "USD") in text and "1 EUR = 1.5 USD" in text

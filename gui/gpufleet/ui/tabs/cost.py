@@ -8,6 +8,10 @@ each interval takes the state of its first sample, a gap is billed but not idle)
 figures and the
 tracker's since-billing-start ones beside them agree. The rental bills wall-clock time, also
 while the link is down.
+
+Totals are per currency, never added across currencies; with the user's exchange rates
+(``set_exchange_rates``) one converted total is added, labelled as such. Each host's billing
+state (running, stopped paying storage, ended) is its last column.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QWidget
 
 from gpufleet.core.cost.rental import accumulate, idle_mask
+from gpufleet.core.cost.totals import fleet_totals
 from gpufleet.core.live.buffers import LiveBuffers
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.ui.tabs.base import PlotTab
@@ -43,7 +48,13 @@ TOTAL_HEADERS = (
     QT_TRANSLATE_NOOP("CostTab", "Busy share"),
     QT_TRANSLATE_NOOP("CostTab", "Next 24 h"),
     QT_TRANSLATE_NOOP("CostTab", "Budget"),
+    QT_TRANSLATE_NOOP("CostTab", "Billing"),
 )
+BILLING_WORDS = {
+    "running": QT_TRANSLATE_NOOP("CostTab", "running"),
+    "storage": QT_TRANSLATE_NOOP("CostTab", "stopped: storage only"),
+    "ended": QT_TRANSLATE_NOOP("CostTab", "ended"),
+}
 
 
 def accumulated(
@@ -104,6 +115,11 @@ class CostTab(PlotTab):
         self._idle_drawn: str | None = None
         self._currency = ""
         self._complete = False
+        self._exchange: tuple[str, dict[str, float]] | None = None
+
+    def set_exchange_rates(self, base: str, rates: Mapping[str, float]) -> None:
+        """The user's rates (one unit of each currency in ``base``) for a converted total."""
+        self._exchange = (base, dict(rates)) if rates else None
 
     def change_key(self, view: View) -> object:
         # Every host's data count here, and the cost tracker's latest summaries.
@@ -127,7 +143,8 @@ class CostTab(PlotTab):
         shown = hosts[:MAX_CURVES]
         keys: list[object] = []
         rows, row_keys = [], []
-        sum_range = sum_idle = 0.0
+        sum_range: dict[str, float] = {}
+        sum_idle: dict[str, float] = {}
         currencies = {h.currency for h in hosts}
         self._currency = currencies.pop() if len(currencies) == 1 else ""
         # Recompute one host's accumulation per redraw (round robin, each at most every 5 s):
@@ -152,8 +169,8 @@ class CostTab(PlotTab):
             t, c, ic, _ = cached[1]
             in_range = float(c[-1]) if len(c) else 0.0
             idle_range = float(ic[-1]) if len(ic) else 0.0
-            sum_range += in_range
-            sum_idle += idle_range
+            sum_range[h.currency] = sum_range.get(h.currency, 0.0) + in_range
+            sum_idle[h.currency] = sum_idle.get(h.currency, 0.0) + idle_range
             if h in shown and len(t):
                 colour = gpu_colour(i)
                 total = self.plot.curve(("c", h.name), h.name, pg.mkPen(colour, width=1))
@@ -198,28 +215,54 @@ class CostTab(PlotTab):
             self.plot.plot.getAxis("left"),
             self.tr("cost in this range ({currency})").format(currency=cur),
         )
-        proj = [
-            view.cost[h.name].projection_24h
-            for h in hosts
-            if h.name in view.cost and view.cost[h.name].projection_24h
-        ]
+        base, rates = self._exchange or ("USD", {})
+        totals = fleet_totals(
+            [view.cost[h.name] for h in hosts if h.name in view.cost], rates, base
+        )
         more = (
             self.tr(" Only the {n} priciest hosts are drawn.").format(n=MAX_CURVES)
             if len(hosts) > MAX_CURVES
             else ""
         )
         if hosts:
-            idle_pct = 100 * sum_idle / sum_range if sum_range else 0.0
+            # One figure per currency: never a sum of dollars and euros.
+            spent = ", ".join(
+                self.tr("{money} ({pct} % idle)").format(
+                    money=money(v, cur),
+                    pct=f"{100 * sum_idle.get(cur, 0.0) / v if v else 0.0:.0f}",
+                )
+                for cur, v in sorted(sum_range.items())
+            )
+            ahead = ", ".join(
+                money(ct.projection_24h, cur)
+                for cur, ct in totals.by_currency.items()
+                if ct.projection_24h
+            )
+            conv = totals.converted
             self.set_sentence(
                 self.tr(
-                    "In this range the fleet cost {money}, {pct} % of it while idle (the "
-                    "selected host's idle part is shaded). "
-                ).format(money=money(sum_range, self._currency or "USD"), pct=f"{idle_pct:.0f}")
+                    "In this range the fleet cost {money} (the selected host's idle part is "
+                    "shaded). "
+                ).format(money=spent or money(0.0, self._currency or "USD"))
                 + (
-                    self.tr("At the current rates the next 24 h cost {money}.").format(
-                        money=money(sum(proj), self._currency or "USD")
+                    self.tr("At the current rates the next 24 h cost {money}.").format(money=ahead)
+                    if ahead
+                    else ""
+                )
+                + (
+                    " "
+                    + self.tr("Together about {money} by 24 h from now, {label}.").format(
+                        money=money(conv.projection_24h, conv.currency), label=conv.label
                     )
-                    if proj
+                    + (
+                        " "
+                        + self.tr("Without a rate, not included: {c}.").format(
+                            c=", ".join(conv.missing)
+                        )
+                        if conv.missing
+                        else ""
+                    )
+                    if conv is not None
                     else ""
                 )
                 + more
@@ -252,7 +295,21 @@ class CostTab(PlotTab):
             Cell(
                 "—" if budget is None else f"{budget * 100:.0f} %", budget or -1, align_right=True
             ),
+            self._billing_cell(getattr(s, "billing", None), getattr(s, "storage", None), currency),
         )
+
+    def _billing_cell(self, state: str | None, storage: float | None, currency: str) -> Cell:
+        if state is None:
+            return Cell("—")
+        word = QCoreApplication.translate("CostTab", BILLING_WORDS.get(state, state))
+        tip = (
+            self.tr("stopped time so far cost {money} in storage").format(
+                money=money(storage, currency)
+            )
+            if storage
+            else ""
+        )
+        return Cell(word, tooltip=tip or None)
 
     def readout(self, t: float) -> str:
         v = self.last_view
