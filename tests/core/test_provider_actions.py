@@ -1,0 +1,148 @@
+"""A rule's provider action through the real ActionRunner (grace, cancel, audit) against a
+local server speaking the provider's API: stop once per alert (persisted), terminate only
+opted in, nothing when the instance's watchdog is armed; billing follows."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gpufleet.core.alerts.actions import (
+    CANCELLED,
+    RAN,
+    SKIPPED,
+    ActionError,
+    ActionRunner,
+    ActionSpec,
+)
+from gpufleet.core.alerts.alert import Alert
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.providers.actions import FileActionRecord, ProviderActions
+from gpufleet.core.providers.base import Provider
+from gpufleet.core.providers.http import HttpSettings
+from gpufleet.core.providers.lambda_cloud import LambdaCloud
+from gpufleet.core.providers.vast import Vast
+
+from tests.core.provider_payloads import LAMBDA_INSTANCES
+from tests.core.provider_server import ProviderServer, Reply, serve
+
+FAST = HttpSettings(read_timeout_s=2.0, retries=1, backoff_s=0.05)
+VAST_HOST = HostConfig(name="v", host="ssh5.vast.ai", provider="vast", provider_id="4242001")
+LAMBDA_ID = LAMBDA_INSTANCES["data"][0]["id"]
+LAMBDA_HOST = HostConfig(name="l", host="198.51.100.2", provider="lambda", provider_id=LAMBDA_ID)
+
+
+def alert(aid: str = "idle_billed:v:1", host: str = "v") -> Alert:
+    return Alert(
+        id=aid,
+        rule_id="idle_billed",
+        severity="warning",
+        host=host,
+        gpu=None,
+        state="firing",
+        started_t=1.7e9,
+        ended_t=None,
+        evidence={},
+        condition="idle_billed",
+    )
+
+
+@pytest.fixture
+def server() -> Iterator[ProviderServer]:
+    yield from serve()
+
+
+class Harness:
+    def __init__(self, server: ProviderServer, record_path: Path, armed: bool = False) -> None:
+        self.audit: list[dict[str, Any]] = []
+        self.billing: list[tuple[str, str]] = []
+        hosts = {h.name: h for h in (VAST_HOST, LAMBDA_HOST)}
+
+        def opener(name: str) -> Provider:
+            cls = {"vast": Vast, "lambda": LambdaCloud}[name]
+            return cls("k", server.url, FAST)
+
+        self.actions = ProviderActions(
+            hosts.get,
+            FileActionRecord(record_path),
+            watchdog_armed=lambda h: armed,
+            opener=opener,
+            on_billing=lambda h, st: self.billing.append((h, st)),
+        )
+
+        def run_provider(a: Alert, spec: ActionSpec) -> tuple[int, str]:
+            o = self.actions.run(a.id, a.host, spec.command, spec.allow_terminate, spec.dry_run)
+            return o.rc, o.message
+
+        self.runner = ActionRunner(audit=self.audit.append, run_provider=run_provider)
+
+    def fire(self, a: Alert, **spec: Any) -> Any:
+        (run,) = self.runner.on_alert(a, ({"type": "provider", "command": "stop", **spec},))
+        return run
+
+
+def test_stop_runs_once_per_alert_even_after_a_restart(server, tmp_path) -> None:
+    server.route("PUT", "/api/v0/instances/4242001/", Reply(200, {"success": True}))
+    record = tmp_path / "actions.json"
+    h = Harness(server, record)
+    run = h.fire(alert(), grace_s=0.05)
+    done = h.runner.wait(run.id, 10)
+    assert done is not None and done.state == RAN, done
+    (call,) = server.seen
+    assert (call.method, call.body) == ("PUT", {"state": "stopped"})
+    assert "the disk keeps costing storage" in h.audit[-1]["output"]
+    assert h.billing == [("v", "storage")]
+    # The app restarts and the same alert comes back from history: not stopped again.
+    h2 = Harness(server, record)
+    done = h2.runner.wait(h2.fire(alert(), grace_s=0.0).id, 10)
+    assert done is not None and done.state == SKIPPED
+    assert "already done for this alert" in done.output
+    assert len(server.seen) == 1
+    # A new alert (idle again later) may act again.
+    done = h2.runner.wait(h2.fire(alert("idle_billed:v:2"), grace_s=0.0).id, 10)
+    assert done is not None and done.state == RAN and len(server.seen) == 2
+
+
+def test_cancel_in_the_grace_period_sends_nothing(server, tmp_path) -> None:
+    h = Harness(server, tmp_path / "a.json")
+    run = h.fire(alert(), grace_s=30)
+    assert h.runner.cancel(run.id)
+    done = h.runner.wait(run.id, 10)
+    assert done is not None and done.state == CANCELLED and server.seen == []
+
+
+def test_left_to_an_armed_watchdog(server, tmp_path) -> None:
+    h = Harness(server, tmp_path / "a.json", armed=True)
+    done = h.runner.wait(h.fire(alert(), grace_s=0).id, 10)
+    assert done is not None and done.state == SKIPPED and "watchdog" in done.output
+    assert server.seen == []
+
+
+def test_lambda_has_no_stop_terminate_only_opted_in(server, tmp_path) -> None:
+    h = Harness(server, tmp_path / "a.json")
+    done = h.runner.wait(h.fire(alert(host="l"), grace_s=0).id, 10)
+    assert done is not None and done.state == "failed"
+    assert "Lambda has no stop, only terminate" in done.output and server.seen == []
+    server.route(
+        "POST",
+        "/api/v1/instance-operations/terminate",
+        Reply(200, {"data": {"terminated_instances": [{"id": LAMBDA_ID}]}}),
+    )
+    done = h.runner.wait(h.fire(alert(host="l"), grace_s=0, allow_terminate=True).id, 10)
+    assert done is not None and done.state == RAN, done
+    assert server.seen[-1].body == {"instance_ids": [LAMBDA_ID]}
+    assert "persistent filesystems survive" in done.output
+    assert h.billing == [("l", "ended")]
+
+
+def test_action_specs_are_checked() -> None:
+    with pytest.raises(ActionError, match="needs allow_terminate = true"):
+        ActionSpec.from_mapping({"type": "provider", "command": "terminate"})
+    with pytest.raises(ActionError, match="'stop' or 'terminate'"):
+        ActionSpec.from_mapping({"type": "provider", "command": "reboot"})
+    spec = ActionSpec.from_mapping(
+        {"type": "provider", "command": "terminate", "allow_terminate": True}
+    )
+    assert spec.allow_terminate
