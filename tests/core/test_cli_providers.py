@@ -153,3 +153,18 @@ def test_providers_login_stores_in_keyring(capsys, monkeypatch, secret_service):
     monkeypatch.delenv("VAST_API_KEY", raising=False)
     assert credentials.find_key("vast").source == "keyring"
     assert run(capsys, "providers", "logout", "vast")[1].startswith("deleted")
+
+
+def test_bill_sync_takes_the_providers_state(server, capsys):
+    server.route("GET", "/v1/pods", Reply(200, RUNPOD_PODS))
+    run(capsys, "hosts", "import", "--provider", "runpod", "--api-url", server.url, "--yes")
+    stopped = dict(RUNPOD_PODS[0], desiredStatus="EXITED")
+    server.route("GET", "/v1/pods/xedezhzb9la3ye", Reply(200, stopped))
+    rc, out, _ = run(capsys, "hosts", "bill", "llm-ft", "--sync", "--api-url", server.url)
+    assert rc == 0 and "llm-ft: EXITED at runpod" in out
+    ledger = BillingLedger.load()
+    assert ledger.state("llm-ft") == "storage"
+    assert ledger.history("llm-ft")[-1].source == "provider"
+    server.route("GET", "/v1/pods/xedezhzb9la3ye", Reply(404, {"error": "pod not found"}))
+    run(capsys, "hosts", "bill", "llm-ft", "--sync", "--api-url", server.url)
+    assert BillingLedger.load().state("llm-ft") == "ended"

@@ -19,11 +19,13 @@ from gpufleet.core.alerts.actions import (
 )
 from gpufleet.core.alerts.alert import Alert
 from gpufleet.core.config.hostconfig import HostConfig
-from gpufleet.core.providers.actions import FileActionRecord, ProviderActions
+from gpufleet.core.providers.actions import FileActionRecord, ProviderActions, watchdog_armed
 from gpufleet.core.providers.base import Provider
 from gpufleet.core.providers.http import HttpSettings
 from gpufleet.core.providers.lambda_cloud import LambdaCloud
 from gpufleet.core.providers.vast import Vast
+from gpufleet.core.wire.messages import Hello, parse_object
+from gpufleet_sampler import protocol
 
 from tests.core.provider_payloads import LAMBDA_INSTANCES
 from tests.core.provider_server import ProviderServer, Reply, serve
@@ -146,3 +148,22 @@ def test_action_specs_are_checked() -> None:
         {"type": "provider", "command": "terminate", "allow_terminate": True}
     )
     assert spec.allow_terminate
+
+
+def test_watchdog_armed_is_read_from_hello() -> None:
+    base = {
+        "kind": "hello",
+        "protocol": 1,
+        "sampler_version": "x",
+        "run_id": "r",
+        "backend": "sim",
+        "interval_s": 1.0,
+        "columns": protocol.hello_columns(),
+        "host": {},
+        "gpus": [],
+    }
+    assert not watchdog_armed(parse_object(base))
+    armed = parse_object({**base, "watchdog": {"armed": True, "phase": "pending"}})
+    assert isinstance(armed, Hello) and watchdog_armed(armed)
+    done = parse_object({**base, "watchdog": {"armed": True, "phase": "done"}})
+    assert not watchdog_armed(done)  # acted already: a new alert is the laptop's again

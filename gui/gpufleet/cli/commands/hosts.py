@@ -37,7 +37,8 @@ from gpufleet.core.link import ssh_config as sshconfig
 from gpufleet.core.link.ssh_command import SshCommandError, parse_ssh_command
 from gpufleet.core.providers import importing
 from gpufleet.core.providers import registry as providers
-from gpufleet.core.providers.base import ProviderError
+from gpufleet.core.providers.actions import FileActionRecord, ProviderActions
+from gpufleet.core.providers.base import BillingState, ProviderError
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}$")
 _EPILOG = (
@@ -128,7 +129,13 @@ def register(subparsers: Any) -> None:
     what.add_argument("--pause", dest="state", action="store_const", const="storage")
     what.add_argument("--resume", dest="state", action="store_const", const="running")
     what.add_argument("--end", dest="state", action="store_const", const="ended")
+    what.add_argument(
+        "--sync",
+        action="store_true",
+        help="take the state from the provider (hosts imported with `hosts import`)",
+    )
     bi.add_argument("--note", default="", help="a note kept with the change")
+    bi.add_argument("--api-url", metavar="URL", help="the provider's API base URL (--sync)")
     bi.set_defaults(func=_bill)
 
     ss = sub.add_parser(
@@ -457,6 +464,25 @@ def _bill(args: argparse.Namespace) -> int:
         ledger = billing.BillingLedger.load()
     except billing.BillingFileError as e:
         raise CliError(str(e), EXIT_FAILURE) from None
+    if args.sync:
+        if not host.provider:
+            raise CliError(f"{host.name} was not imported from a provider", EXIT_USAGE)
+        found: list[BillingState] = []
+        acts = ProviderActions(
+            {host.name: host}.get,
+            FileActionRecord(),
+            opener=lambda name: providers.open_provider(name, args.api_url),
+            on_billing=lambda h, st: found.append(st),
+        )
+        outcome = acts.sync_billing(host.name)
+        if outcome.rc:
+            raise CliError(outcome.message, EXIT_FAILURE)
+        print(f"{outcome.message} at {host.provider}")
+        if not found:
+            print(f"{host.name}: the provider's state does not say how it is billed")
+            return EXIT_OK
+        args.state = found[-1]
+        args.note = args.note or f"from {host.provider}"
     if args.state is None:
         print(f"{host.name}: {_STATE_WORDS[ledger.state(host.name)]}")
         for ch in ledger.history(host.name):
@@ -464,7 +490,8 @@ def _bill(args: argparse.Namespace) -> int:
             note = f" ({ch.note})" if ch.note else ""
             print(f"  {when}  {ch.state:<8} {ch.source}{note}")
         return EXIT_OK
-    if ledger.record(host.name, args.state, time.time(), "hand", args.note):
+    source = "provider" if args.sync else "hand"
+    if ledger.record(host.name, args.state, time.time(), source, args.note):
         ledger.save()
         print(f"{host.name}: {_STATE_WORDS[args.state]}")
     else:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, get_args
@@ -110,6 +110,11 @@ class BillingLedger:
         changes.append(BillingChange(state, t, source, note))
         del changes[:-MAX_HISTORY]
         return True
+
+    def apply(self, set_billing: Callable[[str, BillingState], None]) -> None:
+        """Give every recorded state to the cost tracker (``CostTracker.set_billing``)."""
+        for host, state in self.states().items():
+            set_billing(host, state)
 
     def forget(self, host: str) -> None:
         self._hosts.pop(host, None)

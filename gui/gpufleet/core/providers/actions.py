@@ -36,6 +36,14 @@ from gpufleet.core.config import paths
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.providers.base import AFTER_ACTION, Action, BillingState, Provider, ProviderError
 from gpufleet.core.providers.registry import open_provider
+from gpufleet.core.wire.messages import Hello
+
+
+def watchdog_armed(hello: Hello | None) -> bool:
+    """Whether the instance's own watchdog is armed, as its daemon's ``hello`` says: then it
+    acts on the idle alert and the laptop does not."""
+    wd = hello.raw.get("watchdog") if hello is not None else None
+    return isinstance(wd, dict) and wd.get("armed") is True and wd.get("phase") != "done"
 
 
 class ActionRecord(Protocol):
@@ -124,6 +132,24 @@ class ProviderActions:
         self._watchdog_armed = watchdog_armed
         self._open = opener
         self._on_billing = on_billing
+
+    def sync_billing(self, host_name: str) -> Outcome:
+        """Ask the provider for the instance's state; its billing state goes to
+        ``on_billing``."""
+        host = self._hosts(host_name)
+        if host is None or not host.provider or not host.provider_id:
+            return Outcome(1, f"{host_name} is not tied to a provider instance")
+        try:
+            inst = self._open(host.provider).get_instance(host.provider_id)
+        except ProviderError as e:
+            if e.kind == "not_found":
+                if self._on_billing is not None:
+                    self._on_billing(host_name, "ended")
+                return Outcome(0, f"{host_name}: the instance is gone", billing="ended")
+            return Outcome(1, str(e))
+        if inst.billing is not None and self._on_billing is not None:
+            self._on_billing(host_name, inst.billing)
+        return Outcome(0, f"{host_name}: {inst.state}", billing=inst.billing)
 
     def run(
         self, alert_key: str, host_name: str, wanted: str, allow_terminate: bool, dry_run: bool
