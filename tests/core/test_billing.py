@@ -10,7 +10,12 @@ import pytest
 from _rules_support import T0, Stream
 from gpufleet.core.alerts.rules import RuleEngine, load_rules
 from gpufleet.core.config.hostconfig import HostConfig
-from gpufleet.core.cost.billing import BillingFileError, BillingLedger, billing_file
+from gpufleet.core.cost.billing import (
+    BillingFileError,
+    BillingLedger,
+    billing_file,
+    record_and_apply,
+)
 from gpufleet.core.cost.rental import CostTracker
 from gpufleet.core.cost.totals import fleet_totals, parse_rates
 from gpufleet.core.wire.messages import Sample
@@ -169,3 +174,14 @@ def test_ledger_persists_and_reports_a_damaged_file() -> None:
     billing_file().write_text(json.dumps({"version": 1, "hosts": {"x": [{"state": "gone"}]}}))
     with pytest.raises(BillingFileError, match="each change needs a `state`"):
         BillingLedger.load()
+
+
+def test_record_and_apply_persists_and_feeds_the_tracker() -> None:
+    ct = CostTracker([HostConfig(name="h", price_per_hour=1.0)])
+    change = record_and_apply(ct.set_billing)
+    change("h", "storage")
+    assert ct.billing("h") == "storage"
+    assert BillingLedger.load().history("h")[-1].source == "action"
+    fresh = CostTracker([HostConfig(name="h", price_per_hour=1.0)])
+    BillingLedger.load().apply(fresh.set_billing)  # the app starts again
+    assert fresh.billing("h") == "storage"

@@ -19,7 +19,7 @@ from gpufleet.core.alerts.actions import (
 )
 from gpufleet.core.alerts.alert import Alert
 from gpufleet.core.config.hostconfig import HostConfig
-from gpufleet.core.providers.actions import FileActionRecord, ProviderActions, watchdog_armed
+from gpufleet.core.providers.actions import FileActionRecord, run_provider_hook, watchdog_armed
 from gpufleet.core.providers.base import Provider
 from gpufleet.core.providers.http import HttpSettings
 from gpufleet.core.providers.lambda_cloud import LambdaCloud
@@ -66,17 +66,13 @@ class Harness:
             cls = {"vast": Vast, "lambda": LambdaCloud}[name]
             return cls("k", server.url, FAST)
 
-        self.actions = ProviderActions(
+        run_provider = run_provider_hook(
             hosts.get,
-            FileActionRecord(record_path),
-            watchdog_armed=lambda h: armed,
-            opener=opener,
+            lambda h: hello(armed),
             on_billing=lambda h, st: self.billing.append((h, st)),
+            record=FileActionRecord(record_path),
+            opener=opener,
         )
-
-        def run_provider(a: Alert, spec: ActionSpec) -> tuple[int, str]:
-            o = self.actions.run(a.id, a.host, spec.command, spec.allow_terminate, spec.dry_run)
-            return o.rc, o.message
 
         self.runner = ActionRunner(audit=self.audit.append, run_provider=run_provider)
 
@@ -150,20 +146,27 @@ def test_action_specs_are_checked() -> None:
     assert spec.allow_terminate
 
 
+BASE_HELLO = {
+    "kind": "hello",
+    "protocol": 1,
+    "sampler_version": "x",
+    "run_id": "r",
+    "backend": "sim",
+    "interval_s": 1.0,
+    "columns": protocol.hello_columns(),
+    "host": {},
+    "gpus": [],
+}
+
+
+def hello(armed: bool, phase: str = "pending") -> Hello:
+    obj = {**BASE_HELLO, "watchdog": {"armed": True, "phase": phase}} if armed else BASE_HELLO
+    h = parse_object(obj)
+    assert isinstance(h, Hello)
+    return h
+
+
 def test_watchdog_armed_is_read_from_hello() -> None:
-    base = {
-        "kind": "hello",
-        "protocol": 1,
-        "sampler_version": "x",
-        "run_id": "r",
-        "backend": "sim",
-        "interval_s": 1.0,
-        "columns": protocol.hello_columns(),
-        "host": {},
-        "gpus": [],
-    }
-    assert not watchdog_armed(parse_object(base))
-    armed = parse_object({**base, "watchdog": {"armed": True, "phase": "pending"}})
-    assert isinstance(armed, Hello) and watchdog_armed(armed)
-    done = parse_object({**base, "watchdog": {"armed": True, "phase": "done"}})
-    assert not watchdog_armed(done)  # acted already: a new alert is the laptop's again
+    assert not watchdog_armed(hello(False)) and not watchdog_armed(None)
+    assert watchdog_armed(hello(True))
+    assert not watchdog_armed(hello(True, "done"))  # acted already: a new alert is ours again

@@ -14,8 +14,11 @@ by an empty ledger only when the caller saves, never silently.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import tempfile
+import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +27,7 @@ from typing import Any, Final, get_args
 from gpufleet.core.config import paths
 from gpufleet.core.providers.base import BillingState
 
+log = logging.getLogger(__name__)
 BILLING_STATES: Final[tuple[str, ...]] = get_args(BillingState)
 VERSION: Final = 1
 MAX_HISTORY: Final = 200  # changes kept per host
@@ -136,3 +140,23 @@ class BillingLedger:
             Path(tmp).unlink(missing_ok=True)
             raise
         return self.path
+
+
+def record_and_apply(
+    set_billing: Callable[[str, BillingState], None], source: str = "action"
+) -> Callable[[str, BillingState], None]:
+    """A billing change from a provider action: into billing.json and the cost tracker
+    (``CostTracker.set_billing``, a plain assignment read by the tracker's thread)."""
+    lock = threading.Lock()
+
+    def change(host: str, state: BillingState) -> None:
+        with lock:
+            try:
+                ledger = BillingLedger.load()
+                if ledger.record(host, state, time.time(), source):
+                    ledger.save()
+            except (BillingFileError, OSError) as e:
+                log.warning("billing state of %s not saved: %s", host, e)
+        set_billing(host, state)
+
+    return change

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from gpufleet.core.alerts.actions import ActionSpec
+from gpufleet.core.alerts.alert import Alert
 from gpufleet.core.config import paths
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.providers.base import AFTER_ACTION, Action, BillingState, Provider, ProviderError
@@ -199,3 +201,27 @@ class ProviderActions:
         if self._on_billing is not None:
             self._on_billing(host_name, billing)
         return Outcome(0, f"{what}: done; {after}", action, billing)
+
+
+def run_provider_hook(
+    hosts: Callable[[str], HostConfig | None],
+    hello_of: Callable[[str], Hello | None],
+    on_billing: Callable[[str, BillingState], None] | None = None,
+    record: ActionRecord | None = None,
+    opener: Callable[[str], Provider] = open_provider,
+) -> Callable[[Alert, ActionSpec], tuple[int, str]]:
+    """The ``run_provider`` of an ``ActionRunner``: the alert's host, its latest ``hello``
+    (for the watchdog), where billing changes go (``billing.record_and_apply``)."""
+    acts = ProviderActions(
+        hosts,
+        record if record is not None else FileActionRecord(),
+        watchdog_armed=lambda h: watchdog_armed(hello_of(h)),
+        opener=opener,
+        on_billing=on_billing,
+    )
+
+    def run(alert: Alert, spec: ActionSpec) -> tuple[int, str]:
+        o = acts.run(alert.id, alert.host, spec.command, spec.allow_terminate, spec.dry_run)
+        return o.rc, o.message
+
+    return run
