@@ -762,6 +762,22 @@
         <translation>预算</translation>
     </message>
     <message>
+        <source>Billing</source>
+        <translation>计费</translation>
+    </message>
+    <message>
+        <source>running</source>
+        <translation>计费中</translation>
+    </message>
+    <message>
+        <source>stopped: storage only</source>
+        <translation>已停止：仅存储计费</translation>
+    </message>
+    <message>
+        <source>ended</source>
+        <translation>已结束</translation>
+    </message>
+    <message>
         <source>cost in this range (currency)</source>
         <translation>此范围内花费（货币）</translation>
     </message>
@@ -782,16 +798,36 @@
         <translation> 只绘制最贵的 {n} 台主机。</translation>
     </message>
     <message>
-        <source>In this range the fleet cost {money}, {pct} % of it while idle (the selected host&apos;s idle part is shaded). </source>
-        <translation>在此时间范围内整个机群花费 {money}，其中 {pct} % 花在空闲时（所选主机的空闲部分以阴影表示）。</translation>
+        <source>{money} ({pct} % idle)</source>
+        <translation>{money}（{pct} % 空闲）</translation>
+    </message>
+    <message>
+        <source>In this range the fleet cost {money} (the selected host&apos;s idle part is shaded). </source>
+        <translation>在此时间范围内整个机群花费 {money}（所选主机的空闲部分以阴影表示）。</translation>
     </message>
     <message>
         <source>At the current rates the next 24 h cost {money}.</source>
         <translation>按当前价格，未来 24 小时将花费 {money}。</translation>
     </message>
     <message>
+        <source>Together about {money} by 24 h from now, {label}.</source>
+        <translation>合计到 24 小时后约 {money}，{label}。</translation>
+    </message>
+    <message>
+        <source>converted at your rates ({rates})</source>
+        <translation>按你设定的汇率换算（{rates}）</translation>
+    </message>
+    <message>
+        <source>Without a rate, not included: {c}.</source>
+        <translation>没有汇率，未计入：{c}。</translation>
+    </message>
+    <message>
         <source>share of the paid time the GPUs were doing work</source>
         <translation>付费时间中 GPU 在工作的比例</translation>
+    </message>
+    <message>
+        <source>stopped time so far cost {money} in storage</source>
+        <translation>停止期间至今的存储费用为 {money}</translation>
     </message>
     <message>
         <source>(idle {money})</source>

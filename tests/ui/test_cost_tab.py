@@ -92,6 +92,11 @@ def test_cost_tab_totals_per_currency_and_billing_column(qtbot: QtBot) -> None:
     assert tab.model.headerData(last, Qt.Orientation.Horizontal) == "Billing"
     billing = {tab.model.cell(r, 0).text: tab.model.cell(r, last).text for r in range(2)}
     assert billing == {a: "running", b: "stopped: storage only"}
+    # The fleet header too: rates and spending per currency.
+    header = w.panel.title.text()
+    pa, pb = hosts[0].price_per_hour, hosts[1].price_per_hour
+    assert f"{money(pb, 'EUR')}, {money(pa, 'USD')}/h" in header  # sorted by currency
+    assert money(pa + pb, "USD") not in header
     tab.set_exchange_rates("USD", {"EUR": 1.5})
     w.redraw()
     text = tab.sentence.text()

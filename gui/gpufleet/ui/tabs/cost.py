@@ -252,7 +252,13 @@ class CostTab(PlotTab):
                 + (
                     " "
                     + self.tr("Together about {money} by 24 h from now, {label}.").format(
-                        money=money(conv.projection_24h, conv.currency), label=conv.label
+                        money=money(conv.projection_24h, conv.currency),
+                        label=self.tr("converted at your rates ({rates})").format(
+                            rates=", ".join(
+                                f"1 {c} = {r:g} {conv.currency}"
+                                for c, r in sorted(conv.rates.items())
+                            )
+                        ),
                     )
                     + (
                         " "
