@@ -36,6 +36,10 @@
         <translation>从 ~/.ssh/config 导入(&amp;I)…</translation>
     </message>
     <message>
+        <source>Import from a &amp;provider…</source>
+        <translation>从云服务商导入(&amp;P)…</translation>
+    </message>
+    <message>
         <source>&amp;Quit</source>
         <translation>退出(&amp;Q)</translation>
     </message>
@@ -1922,6 +1926,41 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     <message>
         <source>cannot serve metrics on {address}: {error}</source>
         <translation>无法在 {address} 上提供指标：{error}</translation>
+    </message>
+</context>
+<context>
+    <name>ProviderImportDialog</name>
+    <message>
+        <source>Import hosts from a provider</source>
+        <translation>从云服务商导入主机</translation>
+    </message>
+    <message>
+        <source>List instances</source>
+        <translation>列出实例</translation>
+    </message>
+    <message>
+        <source>The API key comes from VAST_API_KEY / RUNPOD_API_KEY / LAMBDA_API_KEY or `gpufleet providers login NAME` (OS keyring).</source>
+        <translation>API 密钥来自 VAST_API_KEY / RUNPOD_API_KEY / LAMBDA_API_KEY，或 `gpufleet providers login NAME`（系统钥匙串）。</translation>
+    </message>
+    <message>
+        <source>Import</source>
+        <translation>导入</translation>
+    </message>
+    <message>
+        <source>asking {provider}…</source>
+        <translation>正在询问 {provider}…</translation>
+    </message>
+    <message>
+        <source>add {name}: {ssh}, {price}</source>
+        <translation>添加 {name}：{ssh}，{price}</translation>
+    </message>
+    <message>
+        <source>update {name}: {fields}</source>
+        <translation>更新 {name}：{fields}</translation>
+    </message>
+    <message>
+        <source>{n} change(s); {other} instance(s) unchanged or without SSH</source>
+        <translation>{n} 项更改；{other} 个实例未变或没有 SSH</translation>
     </message>
 </context>
 <context>

@@ -15,6 +15,7 @@ from PySide6.QtGui import QAction
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.core.wire.messages import Proc
 from gpufleet.ui.background.worker import run_in_pool
+from gpufleet.ui.dialogs.hosts import ProviderImportDialog
 from gpufleet.ui.dialogs.kill import KillDialog
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,7 @@ class Actions(QObject):
                 (self.tr("&Add host…"), self.add_host),
                 (self.tr("&Edit selected host…"), self.edit_host),
                 (self.tr("&Import from ~/.ssh/config…"), self.import_hosts),
+                (self.tr("Import from a &provider…"), self.import_from_provider),
             )
         ):
             act = QAction(text, menu)
@@ -166,6 +168,15 @@ class Actions(QObject):
         dlg = ImportDialog(self.window, set(self.window.hosts), pool=self.pool)
         dlg.imported.connect(self._hosts_imported)
         dlg.open()
+
+    def import_from_provider(self) -> None:
+        dlg = ProviderImportDialog(self.window, list(self.window.hosts.values()), pool=self.pool)
+        dlg.imported.connect(self._provider_hosts_imported)
+        dlg.open()
+
+    def _provider_hosts_imported(self, saved: list[tuple[Any, str | None]]) -> None:
+        for h, old in saved:
+            self._host_saved(h, old)
 
     def _hosts_imported(self, hosts: list[Any]) -> None:
         for h in hosts:
