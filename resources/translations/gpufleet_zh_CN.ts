@@ -64,6 +64,10 @@
         <translation>{signal} → {host} 上的 PID {pid} 失败：{error}</translation>
     </message>
     <message>
+        <source>{host}: billing set to {state}</source>
+        <translation>{host}：计费状态已设为 {state}</translation>
+    </message>
+    <message>
         <source>{name} saved; restart gpufleet without --demo to watch your hosts</source>
         <translation>已保存 {name}；请不带 --demo 重新启动 gpufleet 来监控你的主机</translation>
     </message>
@@ -828,6 +832,18 @@
     <message>
         <source>share of the paid time the GPUs were doing work</source>
         <translation>付费时间中 GPU 在工作的比例</translation>
+    </message>
+    <message>
+        <source>Billing: running</source>
+        <translation>计费：运行中</translation>
+    </message>
+    <message>
+        <source>Billing: stopped, paying for storage</source>
+        <translation>计费：已停止，仍付存储费</translation>
+    </message>
+    <message>
+        <source>Billing: ended (returned)</source>
+        <translation>计费：已结束（已退还）</translation>
     </message>
     <message>
         <source>stopped time so far cost {money} in storage</source>

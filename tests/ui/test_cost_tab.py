@@ -101,3 +101,21 @@ def test_cost_tab_totals_per_currency_and_billing_column(qtbot: QtBot) -> None:
     w.redraw()
     text = tab.sentence.text()
     assert money(usd + 1.5 * eur, "USD") in text and "1 EUR = 1.5 USD" in text
+
+
+def test_billing_set_by_hand_in_the_cost_tab_reaches_the_cost_tracker(qtbot, start_app) -> None:
+    from conftest import demo
+    from gpufleet.ui.tabs.cost import CostTab
+
+    app = start_app(demo("a100-eval"))
+    tab = next(t for t in app.window.tab_list if isinstance(t, CostTab))
+    qtbot.waitUntil(lambda: "a100-eval" in app.window.cost, timeout=60_000)
+    menu = tab.billing_menu("a100-eval")
+    labels = [a.text() for a in menu.actions()]
+    assert labels == [
+        "Billing: running",
+        "Billing: stopped, paying for storage",
+        "Billing: ended (returned)",
+    ]
+    menu.actions()[1].trigger()
+    qtbot.waitUntil(lambda: app.window.cost["a100-eval"].billing == "storage", timeout=30_000)

@@ -7,16 +7,20 @@ signals and end in the status bar. The fleet writes the audit log of every kill.
 from __future__ import annotations
 
 import logging
-from typing import Any
+import time
+from typing import Any, cast
 
 from PySide6.QtCore import QCoreApplication, QObject, QThreadPool, Signal
 from PySide6.QtGui import QAction
 
+from gpufleet.core.cost.billing import BILLING_STATES, BillingLedger
+from gpufleet.core.providers.base import BillingState
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.core.wire.messages import Proc
 from gpufleet.ui.background.worker import run_in_pool
 from gpufleet.ui.dialogs.hosts import ProviderImportDialog
 from gpufleet.ui.dialogs.kill import KillDialog
+from gpufleet.ui.tabs.cost import CostTab
 
 log = logging.getLogger(__name__)
 GRACE_S = 5.0
@@ -65,6 +69,11 @@ class Actions(QObject):
             act.setEnabled(not demo or i == 0)  # the demo fleet can only point to "add"
             menu.addAction(act)
         menu.addSeparator()
+        for tab in window.tab_list:
+            if isinstance(tab, CostTab):
+                tab.billing_requested.connect(self.set_billing)
+        if not demo:
+            run_in_pool(BillingLedger.load, self._billing_loaded, self._billing_failed, pool)
         quit_act = QAction(self.tr("&Quit"), menu)
         quit_act.setShortcut("Ctrl+Q")
         quit_act.triggered.connect(window.quit_requested)
@@ -168,6 +177,44 @@ class Actions(QObject):
         dlg = ImportDialog(self.window, set(self.window.hosts), pool=self.pool)
         dlg.imported.connect(self._hosts_imported)
         dlg.open()
+
+    # -- billing -----------------------------------------------------------------------------
+
+    def _billing_loaded(self, ledger: Any) -> None:
+        alerting = self.bridge.hub.alerting
+        if alerting is not None:
+            cost = alerting.engine.cost
+            self.bridge.post(lambda: ledger.apply(cost.set_billing))
+
+    def _billing_failed(self, e: BaseException) -> None:
+        self.window.show_outcome(str(e), ok=False)
+
+    def set_billing(self, host: str, state: str) -> None:
+        """A billing state set by hand: into billing.json (off the GUI thread; not for the
+        demo fleet), then into the cost tracker on the hub's thread."""
+        if state not in BILLING_STATES:
+            return
+        st = cast(BillingState, state)
+        alerting = self.bridge.hub.alerting
+
+        def save() -> bool:
+            if self.demo:
+                return True  # the demo fleet's billing is never written to the data dir
+            ledger = BillingLedger.load()
+            changed = ledger.record(host, st, time.time(), "hand")
+            if changed:
+                ledger.save()
+            return changed
+
+        def done(_changed: Any) -> None:
+            if alerting is not None:
+                cost = alerting.engine.cost
+                self.bridge.post(lambda: cost.set_billing(host, st))
+            self.window.show_outcome(
+                self.tr("{host}: billing set to {state}").format(host=host, state=state)
+            )
+
+        run_in_pool(save, done, self._billing_failed, self.pool)
 
     def import_from_provider(self) -> None:
         dlg = ProviderImportDialog(self.window, list(self.window.hosts.values()), pool=self.pool)

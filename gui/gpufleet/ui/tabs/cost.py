@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QCoreApplication, Qt
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QWidget
+from PySide6.QtCore import QCoreApplication, QPoint, Qt, Signal
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QWidget
 
 from gpufleet.core.cost.rental import accumulate, idle_mask
 from gpufleet.core.cost.totals import fleet_totals
@@ -90,6 +90,8 @@ def accumulated(
 
 class CostTab(PlotTab):
     title = QT_TRANSLATE_NOOP("Tabs", "Cost")
+    # The user set a host's billing state by hand (right click on its row): host, state.
+    billing_requested = Signal(str, str)
 
     def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__(theme, parent)
@@ -108,6 +110,9 @@ class CostTab(PlotTab):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.setMaximumHeight(190)
+        self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.table.customContextMenuRequested.connect(self._billing_menu)
+        self._row_hosts: list[str] = []
         self.box.insertWidget(1, self.table)
         self.fills: dict[str, pg.FillBetweenItem] = {}
         self._cache: dict[str, tuple[float, Any]] = {}
@@ -205,6 +210,7 @@ class CostTab(PlotTab):
                 self._idle_drawn = None
         self.plot.retain(keys)
         self.model.set_rows(rows, row_keys)
+        self._row_hosts = list(row_keys)
         self.plot.fit_y()
         self.plot.set_note(
             "" if hosts else self.tr("No host has a price per hour: set one in Hosts → Edit.")
@@ -302,6 +308,26 @@ class CostTab(PlotTab):
                 "—" if budget is None else f"{budget * 100:.0f} %", budget or -1, align_right=True
             ),
             self._billing_cell(getattr(s, "billing", None), getattr(s, "storage", None), currency),
+        )
+
+    def billing_menu(self, host: str) -> QMenu:
+        """Set by hand where no provider says it: running, stopped paying storage, ended."""
+        menu = QMenu(self)
+        for state, label in (
+            ("running", self.tr("Billing: running")),
+            ("storage", self.tr("Billing: stopped, paying for storage")),
+            ("ended", self.tr("Billing: ended (returned)")),
+        ):
+            act = menu.addAction(label)
+            act.triggered.connect(lambda _=False, s=state: self.billing_requested.emit(host, s))
+        return menu
+
+    def _billing_menu(self, pos: QPoint) -> None:
+        index = self.proxy.mapToSource(self.table.indexAt(pos))
+        if not index.isValid() or index.row() >= len(self._row_hosts):
+            return
+        self.billing_menu(self._row_hosts[index.row()]).popup(
+            self.table.viewport().mapToGlobal(pos)
         )
 
     def _billing_cell(self, state: str | None, storage: float | None, currency: str) -> Cell:
