@@ -40,6 +40,10 @@
         <translation>从云服务商导入(&amp;P)…</translation>
     </message>
     <message>
+        <source>&amp;Watchdog on the selected host…</source>
+        <translation>所选主机上的看门狗(&amp;W)…</translation>
+    </message>
+    <message>
         <source>&amp;Quit</source>
         <translation>退出(&amp;Q)</translation>
     </message>
@@ -66,6 +70,10 @@
     <message>
         <source>{host}: billing set to {state}</source>
         <translation>{host}：计费状态已设为 {state}</translation>
+    </message>
+    <message>
+        <source>select a host first</source>
+        <translation>请先选择一台主机</translation>
     </message>
     <message>
         <source>{name} saved; restart gpufleet without --demo to watch your hosts</source>
@@ -2845,6 +2853,69 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     <message>
         <source>{d} days {h} h</source>
         <translation>{d} 天 {h} 小时</translation>
+    </message>
+</context>
+<context>
+    <name>WatchdogDialog</name>
+    <message>
+        <source>Watchdog on {host}</source>
+        <translation>{host} 上的看门狗</translation>
+    </message>
+    <message>
+        <source>Armed, the sampler on the instance watches for idleness itself (all GPUs under 5 % utilization and 10 % memory), warns, waits the grace period, then acts once, also while this laptop sleeps.</source>
+        <translation>启用后，实例上的采样程序会自行监测空闲（所有 GPU 利用率低于 5 % 且显存低于 10 %），先发出警告，等待宽限期，然后执行一次操作；笔记本休眠时也照常工作。</translation>
+    </message>
+    <message>
+        <source>for the command action, e.g. /root/stop.sh</source>
+        <translation>用于命令操作，例如 /root/stop.sh</translation>
+    </message>
+    <message>
+        <source> min</source>
+        <translation> 分钟</translation>
+    </message>
+    <message>
+        <source>only record what it would do</source>
+        <translation>只记录将要做什么</translation>
+    </message>
+    <message>
+        <source>Action</source>
+        <translation>操作</translation>
+    </message>
+    <message>
+        <source>Command</source>
+        <translation>命令</translation>
+    </message>
+    <message>
+        <source>Idle for</source>
+        <translation>空闲时长</translation>
+    </message>
+    <message>
+        <source>Grace period</source>
+        <translation>宽限期</translation>
+    </message>
+    <message>
+        <source>Dry run</source>
+        <translation>演练</translation>
+    </message>
+    <message>
+        <source>asking the instance…</source>
+        <translation>正在询问实例…</translation>
+    </message>
+    <message>
+        <source>Arm</source>
+        <translation>启用</translation>
+    </message>
+    <message>
+        <source>Cancel pending action</source>
+        <translation>取消待执行的操作</translation>
+    </message>
+    <message>
+        <source>Disarm</source>
+        <translation>停用</translation>
+    </message>
+    <message>
+        <source>Refresh</source>
+        <translation>刷新</translation>
     </message>
 </context>
 <context>

@@ -15,13 +15,13 @@ Exit codes: 0 done; 1 refused (nothing to cancel) or failed; 2 bad usage; 3 unre
 from __future__ import annotations
 
 import argparse
-import time
 from typing import Any
 
 from gpufleet.cli.errors import EXIT_CONNECT, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError
 from gpufleet.cli.hostarg import resolve_host, unknown_key_callback
 from gpufleet.core.fleet.fleet import Fleet, FleetError
 from gpufleet.core.history.timeparse import parse_duration
+from gpufleet.core.providers.watchdog_remote import arm_options, describe
 
 _EPILOG = "exit codes: 0 done, 1 refused or failed, 2 bad usage, 3 host unreachable"
 
@@ -51,44 +51,22 @@ def _seconds(text: str, what: str) -> float:
         raise CliError(f"{what}: {e}", EXIT_USAGE) from None
 
 
-def _describe(host: str, st: dict[str, Any]) -> str:
-    phase = st.get("phase", "?")
-    if not st.get("armed"):
-        line = f"{host}: watchdog disarmed"
-    else:
-        dry = " (dry run)" if st.get("dry_run") else ""
-        line = (
-            f"{host}: watchdog {phase}{dry}: action {st.get('action')}, idle "
-            f"{st.get('idle_s', 0):g} s, grace {st.get('grace_s', 0):g} s"
-        )
-    if phase == "pending" and st.get("deadline_t"):
-        left = float(st["deadline_t"]) - time.time()
-        line += f"; acts in {max(0.0, left):.0f} s unless cancelled"
-    acted = st.get("acted")
-    if isinstance(acted, dict):
-        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(acted.get("t") or 0)))
-        line += f"\n  last action {when}: {acted.get('action')}: {acted.get('outcome')}"
-    return line
-
-
 def run(args: argparse.Namespace) -> int:
     host = resolve_host(args.host)
     options: list[str] = []
     if args.cmd == "arm":
         if args.action == "command" and not args.run_command:
             raise CliError("--action command needs --command CMD", EXIT_USAGE)
-        options = [
-            "--action",
-            args.action,
-            "--idle-s",
-            f"{_seconds(args.idle, '--idle'):g}",
-            "--grace-s",
-            f"{_seconds(args.grace, '--grace'):g}",
-        ]
-        if args.run_command:
-            options += ["--command", args.run_command]
-        if args.dry_run:
-            options.append("--dry-run")
+        try:
+            options = arm_options(
+                args.action,
+                args.run_command,
+                _seconds(args.idle, "--idle"),
+                _seconds(args.grace, "--grace"),
+                args.dry_run,
+            )
+        except ValueError as e:
+            raise CliError(str(e), EXIT_USAGE) from None
     fleet = Fleet([host], on_unknown_key=unknown_key_callback(args.accept_new))
     try:
         reply = fleet.watchdog(host.name, args.cmd, options)
@@ -99,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     st = reply.get("watchdog") if isinstance(reply.get("watchdog"), dict) else {}
     if not reply.get("ok"):
         raise CliError(f"{host.name}: {reply.get('message', 'refused')}", EXIT_FAILURE)
-    print(_describe(host.name, st or {}))
+    print(describe(host.name, st or {}))
     if not reply.get("daemon", True):
         print("  (no sampler daemon runs there now: it takes this up when it starts)")
     return EXIT_OK

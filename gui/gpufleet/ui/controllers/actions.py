@@ -20,6 +20,7 @@ from gpufleet.core.wire.messages import Proc
 from gpufleet.ui.background.worker import run_in_pool
 from gpufleet.ui.dialogs.hosts import ProviderImportDialog
 from gpufleet.ui.dialogs.kill import KillDialog
+from gpufleet.ui.dialogs.watchdog import WatchdogDialog
 from gpufleet.ui.tabs.cost import CostTab
 
 log = logging.getLogger(__name__)
@@ -62,11 +63,13 @@ class Actions(QObject):
                 (self.tr("&Edit selected host…"), self.edit_host),
                 (self.tr("&Import from ~/.ssh/config…"), self.import_hosts),
                 (self.tr("Import from a &provider…"), self.import_from_provider),
+                (self.tr("&Watchdog on the selected host…"), self.watchdog),
             )
         ):
             act = QAction(text, menu)
             act.triggered.connect(slot)
-            act.setEnabled(not demo or i == 0)  # the demo fleet can only point to "add"
+            # The demo fleet can only point to "add" (and its simulated watchdog).
+            act.setEnabled(not demo or i in (0, 4))
             menu.addAction(act)
         menu.addSeparator()
         for tab in window.tab_list:
@@ -215,6 +218,13 @@ class Actions(QObject):
             )
 
         run_in_pool(save, done, self._billing_failed, self.pool)
+
+    def watchdog(self) -> None:
+        name = self.window.selected_host
+        if not name or name not in self.window.hosts:
+            self.window.show_outcome(self.tr("select a host first"), ok=False)
+            return
+        WatchdogDialog(self.window, self.fleet, name, self.pool).open()
 
     def import_from_provider(self) -> None:
         dlg = ProviderImportDialog(self.window, list(self.window.hosts.values()), pool=self.pool)
