@@ -206,14 +206,20 @@ class Watchdog(object):
             # The daemon died while acting: the action may have run. Never run it again.
             st["phase"] = "done"
             st["outcome"] = "unknown: the daemon stopped while the action ran"
-        if st.get("boot_id") != self.boot_id and st["phase"] in ("watching", "pending"):
+        if st.get("boot_id") != self.boot_id and st["phase"] in (
+            "watching",
+            "pending",
+            "cancelled",
+        ):
             # Another boot: the monotonic times mean nothing now; watch from scratch.
             st["phase"] = "watching"
             st.pop("idle_since_mono", None)
             st.pop("deadline_mono", None)
         self.state = st
 
-    def save(self) -> None:
+    def save(self, sync: bool = True) -> None:
+        """Atomically; ``sync`` (fsync) for phase changes, not for the idle start, which may
+        change every few seconds on a host whose load comes and goes."""
         self.state["boot_id"] = self.boot_id
         self.state["updated_t"] = round(time.time(), 3)
         tmp = "{}.{}.tmp".format(self.path, os.getpid())
@@ -221,12 +227,14 @@ class Watchdog(object):
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 json.dump(self.state, f)
-                f.flush()
-                os.fsync(f.fileno())
+                if sync:
+                    f.flush()
+                    os.fsync(f.fileno())
             os.replace(tmp, self.path)
         except OSError:
             pass  # the daemon logs nothing per tick; status still shows the state
-        self.changed = True
+        if sync:
+            self.changed = True  # what hello shows changed (the idle start is not in it)
 
     # -- requests --
 
@@ -335,13 +343,13 @@ class Watchdog(object):
         if idle is not True:
             if "idle_since_mono" in self.state:
                 self.state.pop("idle_since_mono")
-                self.save()
+                self.save(sync=False)
             return []
         since = self.state.get("idle_since_mono")
         if since is None:
             self.state["idle_since_mono"] = mono
             self.state["idle_since_t"] = round(wall, 3)
-            self.save()
+            self.save(sync=False)
             since = mono
         if mono - float(since) < float(cfg.get("idle_s", DEFAULT_IDLE_S)):
             return []
