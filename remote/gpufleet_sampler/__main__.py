@@ -144,9 +144,9 @@ def main(argv: Optional[List[str]] = None) -> int:
 
         return kill.run(args)
     if args.command == "watchdog":
-        from gpufleet_sampler import watchdog
+        from gpufleet_sampler.daemon import watchdog_cmd
 
-        return watchdog.run(args)
+        return watchdog_cmd.run(args)
     if args.command == "exporter":
         from gpufleet_sampler import exporter
 

@@ -31,7 +31,6 @@ its own provider action for the same alert: the two never both act.
 Python 3.8, stdlib only.
 """
 
-import argparse
 import json
 import os
 import shlex
@@ -43,8 +42,6 @@ import urllib.request
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from gpufleet_sampler import procfs, protocol
-from gpufleet_sampler.daemon import client
-from gpufleet_sampler.state_dir import paths_for
 
 IDLE_UTIL_PCT = 5.0
 IDLE_MEM_FRAC = 0.10
@@ -489,37 +486,3 @@ class Watchdog(object):
 
 def state_path(state_dir: str, key: str) -> str:
     return os.path.join(state_dir, "watchdog-{}.json".format(key))
-
-
-def run(args: argparse.Namespace) -> int:
-    """``watchdog arm|disarm|status|cancel``: through the running daemon, else on its state
-    file (a daemon started later takes it up). Prints one JSON object; exit 0 ok, 1 refused,
-    2 bad config."""
-    p = paths_for(args)
-    cfg: Dict[str, Any] = {}
-    if args.cmd == "arm":
-        cfg = {
-            "action": args.action,
-            "command": args.run_command,
-            "idle_s": args.idle_s,
-            "grace_s": args.grace_s,
-            "dry_run": args.dry_run,
-            "api_url": args.api_url,
-        }
-        cfg = {k: v for k, v in cfg.items() if v is not None}
-        try:
-            parse_config(cfg)
-        except ValueError as e:
-            print(json.dumps({"ok": False, "message": str(e)}))
-            return 2
-    reply = client.request(p, {"op": "watchdog", "cmd": args.cmd, "config": cfg})
-    if reply is None:
-        w = Watchdog(state_path(p.dir, p.key))
-        try:
-            reply = {"ok": True, "watchdog": w.request(args.cmd, cfg), "daemon": False}
-        except ValueError as e:
-            reply = {"ok": False, "message": str(e), "watchdog": w.summary(), "daemon": False}
-    else:
-        reply["daemon"] = True
-    print(json.dumps(reply))
-    return 0 if reply.get("ok") else 1

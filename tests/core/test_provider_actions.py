@@ -17,8 +17,8 @@ from gpufleet.core.alerts.actions import (
     ActionRunner,
     ActionSpec,
 )
-from gpufleet.core.alerts.alert import Alert
 from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.model.alert import Alert
 from gpufleet.core.providers.actions import FileActionRecord, run_provider_hook, watchdog_armed
 from gpufleet.core.providers.base import Provider
 from gpufleet.core.providers.http import HttpSettings

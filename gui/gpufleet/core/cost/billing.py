@@ -22,10 +22,12 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, get_args
+from typing import Any, Final, Literal, get_args
 
 from gpufleet.core.config import paths
-from gpufleet.core.providers.base import BillingState
+
+# running: the GPU is billed; storage: stopped, paying for the disk; ended: nothing billed.
+BillingState = Literal["running", "storage", "ended"]
 
 log = logging.getLogger(__name__)
 BILLING_STATES: Final[tuple[str, ...]] = get_args(BillingState)

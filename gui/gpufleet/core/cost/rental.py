@@ -37,8 +37,8 @@ import numpy as np
 import numpy.typing as npt
 
 from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.cost.billing import BillingState
 from gpufleet.core.cost.idle import gpu_is_idle
-from gpufleet.core.providers.base import BillingState
 from gpufleet.core.wire.messages import Hello, Message, Sample, Value
 
 BUSY_PCT: Final = 80.0  # "high" utilization for periodicity detection

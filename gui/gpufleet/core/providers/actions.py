@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from gpufleet.core.alerts.actions import ActionSpec
-from gpufleet.core.alerts.alert import Alert
 from gpufleet.core.config import paths
 from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.model.alert import Alert
 from gpufleet.core.providers.base import AFTER_ACTION, Action, BillingState, Provider, ProviderError
 from gpufleet.core.providers.registry import open_provider
 from gpufleet.core.wire.messages import Hello

@@ -19,7 +19,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Literal
 
-BillingState = Literal["running", "storage", "ended"]
+from gpufleet.core.cost.billing import BillingState as BillingState
+
 Action = Literal["stop", "resume", "terminate"]
 ErrorKind = Literal[
     "auth",  # the key was refused (401/403)

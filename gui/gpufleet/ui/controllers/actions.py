@@ -13,8 +13,7 @@ from typing import Any, cast
 from PySide6.QtCore import QCoreApplication, QObject, QThreadPool, Signal
 from PySide6.QtGui import QAction
 
-from gpufleet.core.cost.billing import BILLING_STATES, BillingLedger
-from gpufleet.core.providers.base import BillingState
+from gpufleet.core.cost.billing import BILLING_STATES, BillingLedger, BillingState
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.core.wire.messages import Proc
 from gpufleet.ui.background.worker import run_in_pool

@@ -21,8 +21,8 @@ from PySide6.QtWidgets import (
 )
 
 from gpufleet.core.fleet.fleet import Fleet
-from gpufleet.core.providers.watchdog_remote import WATCHDOG_ACTIONS, arm_options, describe
-from gpufleet.ui.controllers.worker import run_in_pool
+from gpufleet.core.fleet.watchdog import WATCHDOG_ACTIONS, arm_options, describe
+from gpufleet.ui.background.worker import run_in_pool
 
 
 class WatchdogDialog(QDialog):
