@@ -169,7 +169,8 @@ class ProviderActions:
         # sent twice is harmless; one never sent costs money).
         if not dry_run and outcome.rc == 0:
             try:
-                self._record.record_action(alert_key, kind, time.time(), outcome.message)
+                # "ran": the word the alert lifecycle counts as final for an action.
+                self._record.record_action(alert_key, kind, time.time(), "ran")
             except (ProviderError, OSError) as e:
                 outcome = Outcome(
                     outcome.rc, f"{outcome.message} (not recorded: {e})", outcome.action
