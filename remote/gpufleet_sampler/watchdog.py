@@ -47,6 +47,7 @@ IDLE_UTIL_PCT = 5.0
 IDLE_MEM_FRAC = 0.10
 DEFAULT_IDLE_S = 900.0  # the laptop's idle_billed rule: for_s = 900
 DEFAULT_GRACE_S = 300.0
+DEFAULT_CLEAR_S = 30.0  # the laptop's idle_billed rule: clear_for_s = 30
 ACTIONS = ("provider", "shutdown", "command")
 PHASES = ("disarmed", "watching", "pending", "cancelled", "acting", "done")
 RUNPOD_URL = "https://rest.runpod.io"
@@ -92,6 +93,7 @@ def parse_config(cfg: Dict[str, Any]) -> Dict[str, Any]:
         "command": command,
         "idle_s": _num(cfg, "idle_s", DEFAULT_IDLE_S, 0.0),
         "grace_s": _num(cfg, "grace_s", DEFAULT_GRACE_S, 0.0),
+        "clear_s": _num(cfg, "clear_s", DEFAULT_CLEAR_S, 0.0),
         "dry_run": bool(cfg.get("dry_run", False)),
         "api_url": api_url,
     }
@@ -212,6 +214,7 @@ class Watchdog(object):
             st["phase"] = "watching"
             st.pop("idle_since_mono", None)
             st.pop("deadline_mono", None)
+            st.pop("busy_since_mono", None)
         self.state = st
 
     def save(self, sync: bool = True) -> None:
@@ -320,19 +323,25 @@ class Watchdog(object):
             return self._collect()
         cfg = self.state.get("config") or {}
         idle = host_idle(rows, self.mem_totals)
-        if phase == "cancelled":
+        if phase in ("pending", "cancelled"):
+            # Like the laptop's rule (clear_for_s): the alert ends only once the host has
+            # worked for clear_s, not on one busy sample (a daemon restart, a short test).
             if idle is False:
-                self.state["phase"] = "watching"
-                self.state.pop("idle_since_mono", None)
-                self.save()
+                busy = self.state.setdefault("busy_since_mono", mono)
+                if mono - float(busy) >= float(cfg.get("clear_s", DEFAULT_CLEAR_S)):
+                    self.state["phase"] = "watching"
+                    for k in ("idle_since_mono", "deadline_mono", "busy_since_mono"):
+                        self.state.pop(k, None)
+                    self.save()
+                    if phase == "pending":
+                        return [self._event("the host is working again: nothing done")]
+                return []
+            self.state.pop("busy_since_mono", None)
+        if phase == "cancelled":
             return []
         if phase == "pending":
-            if idle is False:
-                self.state["phase"] = "watching"
-                self.state.pop("idle_since_mono", None)
-                self.state.pop("deadline_mono", None)
-                self.save()
-                return [self._event("the host is working again: nothing done")]
+            if idle is not True:
+                return []  # busy, not for long enough yet, or no evidence: wait
             if mono >= float(self.state.get("deadline_mono", mono)):
                 return self._start_action(cfg, wall)
             return []

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gpufleet_sampler import state_dir
+from gpufleet_sampler import protocol, state_dir
 from gpufleet_sampler.daemon import client
-from gpufleet_sampler.watchdog import host_idle, parse_config
+from gpufleet_sampler.watchdog import Watchdog, host_idle, parse_config
 
 from tests.core.provider_server import ProviderServer, Reply, serve
 
@@ -189,3 +189,50 @@ def test_bad_config_and_idle_definition() -> None:
     assert host_idle([idle + [None] * 18], total) is True
     assert host_idle([idle + [None] * 18, busy_mem + [None] * 18], total) is False
     assert host_idle([], total) is None
+
+
+def test_a_pending_action_survives_a_daemon_restart(sd: Path, tmp_path: Path) -> None:
+    record = tmp_path / "acted.txt"
+    # The job dies at once, so the restarted simulation is idle from its first sample too
+    # (a real GPU stays idle across a daemon restart).
+    idle_env = {"GPUFLEET_SIM_TIME_SCALE": "0.0001"}
+    _start(sd, **idle_env)
+    cmd = f"sh -c 'echo once >> {record}'"
+    wd(sd, "arm", "--action", "command", "--command", cmd, "--idle-s", "1", "--grace-s", "4")
+    _wait(lambda: _phase(sd) == "pending", what="the warning")
+    before = wd(sd, "status")["watchdog"]
+    client.request(_paths(sd), {"op": "stop"})
+    _wait(lambda: client.request(_paths(sd), {"op": "status"}) is None, what="daemon stop")
+    assert _phase(sd) == "pending"  # read from the state file, no daemon running
+    _start(sd, **idle_env)
+    _wait(lambda: _phase(sd) == "done", what="the action after the restart")
+    assert record.read_text().splitlines() == ["once"]
+    after = wd(sd, "status")["watchdog"]
+    assert after["acted"]["alert"] == before["alert"]  # the same alert, not a new one
+    assert after["acted"]["t"] >= before["deadline_t"] - 0.5  # its deadline kept
+
+
+def _rows(util: float) -> list[list[Any]]:
+    r: list[Any] = [0] + [None] * len(protocol.COLUMN_NAMES)
+    r[protocol.ROW_POS["util_gpu_pct"]] = util
+    r[protocol.ROW_POS["mem_used_bytes"]] = 1e9
+    return [r]
+
+
+def test_pending_stands_down_only_after_working_for_clear_s(tmp_path: Path) -> None:
+    w = Watchdog(str(tmp_path / "wd.json"), {0: 80e9}, env={})
+    w.arm({"action": "shutdown", "idle_s": 10, "grace_s": 100, "clear_s": 30, "dry_run": True})
+    events = []
+    for t in range(0, 12):
+        events += w.observe(_rows(0.0), 1000.0 + t, 1.7e9 + t)
+    assert w.phase == "pending" and [e["phase"] for e in events] == ["pending"]
+    assert w.observe(_rows(95.0), 1012.0, 1.7e9 + 12) == []  # one busy sample: still pending
+    assert w.observe(_rows(0.0), 1013.0, 1.7e9 + 13) == [] and w.phase == "pending"
+    out = []
+    for t in range(14, 50):
+        out += w.observe(_rows(95.0), 1000.0 + t, 1.7e9 + t)
+    assert w.phase == "watching"
+    assert [e["message"] for e in out] == ["the host is working again: nothing done"]
+    # A state file reloaded by a restarted daemon carries on where it was.
+    again = Watchdog(str(tmp_path / "wd.json"), {0: 80e9}, env={})
+    assert again.phase == "watching" and again.summary()["action"] == "shutdown"
