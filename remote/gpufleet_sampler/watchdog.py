@@ -37,8 +37,6 @@ import shlex
 import subprocess
 import threading
 import time
-import urllib.error
-import urllib.request
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from gpufleet_sampler import procfs, protocol
@@ -151,6 +149,11 @@ def provider_request(
 
 def _http(method: str, url: str, body: Optional[bytes], key: str) -> Tuple[bool, str]:
     """(ok, outcome): a few tries on 429, 5xx and network errors; never the key in text."""
+    # Imported here, once an action runs: urllib.request pulls in http.client, email and ssl,
+    # megabytes of RSS a daemon that lives for days should not carry for nothing.
+    import urllib.error
+    import urllib.request
+
     last = ""
     for attempt in range(HTTP_TRIES):
         if attempt:
