@@ -411,7 +411,7 @@ class Watchdog(object):
             self._result = (True, "dry run: " + self.describe(cfg))
             return self._collect()
         # threading and subprocess are imported only when an action runs: a daemon that
-        # watches for days should not carry them (about 1 MiB of RSS) for nothing.
+        # watches for days need not carry them.
         import threading
 
         run = self._runner(cfg)
