@@ -19,7 +19,12 @@ from gpufleet.core.alerts.actions import (
 )
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.model.alert import Alert
-from gpufleet.core.providers.actions import FileActionRecord, run_provider_hook, watchdog_armed
+from gpufleet.core.providers.actions import (
+    FileActionRecord,
+    ProviderActions,
+    run_provider_hook,
+    watchdog_armed,
+)
 from gpufleet.core.providers.base import Provider
 from gpufleet.core.providers.http import HttpSettings
 from gpufleet.core.providers.lambda_cloud import LambdaCloud
@@ -27,7 +32,7 @@ from gpufleet.core.providers.vast import Vast
 from gpufleet.core.wire.messages import Hello, parse_object
 from gpufleet_sampler import protocol
 
-from tests.core.provider_payloads import LAMBDA_INSTANCES
+from tests.core.provider_payloads import LAMBDA_INSTANCES, VAST_INSTANCES
 from tests.core.provider_server import ProviderServer, Reply, serve
 
 FAST = HttpSettings(read_timeout_s=2.0, retries=1, backoff_s=0.05)
@@ -66,6 +71,12 @@ class Harness:
             cls = {"vast": Vast, "lambda": LambdaCloud}[name]
             return cls("k", server.url, FAST)
 
+        self.sync = ProviderActions(
+            hosts.get,
+            FileActionRecord(record_path),
+            opener=opener,
+            on_billing=lambda h, st: self.billing.append((h, st)),
+        )
         run_provider = run_provider_hook(
             hosts.get,
             lambda h: hello(armed),
@@ -170,3 +181,19 @@ def test_watchdog_armed_is_read_from_hello() -> None:
     assert not watchdog_armed(hello(False)) and not watchdog_armed(None)
     assert watchdog_armed(hello(True))
     assert not watchdog_armed(hello(True, "done"))  # acted already: a new alert is ours again
+
+
+def test_sync_fleet_one_list_per_provider(server, tmp_path) -> None:
+    server.route("GET", "/api/v0/instances/", Reply(200, VAST_INSTANCES))
+    server.route("GET", "/api/v1/instances", Reply(200, {"data": []}))
+    h = Harness(server, tmp_path / "a.json")
+    stopped = HostConfig(name="s", host="ssh7.vast.ai", provider="vast", provider_id="4242002")
+    local = HostConfig(name="plain", host="box")
+    got = h.sync.sync_fleet([VAST_HOST, stopped, LAMBDA_HOST, local])
+    assert {k: o.billing for k, o in got.items()} == {
+        "v": "running",
+        "s": "storage",
+        "l": "ended",  # no longer listed by Lambda
+    }
+    assert sorted(h.billing) == [("l", "ended"), ("s", "storage"), ("v", "running")]
+    assert [c.path for c in server.seen] == ["/api/v0/instances/", "/api/v1/instances"]

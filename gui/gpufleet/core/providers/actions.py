@@ -27,7 +27,7 @@ import os
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -152,6 +152,29 @@ class ProviderActions:
         if inst.billing is not None and self._on_billing is not None:
             self._on_billing(host_name, inst.billing)
         return Outcome(0, f"{host_name}: {inst.state}", billing=inst.billing)
+
+    def sync_fleet(self, hosts: Sequence[HostConfig]) -> dict[str, Outcome]:
+        """Every provider-backed host's billing state from its provider: one list request per
+        provider (not one per instance: rate limits), an instance no longer listed ended."""
+        by_provider: dict[str, list[HostConfig]] = {}
+        for h in hosts:
+            if h.provider and h.provider_id:
+                by_provider.setdefault(h.provider, []).append(h)
+        out: dict[str, Outcome] = {}
+        for name, members in by_provider.items():
+            try:
+                listed = {i.id: i for i in self._open(name).list_instances()}
+            except ProviderError as e:
+                out.update({h.name: Outcome(1, str(e)) for h in members})
+                continue
+            for h in members:
+                inst = listed.get(str(h.provider_id))
+                state: BillingState | None = "ended" if inst is None else inst.billing
+                if state is not None and self._on_billing is not None:
+                    self._on_billing(h.name, state)
+                word = "gone" if inst is None else inst.state
+                out[h.name] = Outcome(0, f"{h.name}: {word}", billing=state)
+        return out
 
     def run(
         self, alert_key: str, host_name: str, wanted: str, allow_terminate: bool, dry_run: bool

@@ -1,12 +1,14 @@
 """The providers gpufleet knows, by name, and those it knows have no API.
 
 ``open_provider("vast", api_url=None)`` finds the key (environment, then keyring) and
-returns the adapter. AutoDL and most Chinese platforms have no public API for ordinary
+returns the adapter; the base URL is ``api_url``, else ``GPUFLEET_VAST_API_URL`` (and so on),
+else the provider's own. AutoDL and most Chinese platforms have no public API for ordinary
 instances: there the bill stops by powering off, inside the instance or in the console.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 from gpufleet.core.providers.base import Provider, ProviderError
@@ -47,4 +49,7 @@ def open_provider(
             f"{', '.join(NO_API)})",
             "failed",
         )
-    return factory(find_key(name).value, api_url, settings)
+    # GPUFLEET_VAST_API_URL and the like: another base URL for the app's own requests (a
+    # proxy, or a test server), where no --api-url is given.
+    url = api_url or os.environ.get(f"GPUFLEET_{name.upper()}_API_URL") or None
+    return factory(find_key(name).value, url, settings)

@@ -10,10 +10,16 @@ import logging
 import time
 from typing import Any, cast
 
-from PySide6.QtCore import QCoreApplication, QObject, QThreadPool, Signal
+from PySide6.QtCore import QCoreApplication, QObject, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QAction
 
-from gpufleet.core.cost.billing import BILLING_STATES, BillingLedger, BillingState
+from gpufleet.core.cost.billing import (
+    BILLING_STATES,
+    BillingLedger,
+    BillingState,
+    record_and_apply,
+)
+from gpufleet.core.providers.actions import FileActionRecord, ProviderActions
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.core.wire.messages import Proc
 from gpufleet.ui.background.worker import run_in_pool
@@ -23,6 +29,7 @@ from gpufleet.ui.dialogs.watchdog import WatchdogDialog
 from gpufleet.ui.tabs.cost import CostTab
 
 log = logging.getLogger(__name__)
+PROVIDER_SYNC_S = 300.0  # providers rate-limit their APIs: one list per provider per 5 min
 GRACE_S = 5.0
 # How long NVML is watched after a kill for the GPU memory to be released.
 WATCH_S = 15.0
@@ -51,6 +58,7 @@ class Actions(QObject):
         self.pool = pool
         self.demo = demo
         self.kill_dialog: KillDialog | None = None
+        self._syncing = False
         window.memory.kill_requested.connect(self.request_kill)
         window.memory.kill_tree_requested.connect(
             lambda host, proc: self.request_kill(host, proc, tree=True)
@@ -76,6 +84,12 @@ class Actions(QObject):
                 tab.billing_requested.connect(self.set_billing)
         if not demo:
             run_in_pool(BillingLedger.load, self._billing_loaded, self._billing_failed, pool)
+            # Billing follows the instance: the providers' word on provider-backed hosts.
+            self._sync_timer = QTimer(self)
+            self._sync_timer.setInterval(int(PROVIDER_SYNC_S * 1000))
+            self._sync_timer.timeout.connect(self.sync_providers)
+            self._sync_timer.start()
+            QTimer.singleShot(5000, self.sync_providers)
         quit_act = QAction(self.tr("&Quit"), menu)
         quit_act.setShortcut("Ctrl+Q")
         quit_act.triggered.connect(window.quit_requested)
@@ -187,6 +201,34 @@ class Actions(QObject):
         if alerting is not None:
             cost = alerting.engine.cost
             self.bridge.post(lambda: ledger.apply(cost.set_billing))
+
+    def sync_providers(self) -> None:
+        """Ask each provider for its hosts' states (off the GUI thread); a changed billing
+        state goes into billing.json and the cost tracker."""
+        hosts = [h for h in self.window.hosts.values() if h.provider and h.provider_id]
+        alerting = self.bridge.hub.alerting
+        if self.demo or not hosts or alerting is None or self._syncing:
+            return
+        cost, bridge = alerting.engine.cost, self.bridge
+
+        def apply(host: str, state: BillingState) -> None:
+            bridge.post(lambda: cost.set_billing(host, state))
+
+        acts = ProviderActions(
+            {h.name: h for h in hosts}.get, FileActionRecord(), on_billing=record_and_apply(apply)
+        )
+        self._syncing = True
+        run_in_pool(lambda: acts.sync_fleet(hosts), self._synced, self._sync_failed, self.pool)
+
+    def _synced(self, outcomes: Any) -> None:
+        self._syncing = False
+        failed = [o.message for o in outcomes.values() if o.rc]
+        if failed:
+            log.warning("provider billing sync: %s", "; ".join(dict.fromkeys(failed)))
+
+    def _sync_failed(self, e: BaseException) -> None:
+        self._syncing = False
+        log.warning("provider billing sync failed: %s", e)
 
     def _billing_failed(self, e: BaseException) -> None:
         self.window.show_outcome(str(e), ok=False)
