@@ -858,6 +858,26 @@
         <translation>停止期间至今的存储费用为 {money}</translation>
     </message>
     <message>
+        <source>watchdog acts at {time} unless cancelled</source>
+        <translation>看门狗将于 {time} 执行，除非取消</translation>
+    </message>
+    <message>
+        <source>watchdog acted: {outcome}</source>
+        <translation>看门狗已执行：{outcome}</translation>
+    </message>
+    <message>
+        <source>watchdog failed: {outcome}</source>
+        <translation>看门狗执行失败：{outcome}</translation>
+    </message>
+    <message>
+        <source>watchdog: cancelled</source>
+        <translation>看门狗：已取消</translation>
+    </message>
+    <message>
+        <source>watchdog armed</source>
+        <translation>看门狗已启用</translation>
+    </message>
+    <message>
         <source>(idle {money})</source>
         <translation>（空闲 {money}）</translation>
     </message>

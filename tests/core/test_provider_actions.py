@@ -29,6 +29,7 @@ from gpufleet.core.providers.base import Provider
 from gpufleet.core.providers.http import HttpSettings
 from gpufleet.core.providers.lambda_cloud import LambdaCloud
 from gpufleet.core.providers.vast import Vast
+from gpufleet.core.providers.watchdog import current_state
 from gpufleet.core.wire.messages import Hello, parse_object
 from gpufleet_sampler import protocol
 
@@ -197,3 +198,27 @@ def test_sync_fleet_one_list_per_provider(server, tmp_path) -> None:
     }
     assert sorted(h.billing) == [("l", "ended"), ("s", "storage"), ("v", "running")]
     assert [c.path for c in server.seen] == ["/api/v0/instances/", "/api/v1/instances"]
+
+
+def test_current_watchdog_state_from_hello_and_events() -> None:
+    h = hello(True)
+    assert current_state(hello(False), []) is None
+    assert current_state(h, [])["phase"] == "pending"
+    done = parse_object(
+        {
+            "kind": "event",
+            "seq": 5,
+            "t": 1.7e9,
+            "type": "watchdog",
+            "gpu": None,
+            "code": None,
+            "message": "done: HTTP 200",
+            "phase": "done",
+            "action": "provider",
+            "ok": True,
+            "outcome": "HTTP 200",
+        },
+        h,
+    )
+    st = current_state(h, [done])
+    assert st is not None and st["phase"] == "done" and st["acted"]["outcome"] == "HTTP 200"

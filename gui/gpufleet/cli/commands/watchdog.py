@@ -20,8 +20,8 @@ from typing import Any
 from gpufleet.cli.errors import EXIT_CONNECT, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError
 from gpufleet.cli.hostarg import resolve_host, unknown_key_callback
 from gpufleet.core.fleet.fleet import Fleet, FleetError
-from gpufleet.core.fleet.watchdog import arm_options, describe
 from gpufleet.core.history.timeparse import parse_duration
+from gpufleet.core.providers.watchdog import arm_options, describe
 
 _EPILOG = "exit codes: 0 done, 1 refused or failed, 2 bad usage, 3 host unreachable"
 

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from gpufleet.core.fleet.fleet import Fleet
-from gpufleet.core.fleet.watchdog import WATCHDOG_ACTIONS, arm_options, describe
+from gpufleet.core.providers.watchdog import WATCHDOG_ACTIONS, arm_options, describe
 from gpufleet.ui.background.worker import run_in_pool
 
 

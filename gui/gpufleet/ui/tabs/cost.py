@@ -27,6 +27,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QWidget
 from gpufleet.core.cost.rental import accumulate, idle_mask
 from gpufleet.core.cost.totals import fleet_totals
 from gpufleet.core.live.buffers import LiveBuffers
+from gpufleet.core.providers.watchdog import current_state
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.ui.tabs.base import PlotTab
 from gpufleet.ui.viewmodel.summary import money
@@ -202,7 +203,10 @@ class CostTab(PlotTab):
                         self._idle_drawn = h.name
                 self._drawn[h.name] = cached
             s = view.cost.get(h.name)
-            rows.append(self._row(h.name, h.price_per_hour, h.currency, in_range, idle_range, s))
+            wd = current_state(view.live.hello(h.name), view.live.events(h.name))
+            rows.append(
+                self._row(h.name, h.price_per_hour, h.currency, in_range, idle_range, s, wd)
+            )
             row_keys.append(h.name)
         for name in [n for n in self.fills if ("i", n) not in keys]:
             self.plot.plot.removeItem(self.fills.pop(name))
@@ -282,7 +286,14 @@ class CostTab(PlotTab):
         self.populated = bool(hosts) and any(len(c[1][0]) for c in self._cache.values())
 
     def _row(
-        self, host: str, price: float | None, currency: str, in_range: float, idle: float, s: Any
+        self,
+        host: str,
+        price: float | None,
+        currency: str,
+        in_range: float,
+        idle: float,
+        s: Any,
+        watchdog: Mapping[str, Any] | None = None,
     ) -> tuple[Cell, ...]:
         def m(x: float | None) -> Cell:
             return Cell(money(x, currency), x if x is not None else -1, align_right=True)
@@ -307,7 +318,9 @@ class CostTab(PlotTab):
             Cell(
                 "—" if budget is None else f"{budget * 100:.0f} %", budget or -1, align_right=True
             ),
-            self._billing_cell(getattr(s, "billing", None), getattr(s, "storage", None), currency),
+            self._billing_cell(
+                getattr(s, "billing", None), getattr(s, "storage", None), currency, watchdog
+            ),
         )
 
     def billing_menu(self, host: str) -> QMenu:
@@ -330,18 +343,49 @@ class CostTab(PlotTab):
             self.table.viewport().mapToGlobal(pos)
         )
 
-    def _billing_cell(self, state: str | None, storage: float | None, currency: str) -> Cell:
+    def _billing_cell(
+        self,
+        state: str | None,
+        storage: float | None,
+        currency: str,
+        watchdog: Mapping[str, Any] | None = None,
+    ) -> Cell:
         if state is None:
             return Cell("—")
         word = QCoreApplication.translate("CostTab", BILLING_WORDS.get(state, state))
-        tip = (
-            self.tr("stopped time so far cost {money} in storage").format(
-                money=money(storage, currency)
+        tips = []
+        if storage:
+            tips.append(
+                self.tr("stopped time so far cost {money} in storage").format(
+                    money=money(storage, currency)
+                )
             )
-            if storage
-            else ""
-        )
-        return Cell(word, tooltip=tip or None)
+        wd = self._watchdog_words(watchdog)
+        if wd:
+            word += " · " + wd
+            if watchdog and watchdog.get("message"):
+                tips.append(str(watchdog["message"]))
+        return Cell(word, tooltip="\n".join(tips) or None)
+
+    def _watchdog_words(self, st: Mapping[str, Any] | None) -> str:
+        """The instance's own watchdog, as the stream last said (hello, then its events)."""
+        if not st or not st.get("armed", True):
+            return ""
+        phase = st.get("phase")
+        if phase == "pending" and st.get("deadline_t"):
+            return self.tr("watchdog acts at {time} unless cancelled").format(
+                time=clock_text(float(st["deadline_t"]))
+            )
+        acted = st.get("acted")
+        if phase == "done" and isinstance(acted, Mapping):
+            return (
+                self.tr("watchdog acted: {outcome}")
+                if acted.get("ok")
+                else self.tr("watchdog failed: {outcome}")
+            ).format(outcome=acted.get("outcome") or "")
+        if phase == "cancelled":
+            return self.tr("watchdog: cancelled")
+        return self.tr("watchdog armed")
 
     def readout(self, t: float) -> str:
         v = self.last_view

@@ -6,8 +6,10 @@ transport)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+from gpufleet.core.wire.messages import Event, Hello
 
 WATCHDOG_ACTIONS = ("provider", "shutdown", "command")
 
@@ -51,3 +53,29 @@ def describe(host: str, st: Mapping[str, Any], now: float | None = None) -> str:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(acted.get("t") or 0)))
         line += f"\n  last action {when}: {acted.get('action')}: {acted.get('outcome')}"
     return line
+
+
+def current_state(hello: Hello | None, events: Sequence[Event]) -> dict[str, Any] | None:
+    """The watchdog's state as the laptop last heard it: ``hello``'s copy (at attach), then
+    every ``watchdog`` event since (warned, acted, stood down). None when it was never armed
+    as far as the stream says."""
+    st: dict[str, Any] | None = None
+    base = hello.raw.get("watchdog") if hello is not None else None
+    if isinstance(base, Mapping):
+        st = dict(base)
+    for ev in events:
+        if ev.type != "watchdog":
+            continue
+        st = dict(st or {"armed": True})
+        for key in ("phase", "action", "alert", "deadline_t", "dry_run"):
+            if key in ev.raw:
+                st[key] = ev.raw[key]
+        if ev.raw.get("phase") == "done":
+            st["acted"] = {
+                "t": ev.t,
+                "action": ev.raw.get("action"),
+                "ok": ev.raw.get("ok"),
+                "outcome": ev.raw.get("outcome"),
+            }
+        st["message"] = ev.message
+    return st
