@@ -89,7 +89,10 @@ class Actions(QObject):
             self._sync_timer.setInterval(int(PROVIDER_SYNC_S * 1000))
             self._sync_timer.timeout.connect(self.sync_providers)
             self._sync_timer.start()
-            QTimer.singleShot(5000, self.sync_providers)
+            self._first_sync = QTimer(self)  # parented: gone with this object
+            self._first_sync.setSingleShot(True)
+            self._first_sync.timeout.connect(self.sync_providers)
+            self._first_sync.start(5000)
         quit_act = QAction(self.tr("&Quit"), menu)
         quit_act.setShortcut("Ctrl+Q")
         quit_act.triggered.connect(window.quit_requested)
