@@ -1870,10 +1870,6 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <source>{n} more alerts; open gpufleet to see them</source>
         <translation>另有 {n} 条告警；打开 gpufleet 查看</translation>
     </message>
-    <message>
-        <source> GPU {n}</source>
-        <translation> GPU {n}</translation>
-    </message>
 </context>
 <context>
     <name>OverviewTab</name>
