@@ -66,6 +66,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_backend_args(p)
     p.add_argument("--state-dir", default=None)
 
+    p = sub.add_parser("watchdog", help="arm, disarm, cancel or show the on-instance watchdog")
+    _add_backend_args(p)
+    p.add_argument("--state-dir", default=None)
+    p.add_argument("cmd", choices=("arm", "disarm", "status", "cancel"))
+    p.add_argument("--action", choices=("provider", "shutdown", "command"), default=None)
+    p.add_argument(
+        "--command", dest="run_command", default=None, help="the command of --action command"
+    )
+    p.add_argument("--idle-s", type=float, default=None, help="idle this long, then warn")
+    p.add_argument("--grace-s", type=float, default=None, help="then wait this long, then act")
+    p.add_argument("--dry-run", action="store_true", default=None, help="only record")
+    p.add_argument("--api-url", default=None, help="the provider's API base URL (tests)")
+
     p = sub.add_parser("info", help="print the inventory as one JSON object")
     _add_backend_args(p)
 
@@ -130,6 +143,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         from gpufleet_sampler import kill
 
         return kill.run(args)
+    if args.command == "watchdog":
+        from gpufleet_sampler.daemon import watchdog_cmd
+
+        return watchdog_cmd.run(args)
     if args.command == "exporter":
         from gpufleet_sampler import exporter
 

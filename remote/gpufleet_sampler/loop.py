@@ -180,3 +180,12 @@ class Sampler(object):
             seq += 1
         self._next_seq = seq
         return out
+
+    def extra(self, msg: Dict[str, Any], wall: float) -> Dict[str, Any]:
+        """A message made outside the tick (the watchdog's events), numbered in the same
+        sequence as the tick's."""
+        out = dict(msg)
+        out["seq"] = self._next_seq
+        out["t"] = round(wall, 3)
+        self._next_seq += 1
+        return out

@@ -124,6 +124,9 @@ EVENT_RETIRED = "retired"
 EVENT_GPU_LOST = "gpu_lost"
 EVENT_NVLINK = "nvlink"
 EVENT_NOTE = "note"
+# The on-instance watchdog (watchdog.py): armed, warned, acted; ``phase`` and ``alert`` say
+# which, so a laptop that reconnects shows what it did meanwhile.
+EVENT_WATCHDOG = "watchdog"
 EVENT_TYPES = (
     EVENT_XID,
     EVENT_ECC,
@@ -132,6 +135,7 @@ EVENT_TYPES = (
     EVENT_GPU_LOST,
     EVENT_NVLINK,
     EVENT_NOTE,
+    EVENT_WATCHDOG,
 )
 
 # Per-link NVLink columns of a ``links`` message (medium tier, every ``links_interval_s``).

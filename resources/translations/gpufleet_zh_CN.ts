@@ -36,6 +36,14 @@
         <translation>从 ~/.ssh/config 导入(&amp;I)…</translation>
     </message>
     <message>
+        <source>Import from a &amp;provider…</source>
+        <translation>从云服务商导入(&amp;P)…</translation>
+    </message>
+    <message>
+        <source>&amp;Watchdog on the selected host…</source>
+        <translation>所选主机上的看门狗(&amp;W)…</translation>
+    </message>
+    <message>
         <source>&amp;Quit</source>
         <translation>退出(&amp;Q)</translation>
     </message>
@@ -58,6 +66,14 @@
     <message>
         <source>{signal} → PID {pid} on {host} failed: {error}</source>
         <translation>{signal} → {host} 上的 PID {pid} 失败：{error}</translation>
+    </message>
+    <message>
+        <source>{host}: billing set to {state}</source>
+        <translation>{host}：计费状态已设为 {state}</translation>
+    </message>
+    <message>
+        <source>select a host first</source>
+        <translation>请先选择一台主机</translation>
     </message>
     <message>
         <source>{name} saved; restart gpufleet without --demo to watch your hosts</source>
@@ -885,6 +901,22 @@
         <translation>预算</translation>
     </message>
     <message>
+        <source>Billing</source>
+        <translation>计费</translation>
+    </message>
+    <message>
+        <source>running</source>
+        <translation>计费中</translation>
+    </message>
+    <message>
+        <source>stopped: storage only</source>
+        <translation>已停止：仅存储计费</translation>
+    </message>
+    <message>
+        <source>ended</source>
+        <translation>已结束</translation>
+    </message>
+    <message>
         <source>cost in this range (currency)</source>
         <translation>此范围内花费（货币）</translation>
     </message>
@@ -905,16 +937,68 @@
         <translation> 只绘制最贵的 {n} 台主机。</translation>
     </message>
     <message>
-        <source>In this range the fleet cost {money}, {pct} % of it while idle (the selected host&apos;s idle part is shaded). </source>
-        <translation>在此时间范围内整个机群花费 {money}，其中 {pct} % 花在空闲时（所选主机的空闲部分以阴影表示）。</translation>
+        <source>{money} ({pct} % idle)</source>
+        <translation>{money}（{pct} % 空闲）</translation>
+    </message>
+    <message>
+        <source>In this range the fleet cost {money} (the selected host&apos;s idle part is shaded). </source>
+        <translation>在此时间范围内整个机群花费 {money}（所选主机的空闲部分以阴影表示）。</translation>
     </message>
     <message>
         <source>At the current rates the next 24 h cost {money}.</source>
         <translation>按当前价格，未来 24 小时将花费 {money}。</translation>
     </message>
     <message>
+        <source>Together about {money} by 24 h from now, {label}.</source>
+        <translation>合计到 24 小时后约 {money}，{label}。</translation>
+    </message>
+    <message>
+        <source>converted at your rates ({rates})</source>
+        <translation>按你设定的汇率换算（{rates}）</translation>
+    </message>
+    <message>
+        <source>Without a rate, not included: {c}.</source>
+        <translation>没有汇率，未计入：{c}。</translation>
+    </message>
+    <message>
         <source>share of the paid time the GPUs were doing work</source>
         <translation>付费时间中 GPU 在工作的比例</translation>
+    </message>
+    <message>
+        <source>Billing: running</source>
+        <translation>计费：运行中</translation>
+    </message>
+    <message>
+        <source>Billing: stopped, paying for storage</source>
+        <translation>计费：已停止，仍付存储费</translation>
+    </message>
+    <message>
+        <source>Billing: ended (returned)</source>
+        <translation>计费：已结束（已退还）</translation>
+    </message>
+    <message>
+        <source>stopped time so far cost {money} in storage</source>
+        <translation>停止期间至今的存储费用为 {money}</translation>
+    </message>
+    <message>
+        <source>watchdog acts at {time} unless cancelled</source>
+        <translation>看门狗将于 {time} 执行，除非取消</translation>
+    </message>
+    <message>
+        <source>watchdog acted: {outcome}</source>
+        <translation>看门狗已执行：{outcome}</translation>
+    </message>
+    <message>
+        <source>watchdog failed: {outcome}</source>
+        <translation>看门狗执行失败：{outcome}</translation>
+    </message>
+    <message>
+        <source>watchdog: cancelled</source>
+        <translation>看门狗：已取消</translation>
+    </message>
+    <message>
+        <source>watchdog armed</source>
+        <translation>看门狗已启用</translation>
     </message>
     <message>
         <source>(idle {money})</source>
@@ -2072,6 +2156,41 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     </message>
 </context>
 <context>
+    <name>ProviderImportDialog</name>
+    <message>
+        <source>Import hosts from a provider</source>
+        <translation>从云服务商导入主机</translation>
+    </message>
+    <message>
+        <source>List instances</source>
+        <translation>列出实例</translation>
+    </message>
+    <message>
+        <source>The API key comes from VAST_API_KEY / RUNPOD_API_KEY / LAMBDA_API_KEY or `gpufleet providers login NAME` (OS keyring).</source>
+        <translation>API 密钥来自 VAST_API_KEY / RUNPOD_API_KEY / LAMBDA_API_KEY，或 `gpufleet providers login NAME`（系统钥匙串）。</translation>
+    </message>
+    <message>
+        <source>Import</source>
+        <translation>导入</translation>
+    </message>
+    <message>
+        <source>asking {provider}…</source>
+        <translation>正在询问 {provider}…</translation>
+    </message>
+    <message>
+        <source>add {name}: {ssh}, {price}</source>
+        <translation>添加 {name}：{ssh}，{price}</translation>
+    </message>
+    <message>
+        <source>update {name}: {fields}</source>
+        <translation>更新 {name}：{fields}</translation>
+    </message>
+    <message>
+        <source>{n} change(s); {other} instance(s) unchanged or without SSH</source>
+        <translation>{n} 项更改；{other} 个实例未变或没有 SSH</translation>
+    </message>
+</context>
+<context>
     <name>Reasons</name>
     <message>
         <source>gpu_idle</source>
@@ -2949,6 +3068,69 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     <message>
         <source>{d} days {h} h</source>
         <translation>{d} 天 {h} 小时</translation>
+    </message>
+</context>
+<context>
+    <name>WatchdogDialog</name>
+    <message>
+        <source>Watchdog on {host}</source>
+        <translation>{host} 上的看门狗</translation>
+    </message>
+    <message>
+        <source>Armed, the sampler on the instance watches for idleness itself (all GPUs under 5 % utilization and 10 % memory), warns, waits the grace period, then acts once, also while this laptop sleeps.</source>
+        <translation>启用后，实例上的采样程序会自行监测空闲（所有 GPU 利用率低于 5 % 且显存低于 10 %），先发出警告，等待宽限期，然后执行一次操作；笔记本休眠时也照常工作。</translation>
+    </message>
+    <message>
+        <source>for the command action, e.g. /root/stop.sh</source>
+        <translation>用于命令操作，例如 /root/stop.sh</translation>
+    </message>
+    <message>
+        <source> min</source>
+        <translation> 分钟</translation>
+    </message>
+    <message>
+        <source>only record what it would do</source>
+        <translation>只记录将要做什么</translation>
+    </message>
+    <message>
+        <source>Action</source>
+        <translation>操作</translation>
+    </message>
+    <message>
+        <source>Command</source>
+        <translation>命令</translation>
+    </message>
+    <message>
+        <source>Idle for</source>
+        <translation>空闲时长</translation>
+    </message>
+    <message>
+        <source>Grace period</source>
+        <translation>宽限期</translation>
+    </message>
+    <message>
+        <source>Dry run</source>
+        <translation>演练</translation>
+    </message>
+    <message>
+        <source>asking the instance…</source>
+        <translation>正在询问实例…</translation>
+    </message>
+    <message>
+        <source>Arm</source>
+        <translation>启用</translation>
+    </message>
+    <message>
+        <source>Cancel pending action</source>
+        <translation>取消待执行的操作</translation>
+    </message>
+    <message>
+        <source>Disarm</source>
+        <translation>停用</translation>
+    </message>
+    <message>
+        <source>Refresh</source>
+        <translation>刷新</translation>
     </message>
 </context>
 <context>

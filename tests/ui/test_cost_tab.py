@@ -4,13 +4,16 @@ figures equal the tracker's since-billing-start ones, which it shows beside them
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 
 import pytest
+from conftest import demo
 from gpufleet.core.fleet.demo import demo_hosts
+from gpufleet.core.wire.messages import parse_object
 from gpufleet.ui.offscreen.screenshots import build_window, prefill
-from gpufleet.ui.tabs.cost import accumulated
+from gpufleet.ui.tabs.cost import CostTab, accumulated
 from gpufleet.ui.viewmodel.summary import money
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
@@ -62,3 +65,85 @@ def test_a_gap_is_billed_but_not_idle_in_the_tab_as_in_the_tracker() -> None:
     assert s.unknown_s == pytest.approx(61)
     _t, c, ic = accumulated(live, "a100-eval", hosts[0].price_per_hour, -math.inf, math.inf)
     assert c[-1] == pytest.approx(s.total) and ic[-1] == pytest.approx(s.idle)
+
+
+def test_cost_tab_totals_per_currency_and_billing_column(qtbot: QtBot) -> None:
+    demo = {h.name: h for h in demo_hosts()}
+    a, b = sorted(n for n, h in demo.items() if h.price_per_hour)[:2]
+    hosts = [
+        dataclasses.replace(demo[a], currency="USD"),
+        dataclasses.replace(demo[b], currency="EUR"),
+    ]
+    now = time.time()
+    live, rules, _ = prefill(hosts, 300.0, now)
+    rules.cost.set_billing(b, "storage")
+    w = build_window(hosts, live, rules, (1400, 900), now)
+    qtbot.addWidget(w)
+    w.set_range(3600.0)
+    w.select_tab("cost")
+    tab = w.current_tab()
+    qtbot.waitUntil(lambda: (w.redraw(), tab.model.rowCount() == 2)[1], timeout=10_000)
+    text = tab.sentence.text()
+    usd = rules.cost.summary(a).projection_24h
+    eur = rules.cost.summary(b).projection_24h
+    # Two totals, one per currency, never their sum.
+    assert money(usd, "USD") in text and money(eur, "EUR") in text
+    assert money(usd + eur, "USD") not in text and "converted" not in text
+    last = tab.model.columnCount() - 1
+    assert tab.model.headerData(last, Qt.Orientation.Horizontal) == "Billing"
+    billing = {tab.model.cell(r, 0).text: tab.model.cell(r, last).text for r in range(2)}
+    assert billing == {a: "running", b: "stopped: storage only"}
+    # The fleet header too: rates and spending per currency.
+    header = w.panel.title.text()
+    pa, pb = hosts[0].price_per_hour, hosts[1].price_per_hour
+    assert f"{money(pb, 'EUR')}, {money(pa, 'USD')}/h" in header  # sorted by currency
+    assert money(pa + pb, "USD") not in header
+    tab.set_exchange_rates("USD", {"EUR": 1.5})
+    w.redraw()
+    text = tab.sentence.text()
+    assert money(usd + 1.5 * eur, "USD") in text and "1 EUR = 1.5 USD" in text
+
+
+def test_billing_set_by_hand_in_the_cost_tab_reaches_the_cost_tracker(qtbot, start_app) -> None:
+    app = start_app(demo("a100-eval"))
+    tab = next(t for t in app.window.tab_list if isinstance(t, CostTab))
+    qtbot.waitUntil(lambda: "a100-eval" in app.window.cost, timeout=60_000)
+    menu = tab.billing_menu("a100-eval")
+    labels = [a.text() for a in menu.actions()]
+    assert labels == [
+        "Billing: running",
+        "Billing: stopped, paying for storage",
+        "Billing: ended (returned)",
+    ]
+    menu.actions()[1].trigger()
+    qtbot.waitUntil(lambda: app.window.cost["a100-eval"].billing == "storage", timeout=30_000)
+
+
+def test_billing_column_shows_the_instance_watchdog(qtbot: QtBot) -> None:
+    hosts = [h for h in demo_hosts() if h.name == "a100-eval"]
+    now = time.time()
+    live, rules, _ = prefill(hosts, 120.0, now)
+    hello = live.hello("a100-eval")
+    ev = {
+        "kind": "event",
+        "seq": 10**9,
+        "t": now,
+        "type": "watchdog",
+        "gpu": None,
+        "code": None,
+        "message": "idle for 900 s: will stop the instance through runpod in 300 s",
+        "phase": "pending",
+        "action": "provider",
+        "alert": "idle_billed@1",
+        "deadline_t": now + 300,
+    }
+    live.feed("a100-eval", parse_object(ev, hello))
+    w = build_window(hosts, live, rules, (1400, 900), now)
+    qtbot.addWidget(w)
+    w.set_range(3600.0)
+    w.select_tab("cost")
+    tab = w.current_tab()
+    qtbot.waitUntil(lambda: (w.redraw(), tab.model.rowCount() == 1)[1], timeout=10_000)
+    cell = tab.model.cell(0, tab.model.columnCount() - 1)
+    assert cell.text.startswith("running · watchdog acts at ") and "unless cancelled" in cell.text
+    assert "will stop the instance through runpod" in (cell.tooltip or "")

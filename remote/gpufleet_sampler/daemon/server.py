@@ -20,6 +20,7 @@ from types import FrameType
 from typing import Any, Deque, Dict, List, Optional
 
 from gpufleet_sampler import procfs, protocol, stream
+from gpufleet_sampler import watchdog as wd
 from gpufleet_sampler.loop import Sampler
 from gpufleet_sampler.ring import Ring
 from gpufleet_sampler.state_dir import (
@@ -123,6 +124,8 @@ class Daemon(object):
         self.sampler: Any = None
         self.backend: Any = None
         self.hello_line = b""
+        self.hello_msg: Dict[str, Any] = {}
+        self.watchdog: Optional[wd.Watchdog] = None
         self.listener: Optional[socket.socket] = None
         self.wake_r: Optional[socket.socket] = None
         self.wake_w: Optional[socket.socket] = None
@@ -159,7 +162,14 @@ class Daemon(object):
             procs_interval=float(self.args.procs_interval),
             start_seq=start_seq,
         )
-        self.hello_line = (protocol.encode(self.sampler.hello()) + "\n").encode("utf-8")
+        self.hello_msg = self.sampler.hello()
+        mem_totals = {}
+        for g in self.hello_msg.get("gpus") or []:
+            total = (g.get("nominal") or {}).get("mem_total_bytes")
+            if isinstance(g.get("index"), int) and total:
+                mem_totals[g["index"]] = float(total)
+        self.watchdog = wd.Watchdog(wd.state_path(self.p.dir, self.p.key), mem_totals)
+        self._build_hello()
         # We hold the lock, so a socket file left here is stale.
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.p.sock)
@@ -189,10 +199,21 @@ class Daemon(object):
             )
         )
 
+    def _build_hello(self) -> None:
+        # While armed, hello says so: the laptop then leaves the alert's action to it.
+        msg = dict(self.hello_msg)
+        if self.watchdog is not None and self.watchdog.armed:
+            msg["watchdog"] = self.watchdog.summary()
+        self.hello_line = (protocol.encode(msg) + "\n").encode("utf-8")
+        if self.watchdog is not None:
+            self.watchdog.changed = False
+
     def _on_signal(self, signum: int, frame: Optional[FrameType]) -> None:
         self.stopping = True
 
     def close(self) -> None:
+        if self.watchdog is not None:
+            self.watchdog.wait(30.0)  # a provider stop under way is let finish
         for c in list(self.clients.values()):
             self._drop(c, None)
         if self.listener is not None:
@@ -236,7 +257,7 @@ class Daemon(object):
                 continue
             if self.clients_attached():
                 self.last_client_mono = now
-            elif now - self.last_client_mono >= self.idle_exit:
+            elif now - self.last_client_mono >= self.idle_exit and not self._watching():
                 _log("no client for {:.0f} s: exiting".format(self.idle_exit))
                 break
             timeout = deadline - now
@@ -244,6 +265,11 @@ class Daemon(object):
                 timeout = min(timeout, max(0.0, self.last_client_mono + self.idle_exit - now))
             for key, mask in self.sel.select(timeout):
                 self.handle(key, mask)
+
+    def _watching(self) -> bool:
+        # An armed watchdog keeps the daemon up: it is what watches while no one is attached.
+        w = self.watchdog
+        return w is not None and w.phase in ("watching", "pending", "cancelled", "acting")
 
     def clients_attached(self) -> bool:
         return any(c.mode == "attach" for c in self.clients.values())
@@ -256,6 +282,14 @@ class Daemon(object):
             if self.errors <= 10 or self.errors % 1000 == 0:
                 _log("tick failed ({} so far): {!r}".format(self.errors, e))
             return
+        w = self.watchdog
+        if w is not None and w.armed:
+            for m in list(msgs):
+                if m.get("kind") == protocol.KIND_SAMPLE:
+                    for ev in w.observe(m.get("gpus") or [], mono, wall):
+                        msgs.append(self.sampler.extra(ev, wall))
+            if w.changed:
+                self._build_hello()
         lines = []
         xid_seen = False
         for m in msgs:
@@ -381,6 +415,17 @@ class Daemon(object):
         c.mode = "reply"
         if op == "status":
             reply = self.status()
+        elif op == "watchdog" and self.watchdog is not None:
+            cfg = req.get("config")
+            try:
+                state = self.watchdog.request(
+                    str(req.get("cmd")), cfg if isinstance(cfg, dict) else None
+                )
+                reply = {"ok": True, "watchdog": state}
+            except ValueError as e:
+                reply = {"ok": False, "message": str(e), "watchdog": self.watchdog.summary()}
+            if self.watchdog.changed:
+                self._build_hello()
         elif op == "stop":
             reply = {"ok": True, "pid": os.getpid(), "run_id": self.sampler.run_id}
             self.stopping = True
@@ -494,6 +539,7 @@ class Daemon(object):
             "ring_lines": len(self.ring),
             "xid_count": self.xid_count,
             "socket": self.p.sock,
+            "watchdog": self.watchdog.summary() if self.watchdog is not None else None,
         }
 
     def write_state(self, running: bool) -> None:

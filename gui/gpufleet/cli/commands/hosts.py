@@ -6,12 +6,14 @@
     gpufleet hosts list [--format table|json]
     gpufleet hosts remove NAME
     gpufleet hosts import-ssh-config [--all | ALIAS ...] [--ssh-config PATH]
+    gpufleet hosts import --provider vast|runpod|lambda [--api-url URL] [--yes]
+    gpufleet hosts bill NAME [--pause | --resume | --end]
     gpufleet hosts set-secret NAME [--kind password|key-passphrase] [--delete]
     gpufleet hosts forget-key NAME
 
-Exit codes: 0 done; 1 failure (a malformed config file, an unusable keyring); 2 bad usage
-(a bad --ssh command, a bad name, a host that already exists, nothing to import);
-8 no such host / alias.
+Exit codes: 0 done; 1 failure (a malformed config file, an unusable keyring, a provider's
+API refused or failed); 2 bad usage (a bad --ssh command, a bad name, a host that already
+exists, nothing to import, an import not confirmed); 8 no such host / alias.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import getpass
 import json
 import re
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +31,14 @@ from gpufleet.cli.errors import EXIT_FAILURE, EXIT_NOT_FOUND, EXIT_OK, EXIT_USAG
 from gpufleet.core.config import configfile as config
 from gpufleet.core.config import secrets
 from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.cost import billing
 from gpufleet.core.link import hostkeys
 from gpufleet.core.link import ssh_config as sshconfig
 from gpufleet.core.link.ssh_command import SshCommandError, parse_ssh_command
+from gpufleet.core.providers import importing
+from gpufleet.core.providers import registry as providers
+from gpufleet.core.providers.actions import FileActionRecord, ProviderActions
+from gpufleet.core.providers.base import BillingState, ProviderError
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}$")
 _EPILOG = (
@@ -100,6 +108,42 @@ def register(subparsers: Any) -> None:
     imp.add_argument("--all", action="store_true", help="import every concrete Host alias")
     imp.add_argument("--ssh-config", type=Path, default=None, metavar="PATH")
     imp.set_defaults(func=_import)
+
+    pi = sub.add_parser(
+        "import",
+        help="add or update hosts from a provider account (vast.ai, RunPod, Lambda)",
+        description="Reads the account's instances through the provider's API (key from "
+        "VAST_API_KEY / RUNPOD_API_KEY / LAMBDA_API_KEY or `gpufleet providers login`) and "
+        "adds or updates hosts: name, SSH command, price, currency, provider id. Shows the "
+        "changes first; --yes applies them without asking.",
+        epilog=_EPILOG,
+    )
+    pi.add_argument("--provider", required=True, choices=providers.names())
+    pi.add_argument("--api-url", metavar="URL", help="the provider's API base URL")
+    pi.add_argument("--yes", action="store_true", help="apply without asking")
+    pi.set_defaults(func=_import_provider)
+
+    bi = sub.add_parser(
+        "bill",
+        help="show or set a host's billing state (running, stopped paying storage, ended)",
+        description="Without an option, shows the billing state and its history. --pause: "
+        "the instance is stopped and bills storage only (its storage_per_hour); --resume: "
+        "billed again; --end: returned, nothing billed any more.",
+        epilog=_EPILOG,
+    )
+    bi.add_argument("name", metavar="NAME")
+    what = bi.add_mutually_exclusive_group()
+    what.add_argument("--pause", dest="state", action="store_const", const="storage")
+    what.add_argument("--resume", dest="state", action="store_const", const="running")
+    what.add_argument("--end", dest="state", action="store_const", const="ended")
+    what.add_argument(
+        "--sync",
+        action="store_true",
+        help="take the state from the provider (hosts imported with `hosts import`)",
+    )
+    bi.add_argument("--note", default="", help="a note kept with the change")
+    bi.add_argument("--api-url", metavar="URL", help="the provider's API base URL (--sync)")
+    bi.set_defaults(func=_bill)
 
     ss = sub.add_parser(
         "set-secret",
@@ -342,3 +386,135 @@ def _forget_key(args: argparse.Namespace) -> int:
             f"it: run `ssh-keygen -R '{resolved}'` if it is stale"
         )
     return EXIT_OK
+
+
+# -- provider import and billing ----------------------------------------------------------
+
+
+def _price(h: HostConfig | None) -> str:
+    if h is None or h.price_per_hour is None:
+        return "-"
+    return f"{h.price_per_hour:g} {h.currency}/h"
+
+
+def _import_provider(args: argparse.Namespace) -> int:
+    try:
+        prov = providers.open_provider(args.provider, args.api_url)
+        instances = prov.list_instances()
+    except ProviderError as e:
+        code = EXIT_USAGE if e.kind == "no_key" else EXIT_FAILURE
+        raise CliError(str(e), code) from None
+    cfg = _load()
+    changes = importing.plan(cfg.hosts, instances)
+    if not changes:
+        print(f"{prov.label}: no instances in the account")
+        return EXIT_OK
+    for c in changes:
+        inst = c.instance
+        gpu = f"{inst.gpu_count or 1}x {inst.gpu_name}" if inst.gpu_name else "?"
+        if c.kind == "add" and c.host is not None:
+            ssh = inst.ssh_command or "-"
+            print(f"  add     {c.host.name}: {ssh}, {gpu}, {_price(c.host)} ({inst.state})")
+        elif c.kind == "update" and c.host is not None and c.before is not None:
+            diffs = ", ".join(
+                f"{f} {getattr(c.before, f)!r} -> {getattr(c.host, f)!r}" for f in c.fields
+            )
+            print(f"  update  {c.host.name}: {diffs}")
+        elif c.kind == "same" and c.host is not None:
+            print(f"  same    {c.host.name} ({inst.state})")
+        elif c.kind == "ended" and c.before is not None:
+            print(f"  ended   {c.before.name}: the instance is gone at {prov.label} (kept here)")
+        elif c.kind == "no_ssh":
+            name = c.before.name if c.before else inst.name
+            print(f"  skip    {name}: no SSH endpoint yet ({inst.state})")
+    todo = [c for c in changes if c.kind in ("add", "update")]
+    if not todo:
+        print("nothing to change")
+    elif not args.yes:
+        if not sys.stdin.isatty():
+            print("nothing changed: run again with --yes to apply")
+            return EXIT_USAGE
+        answer = input(f"apply {len(todo)} change(s) to {config.config_file_path()}? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            print("nothing changed")
+            return EXIT_OK
+    if todo:
+        cfg.hosts = importing.apply(cfg.hosts, changes)
+        _save(cfg)
+        print(f"applied {len(todo)} change(s)")
+    _record_provider_billing(changes)
+    return EXIT_OK
+
+
+def _record_provider_billing(changes: list[importing.Change]) -> None:
+    """The provider's word on each imported host's billing state goes into the ledger."""
+    try:
+        ledger = billing.BillingLedger.load()
+    except billing.BillingFileError as e:
+        print(f"gpufleet: note: billing states not recorded: {e}", file=sys.stderr)
+        return
+    now = time.time()
+    changed = False
+    for c in changes:
+        host = c.host or c.before
+        if host is None or (c.kind == "no_ssh" and c.before is None):
+            continue
+        state = "ended" if c.kind == "ended" else c.instance.billing
+        if state is not None:
+            changed |= ledger.record(host.name, state, now, "provider", c.instance.state)
+    if changed:
+        ledger.save()
+
+
+def _bill(args: argparse.Namespace) -> int:
+    cfg = _load()
+    host = _find(cfg, args.name)
+    try:
+        ledger = billing.BillingLedger.load()
+    except billing.BillingFileError as e:
+        raise CliError(str(e), EXIT_FAILURE) from None
+    if args.sync:
+        if not host.provider:
+            raise CliError(f"{host.name} was not imported from a provider", EXIT_USAGE)
+        found: list[BillingState] = []
+        acts = ProviderActions(
+            {host.name: host}.get,
+            FileActionRecord(),
+            opener=lambda name: providers.open_provider(name, args.api_url),
+            on_billing=lambda h, st: found.append(st),
+        )
+        outcome = acts.sync_billing(host.name)
+        if outcome.rc:
+            raise CliError(outcome.message, EXIT_FAILURE)
+        print(f"{outcome.message} at {host.provider}")
+        if not found:
+            print(f"{host.name}: the provider's state does not say how it is billed")
+            return EXIT_OK
+        args.state = found[-1]
+        args.note = args.note or f"from {host.provider}"
+    if args.state is None:
+        print(f"{host.name}: {_STATE_WORDS[ledger.state(host.name)]}")
+        for ch in ledger.history(host.name):
+            when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ch.t))
+            note = f" ({ch.note})" if ch.note else ""
+            print(f"  {when}  {ch.state:<8} {ch.source}{note}")
+        return EXIT_OK
+    source = "provider" if args.sync else "hand"
+    if ledger.record(host.name, args.state, time.time(), source, args.note):
+        ledger.save()
+        print(f"{host.name}: {_STATE_WORDS[args.state]}")
+    else:
+        print(f"{host.name}: already {_STATE_WORDS[args.state]}")
+    if args.state == "storage" and host.storage_per_hour is None:
+        print(
+            f"note: {host.name} has no storage_per_hour: its stopped time is billed as 0 "
+            "(set it in config.toml where the provider charges for the disk)"
+        )
+    return EXIT_OK
+
+
+_STATE_WORDS = {
+    "running": "running (billed at its price per hour)",
+    "storage": "stopped, paying for storage only",
+    "ended": "ended (nothing billed)",
+}

@@ -4,6 +4,7 @@ A rule's ``actions`` (in rules.toml) are tables like::
 
     { type = "local", command = "vastai stop instance $MY_ID", grace_s = 120, dry_run = false }
     { type = "remote", command = "sudo shutdown -h now", grace_s = 300 }
+    { type = "provider", command = "stop", grace_s = 300 }   (terminate: allow_terminate = true)
 
 When an alert fires, each action waits its grace period (the user can cancel it meanwhile),
 then runs, unless ``dry_run`` (the default is false; the log then says what would have run).
@@ -12,7 +13,9 @@ A local command runs through the shell with the alert in the environment
 ``_TITLE``, ``_SENTENCE``, and the whole alert as ``GPUFLEET_ALERT_JSON``): the alert is never
 pasted into the command line, so its values cannot inject shell syntax. A remote command goes
 through ``run_remote(host, command) -> (exit code, output)``, supplied by the caller (the
-fleet), which keeps this module free of SSH. Every outcome (ran, failed, dry run, cancelled)
+fleet), which keeps this module free of SSH. A provider action (stop or terminate the
+instance through its provider's API) goes through ``run_provider(alert, spec)``, supplied by
+the caller (``gpufleet.core.providers.actions``). Every outcome (ran, failed, dry run, cancelled)
 is one line of the audit log.
 
 With an ``AlertLifecycle``, each action of a firing runs at most once across restarts: it is
@@ -41,6 +44,7 @@ from gpufleet.core.text.catalogue import alert_sentence, alert_title
 log = logging.getLogger(__name__)
 
 RunRemote = Callable[[str, str], tuple[int, str]]
+RunProvider = Callable[[Alert, "ActionSpec"], tuple[int, str]]
 Audit = Callable[[dict[str, Any]], None]
 OUTPUT_MAX: Final = 4000
 
@@ -49,6 +53,8 @@ CANCELLED: Final = "cancelled"
 RAN: Final = "ran"
 FAILED: Final = "failed"
 DRY_RUN: Final = "dry_run"
+SKIPPED: Final = "skipped"  # a provider action already done, or left to the instance's watchdog
+SKIP_RC: Final = 3  # what run_provider returns for it
 
 
 class ActionError(ValueError):
@@ -62,14 +68,21 @@ class ActionSpec:
     grace_s: float = 60.0
     dry_run: bool = False
     timeout_s: float = 120.0
+    allow_terminate: bool = False  # provider actions: terminate (loses the disk) opted in
 
     @classmethod
     def from_mapping(cls, d: Mapping[str, Any]) -> ActionSpec:
         typ, cmd = d.get("type"), d.get("command")
-        if typ not in ("local", "remote"):
-            raise ActionError(f"action type must be 'local' or 'remote', got {typ!r}")
+        if typ not in ("local", "remote", "provider"):
+            raise ActionError(f"action type must be 'local', 'remote' or 'provider', got {typ!r}")
         if not isinstance(cmd, str) or not cmd.strip():
             raise ActionError("action command must be a non-empty string")
+        if typ == "provider" and cmd not in ("stop", "terminate"):
+            raise ActionError(f"a provider action's command is 'stop' or 'terminate', not {cmd!r}")
+        if typ == "provider" and cmd == "terminate" and d.get("allow_terminate") is not True:
+            raise ActionError(
+                "a provider terminate loses the instance's disk: it needs allow_terminate = true"
+            )
         try:
             return cls(
                 type=str(typ),
@@ -77,6 +90,7 @@ class ActionSpec:
                 grace_s=float(d.get("grace_s", 60.0)),
                 dry_run=bool(d.get("dry_run", False)),
                 timeout_s=float(d.get("timeout_s", 120.0)),
+                allow_terminate=d.get("allow_terminate") is True,
             )
         except (TypeError, ValueError) as e:
             raise ActionError(f"action {cmd!r}: {e}") from None
@@ -131,8 +145,10 @@ class ActionRunner:
         audit: Audit | None = None,
         on_done: Callable[[ActionRun], None] | None = None,
         lifecycle: AlertLifecycle | None = None,
+        run_provider: RunProvider | None = None,
     ) -> None:
         self._run_remote = run_remote
+        self._run_provider = run_provider
         self.lifecycle = lifecycle
         self._audit = audit or _default_audit(demo)
         self._on_done = on_done
@@ -255,10 +271,18 @@ class ActionRunner:
             done = self._set(run, state=FAILED, output=f"{type(e).__name__}: {e}")
             self._log(done, "could not run")
             return
+        if spec.type == "provider" and rc == SKIP_RC:
+            done = self._set(run, state=SKIPPED, rc=rc, output=output[-OUTPUT_MAX:])
+            self._log(done, "skipped")
+            return
         done = self._set(run, state=RAN if rc == 0 else FAILED, rc=rc, output=output[-OUTPUT_MAX:])
         self._log(done, "ran" if rc == 0 else f"exited {rc}")
 
     def _execute(self, spec: ActionSpec, alert: Alert) -> tuple[int, str]:
+        if spec.type == "provider":
+            if self._run_provider is None:
+                raise ActionError("no provider API configured here")
+            return self._run_provider(alert, spec)
         if spec.type == "remote":
             if self._run_remote is None:
                 raise ActionError("no way to run remote commands here")

@@ -78,7 +78,7 @@ _RULE_KEYS: Final = frozenset(
     }
 )
 _OVERRIDE_KEYS: Final = _RULE_KEYS - {"condition", "hosts", "description"}
-_ACTION_TYPES: Final = ("local", "remote")
+_ACTION_TYPES: Final = ("local", "remote", "provider")
 HISTORY_LEN: Final = 2000
 # Ticks further apart than this mean the laptop slept (or the app was frozen): the stall
 # clock restarts instead of counting the sleep as the sampler's silence.
@@ -173,7 +173,9 @@ def _check_actions(where: str, actions: Any) -> tuple[Mapping[str, Any], ...]:
         if not isinstance(a, Mapping):
             raise RulesError(f"{where}: action {i + 1} must be a table")
         if a.get("type") not in _ACTION_TYPES:
-            raise RulesError(f"{where}: action {i + 1}: type must be 'local' or 'remote'")
+            raise RulesError(
+                f"{where}: action {i + 1}: type must be 'local', 'remote' or 'provider'"
+            )
         if not isinstance(a.get("command"), str) or not a["command"].strip():
             raise RulesError(f"{where}: action {i + 1}: command must be a non-empty string")
     return tuple(dict(a) for a in actions)

@@ -22,7 +22,9 @@ class HostConfig:
     first connection counts as the start). ``collector`` says what reads the GPUs there:
     ``sampler`` (the NVML sampler, needs python3 >= 3.8), ``nvidia-smi`` (its CSV and XML
     output, for minimal images; no offline ring, no kill), or ``auto``: the sampler, and
-    nvidia-smi when the host has no python3 >= 3.8.
+    nvidia-smi when the host has no python3 >= 3.8. ``provider``/``provider_id`` tie an
+    imported host to its instance at the provider (for billing state and stop/terminate
+    actions).
     """
 
     name: str
@@ -46,6 +48,11 @@ class HostConfig:
     allow_sudo_kill: bool = False
     rule_overrides: dict[str, dict[str, object]] = field(default_factory=dict)
     collector: CollectorName = "auto"
+    # Imported from a provider's API (core.providers): its name ("vast", "runpod", "lambda")
+    # and the instance's id there; what a stopped instance keeps costing per hour (storage).
+    provider: str | None = None
+    provider_id: str | None = None
+    storage_per_hour: float | None = None
 
     @property
     def label(self) -> str:

@@ -23,8 +23,9 @@ log = logging.getLogger(__name__)
 
 SERVICE = "gpufleet"
 # webhook-url: core.notify; token: Prometheus bearer tokens and the Alertmanager receiver's
-# shared token (core.promsource, core.am_receiver)
-SecretKind = Literal["password", "key-passphrase", "webhook-url", "token"]
+# shared token (core.promsource, core.am_receiver); api-key: a rental provider's account key
+# (core.providers, under the name ``provider/<name>``, which no host name can take)
+SecretKind = Literal["password", "key-passphrase", "webhook-url", "token", "api-key"]
 SECRET_KINDS: tuple[str, ...] = get_args(SecretKind)
 
 _ADVICE = (

@@ -2,8 +2,16 @@
 
 Definitions (the same as the rules and the plots, DESIGN.md "Definitions"):
 
-- billed time = wall time from the billing start (``HostConfig.billing_start``, else the first
-  sample) to the latest time seen, connected or not: providers bill while the instance exists;
+- billed time = the time the instance was billed: from the billing start
+  (``HostConfig.billing_start``, else the first sample) on, measured between consecutive
+  samples on the sampler's monotonic clock (``mono``), never on the instance's wall clock,
+  which can jump (a clock set a day forward bills nothing extra). The sampler's ring replays
+  what it sampled while the laptop was away, so a disconnection is billed too. An interval
+  across an instance reboot (the monotonic clock restarts) is not billed from the samples;
+- billing state (``set_billing``, from the provider or set by hand, ``core.cost.billing``):
+  ``running`` bills ``price_per_hour``; ``storage`` (stopped, disk kept) bills
+  ``storage_per_hour`` (nothing where unknown) and counts neither busy nor idle; ``ended``
+  bills nothing;
 - busy / idle time = sample intervals during which the host was busy / idle (a host is idle
   when all its GPUs are: utilization < 5 % and memory used < 10 % of capacity). Each interval
   between two consecutive samples takes the state of its first sample;
@@ -13,8 +21,10 @@ Definitions (the same as the rules and the plots, DESIGN.md "Definitions"):
   paid for that the GPUs spent computing (unknown time counts as not computing);
 - projection = the cost at the end of the next 24 h at the current price.
 
-Costs are ``None`` where the host has no price. Everything is a pure function of the samples
-fed, in the samples' own time, so a replay gives the same figures as the live run.
+Costs are ``None`` where the host has no price, in the host's own currency: totals across
+hosts are per currency (``core.cost.totals``), never added across currencies. Everything
+is a pure function of the samples (and billing changes) fed, so a replay gives the same
+figures as the live run.
 """
 
 from __future__ import annotations
@@ -27,6 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.cost.billing import BillingState
 from gpufleet.core.cost.idle import gpu_is_idle
 from gpufleet.core.wire.messages import Hello, Message, Sample, Value
 
@@ -65,6 +76,9 @@ class CostSummary:
     budget_used_frac: float | None
     budget_exhausted_t: float | None
     advice: tuple[Advice, ...] = ()
+    billing: BillingState = "running"
+    storage_s: float = 0.0  # time stopped, paying storage (not part of billed_s)
+    storage: float | None = None  # what that storage time cost
 
     def to_json(self) -> dict[str, Any]:
         d = {k: v for k, v in self.__dict__.items() if k != "advice"}
@@ -89,6 +103,11 @@ class _HostCost:
     mem_total: dict[int, float] = field(default_factory=dict)
     first_t: float | None = None
     last_t: float | None = None
+    prev_mono: float | None = None
+    billing: BillingState = "running"
+    pre_s: float = 0.0  # billed before the first sample (from billing_start)
+    billed_s: float = 0.0  # GPU-billed time measured between samples
+    storage_s: float = 0.0
     prev_idle: bool | None = None
     prev_util: float | None = None
     busy_s: float = 0.0
@@ -183,6 +202,13 @@ class CostTracker:
                 if total:
                     hc.mem_total[g.index] = float(total)
 
+    def set_billing(self, host: str, state: BillingState) -> None:
+        """From the next interval on, ``host`` is billed as ``state``."""
+        self._get(host).billing = state
+
+    def billing(self, host: str) -> BillingState:
+        return self._get(host).billing
+
     def tick(self, host: str, t: float) -> None:
         """Advance the billed time to ``t`` without a sample (a disconnected host)."""
         hc = self._get(host)
@@ -201,19 +227,30 @@ class CostTracker:
         start = hc.cfg.billing_start if hc.cfg is not None else None
         if hc.first_t is None:
             hc.first_t = t
-        prev_t = hc.last_t
-        if prev_t is not None and t > prev_t and hc.prev_idle is not None:
-            a = prev_t if start is None else max(prev_t, start)
-            dt = t - a
-            if dt > 0 and t - prev_t <= gap_limit(hc.interval_s):
-                if hc.prev_idle:
-                    hc.idle_s += dt
-                else:
-                    hc.busy_s += dt
-                hc.util_s += (hc.prev_util or 0.0) * dt
-                self._periodicity(hc, dt)
-        if prev_t is None or t >= prev_t:
-            hc.last_t = t
+            if start is not None and t > start:
+                hc.pre_s = t - start  # billed before gpufleet saw it: unknown time
+        prev_mono = hc.prev_mono
+        # The interval since the previous sample, on the sampler's monotonic clock; one that
+        # ends before the billing start is not billed, and one across a reboot (the clock
+        # went back) is not known from the samples.
+        # (Rounded to the wire's microseconds, so that sums of whole seconds stay whole.)
+        dt = round(s.mono - prev_mono, 6) if prev_mono is not None and s.mono > prev_mono else 0.0
+        if start is not None and t <= start:
+            dt = 0.0
+        if dt > 0:
+            if hc.billing == "running":
+                hc.billed_s += dt
+                if hc.prev_idle is not None and dt <= gap_limit(hc.interval_s):
+                    if hc.prev_idle:
+                        hc.idle_s += dt
+                    else:
+                        hc.busy_s += dt
+                    hc.util_s += (hc.prev_util or 0.0) * dt
+                    self._periodicity(hc, dt)
+            elif hc.billing == "storage":
+                hc.storage_s += dt
+        hc.prev_mono = s.mono
+        hc.last_t = t  # the latest sample's clock (after a jump back, the corrected one)
         # This sample's state holds until the next one.
         all_idle = True
         util_sum, n_util = 0.0, 0
@@ -258,15 +295,11 @@ class CostTracker:
         if hc is None or hc.cfg is None or not hc.cfg.budget or hc.cfg.price_per_hour is None:
             return None, None
         used = self._billed_s(hc) / 3600.0 * hc.cfg.price_per_hour
+        used += hc.storage_s / 3600.0 * (hc.cfg.storage_per_hour or 0.0)
         return used / hc.cfg.budget, used
 
     def _billed_s(self, hc: _HostCost) -> float:
-        start = hc.cfg.billing_start if hc.cfg is not None else None
-        if start is None:
-            start = hc.first_t
-        if start is None or hc.last_t is None:
-            return 0.0
-        return max(0.0, hc.last_t - start)
+        return hc.pre_s + hc.billed_s
 
     def hosts(self) -> list[str]:
         return list(self._hosts)
@@ -281,12 +314,22 @@ class CostTracker:
         def money(seconds: float) -> float | None:
             return None if price is None else seconds / 3600.0 * price
 
+        store_price = cfg.storage_per_hour if cfg is not None else None
+        storage = (
+            hc.storage_s / 3600.0 * store_price
+            if store_price is not None
+            else (0.0 if price is not None else None)
+        )
         total = money(billed)
+        if total is not None and storage is not None:
+            total += storage
+        # What it keeps costing per hour in its billing state.
+        rate = {"running": price, "storage": store_price or 0.0, "ended": 0.0}[hc.billing]
         budget = cfg.budget if cfg is not None else None
         frac = total / budget if total is not None and budget else None
         exhausted = None
-        if budget and price and total is not None and hc.last_t is not None:
-            exhausted = hc.last_t + (budget - total) / price * 3600.0
+        if budget and rate and total is not None and hc.last_t is not None:
+            exhausted = hc.last_t + (budget - total) / rate * 3600.0
         start = (
             cfg.billing_start if cfg is not None and cfg.billing_start is not None else hc.first_t
         )
@@ -304,13 +347,16 @@ class CostTracker:
             busy=money(hc.busy_s),
             idle=money(hc.idle_s),
             unknown=money(unknown),
-            rate_per_h=price,
+            rate_per_h=rate if price is not None else None,
             effective_ratio=hc.util_s / billed if billed > 0 else None,
-            projection_24h=None if total is None or price is None else total + 24.0 * price,
+            projection_24h=None if total is None or rate is None else total + 24.0 * rate,
             budget=budget,
             budget_used_frac=frac,
             budget_exhausted_t=exhausted,
             advice=tuple(self._advice(hc)),
+            billing=hc.billing,
+            storage_s=hc.storage_s,
+            storage=storage if price is not None else None,
         )
 
     def _advice(self, hc: _HostCost) -> list[Advice]:

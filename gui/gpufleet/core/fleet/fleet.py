@@ -311,6 +311,33 @@ class Fleet:
             raise FleetError(f"{h.name}: the sampler's check gave no result: {detail}", "sampler")
         return obj
 
+    def watchdog(
+        self, host: str, cmd: str, options: list[str] | None = None, timeout: float = 60.0
+    ) -> dict[str, Any]:
+        """The on-instance watchdog's ``arm|disarm|status|cancel`` (its JSON reply). Arming
+        starts the daemon first: it is the daemon that watches. Blocking."""
+        h = self._host(host)
+        try:
+            transport = self._open(h)
+            try:
+                prefix = transport.ensure_sampler()
+                sd = self._state_dir_for(h)
+                if cmd == "arm":
+                    transport.run(samplercmd.daemon_argv(prefix, h, sd), timeout=timeout)
+                argv = samplercmd.watchdog_argv(prefix, h, cmd, options, sd)
+                rc, out, err = transport.run(argv, timeout=timeout)
+            finally:
+                transport.close()
+        except TransportError as e:
+            raise FleetError(str(e), e.kind) from e
+        obj = _last_json_object(out)
+        if obj is None:
+            detail = last_line(err) or last_line(out) or f"exit status {rc}"
+            raise FleetError(
+                f"{h.name}: the sampler's watchdog gave no answer: {detail}", "sampler"
+            )
+        return obj
+
     def run_shell(self, host: str, command: str, timeout: float = 120.0) -> tuple[int, str]:
         """Run a shell command line on a host (a rule's remote action, e.g. ``sudo shutdown
         -h now``): (exit status, output). Blocking: call it off the GUI thread. The caller

@@ -76,3 +76,19 @@ def kill_argv(
     if watch_s > 0:
         argv += ["--watch", f"{watch_s:g}"]
     return [*argv, "--sudo"] if sudo else argv
+
+
+def daemon_argv(prefix: list[str], host: HostConfig, state_dir: str | None = None) -> list[str]:
+    """Start (or find) the daemon; it prints its status and exits 0 either way."""
+    return [*prefix, "daemon", *backend_args(host), *_state(state_dir)]
+
+
+def watchdog_argv(
+    prefix: list[str],
+    host: HostConfig,
+    cmd: str,
+    options: list[str] | None = None,
+    state_dir: str | None = None,
+) -> list[str]:
+    """``watchdog arm|disarm|status|cancel`` with the arm options (``--action`` …)."""
+    return [*prefix, "watchdog", *backend_args(host), *_state(state_dir), cmd, *(options or [])]

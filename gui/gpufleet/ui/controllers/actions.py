@@ -7,17 +7,29 @@ signals and end in the status bar. The fleet writes the audit log of every kill.
 from __future__ import annotations
 
 import logging
-from typing import Any
+import time
+from typing import Any, cast
 
-from PySide6.QtCore import QCoreApplication, QObject, QThreadPool, Signal
+from PySide6.QtCore import QCoreApplication, QObject, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QAction
 
+from gpufleet.core.cost.billing import (
+    BILLING_STATES,
+    BillingLedger,
+    BillingState,
+    record_and_apply,
+)
+from gpufleet.core.providers.actions import FileActionRecord, ProviderActions
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.core.wire.messages import Proc
 from gpufleet.ui.background.worker import run_in_pool
+from gpufleet.ui.dialogs.hosts import ProviderImportDialog
 from gpufleet.ui.dialogs.kill import KillDialog
+from gpufleet.ui.dialogs.watchdog import WatchdogDialog
+from gpufleet.ui.tabs.cost import CostTab
 
 log = logging.getLogger(__name__)
+PROVIDER_SYNC_S = 300.0  # providers rate-limit their APIs: one list per provider per 5 min
 GRACE_S = 5.0
 # How long NVML is watched after a kill for the GPU memory to be released.
 WATCH_S = 15.0
@@ -46,6 +58,7 @@ class Actions(QObject):
         self.pool = pool
         self.demo = demo
         self.kill_dialog: KillDialog | None = None
+        self._syncing = False
         window.memory.kill_requested.connect(self.request_kill)
         window.memory.kill_tree_requested.connect(
             lambda host, proc: self.request_kill(host, proc, tree=True)
@@ -56,13 +69,30 @@ class Actions(QObject):
                 (self.tr("&Add host…"), self.add_host),
                 (self.tr("&Edit selected host…"), self.edit_host),
                 (self.tr("&Import from ~/.ssh/config…"), self.import_hosts),
+                (self.tr("Import from a &provider…"), self.import_from_provider),
+                (self.tr("&Watchdog on the selected host…"), self.watchdog),
             )
         ):
             act = QAction(text, menu)
             act.triggered.connect(slot)
-            act.setEnabled(not demo or i == 0)  # the demo fleet can only point to "add"
+            # The demo fleet can only point to "add" (and its simulated watchdog).
+            act.setEnabled(not demo or i in (0, 4))
             menu.addAction(act)
         menu.addSeparator()
+        for tab in window.tab_list:
+            if isinstance(tab, CostTab):
+                tab.billing_requested.connect(self.set_billing)
+        if not demo:
+            run_in_pool(BillingLedger.load, self._billing_loaded, self._billing_failed, pool)
+            # Billing follows the instance: the providers' word on provider-backed hosts.
+            self._sync_timer = QTimer(self)
+            self._sync_timer.setInterval(int(PROVIDER_SYNC_S * 1000))
+            self._sync_timer.timeout.connect(self.sync_providers)
+            self._sync_timer.start()
+            self._first_sync = QTimer(self)  # parented: gone with this object
+            self._first_sync.setSingleShot(True)
+            self._first_sync.timeout.connect(self.sync_providers)
+            self._first_sync.start(5000)
         quit_act = QAction(self.tr("&Quit"), menu)
         quit_act.setShortcut("Ctrl+Q")
         quit_act.triggered.connect(window.quit_requested)
@@ -166,6 +196,88 @@ class Actions(QObject):
         dlg = ImportDialog(self.window, set(self.window.hosts), pool=self.pool)
         dlg.imported.connect(self._hosts_imported)
         dlg.open()
+
+    # -- billing -----------------------------------------------------------------------------
+
+    def _billing_loaded(self, ledger: Any) -> None:
+        alerting = self.bridge.hub.alerting
+        if alerting is not None:
+            cost = alerting.engine.cost
+            self.bridge.post(lambda: ledger.apply(cost.set_billing))
+
+    def sync_providers(self) -> None:
+        """Ask each provider for its hosts' states (off the GUI thread); a changed billing
+        state goes into billing.json and the cost tracker."""
+        hosts = [h for h in self.window.hosts.values() if h.provider and h.provider_id]
+        alerting = self.bridge.hub.alerting
+        if self.demo or not hosts or alerting is None or self._syncing:
+            return
+        cost, bridge = alerting.engine.cost, self.bridge
+
+        def apply(host: str, state: BillingState) -> None:
+            bridge.post(lambda: cost.set_billing(host, state))
+
+        acts = ProviderActions(
+            {h.name: h for h in hosts}.get, FileActionRecord(), on_billing=record_and_apply(apply)
+        )
+        self._syncing = True
+        run_in_pool(lambda: acts.sync_fleet(hosts), self._synced, self._sync_failed, self.pool)
+
+    def _synced(self, outcomes: Any) -> None:
+        self._syncing = False
+        failed = [o.message for o in outcomes.values() if o.rc]
+        if failed:
+            log.warning("provider billing sync: %s", "; ".join(dict.fromkeys(failed)))
+
+    def _sync_failed(self, e: BaseException) -> None:
+        self._syncing = False
+        log.warning("provider billing sync failed: %s", e)
+
+    def _billing_failed(self, e: BaseException) -> None:
+        self.window.show_outcome(str(e), ok=False)
+
+    def set_billing(self, host: str, state: str) -> None:
+        """A billing state set by hand: into billing.json (off the GUI thread; not for the
+        demo fleet), then into the cost tracker on the hub's thread."""
+        if state not in BILLING_STATES:
+            return
+        st = cast(BillingState, state)
+        alerting = self.bridge.hub.alerting
+
+        def save() -> bool:
+            if self.demo:
+                return True  # the demo fleet's billing is never written to the data dir
+            ledger = BillingLedger.load()
+            changed = ledger.record(host, st, time.time(), "hand")
+            if changed:
+                ledger.save()
+            return changed
+
+        def done(_changed: Any) -> None:
+            if alerting is not None:
+                cost = alerting.engine.cost
+                self.bridge.post(lambda: cost.set_billing(host, st))
+            self.window.show_outcome(
+                self.tr("{host}: billing set to {state}").format(host=host, state=state)
+            )
+
+        run_in_pool(save, done, self._billing_failed, self.pool)
+
+    def watchdog(self) -> None:
+        name = self.window.selected_host
+        if not name or name not in self.window.hosts:
+            self.window.show_outcome(self.tr("select a host first"), ok=False)
+            return
+        WatchdogDialog(self.window, self.fleet, name, self.pool).open()
+
+    def import_from_provider(self) -> None:
+        dlg = ProviderImportDialog(self.window, list(self.window.hosts.values()), pool=self.pool)
+        dlg.imported.connect(self._provider_hosts_imported)
+        dlg.open()
+
+    def _provider_hosts_imported(self, saved: list[tuple[Any, str | None]]) -> None:
+        for h, old in saved:
+            self._host_saved(h, old)
 
     def _hosts_imported(self, hosts: list[Any]) -> None:
         for h in hosts:

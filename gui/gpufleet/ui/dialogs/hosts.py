@@ -32,6 +32,8 @@ from PySide6.QtWidgets import (
 )
 
 from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.providers import importing
+from gpufleet.core.providers.registry import names, open_provider
 from gpufleet.ui.background.worker import run_in_pool
 from gpufleet.ui.dialogs.hostkey import HostKeyPrompt
 
@@ -365,6 +367,130 @@ class ImportDialog(QDialog):
 
         def done(hosts: Any) -> None:
             self.imported.emit(list(hosts))
+            self.accept()
+
+        def failed(e: BaseException) -> None:
+            self.ok.setEnabled(True)
+            self.status.setText(str(e))
+
+        run_in_pool(save_all, done, failed, self.pool)
+
+
+class ProviderImportDialog(QDialog):
+    """Add or update hosts from a provider account (vast.ai, RunPod, Lambda) through its
+    API (``gpufleet.core.providers``): the changes are listed first, checked ones applied."""
+
+    imported = Signal(object)  # list[(HostConfig, old name or None)]
+
+    def __init__(
+        self,
+        parent: QWidget | None,
+        existing: list[HostConfig],
+        pool: QThreadPool | None = None,
+        api_url: str | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.existing = list(existing)
+        self.pool = pool or QThreadPool.globalInstance()
+        self.api_url = api_url
+        self.changes: list[Any] = []
+        self.setWindowTitle(self.tr("Import hosts from a provider"))
+        lay = QVBoxLayout(self)
+        row = QHBoxLayout()
+        self.provider = QComboBox()
+        self.provider.addItems(names())
+        self.list_button = QPushButton(self.tr("List instances"))
+        self.list_button.clicked.connect(self.fetch)
+        row.addWidget(self.provider, 1)
+        row.addWidget(self.list_button)
+        lay.addLayout(row)
+        self.list = QListWidget()
+        lay.addWidget(self.list, 1)
+        self.status = QLabel(
+            self.tr(
+                "The API key comes from VAST_API_KEY / RUNPOD_API_KEY / LAMBDA_API_KEY or "
+                "`gpufleet providers login NAME` (OS keyring)."
+            )
+        )
+        self.status.setWordWrap(True)
+        lay.addWidget(self.status)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        self.ok = buttons.button(QDialogButtonBox.StandardButton.Ok)
+        self.ok.setText(self.tr("Import"))
+        self.ok.setEnabled(False)
+        buttons.accepted.connect(self._import)
+        buttons.rejected.connect(self.reject)
+        lay.addWidget(buttons)
+
+    def fetch(self) -> None:
+        name, url, existing = self.provider.currentText(), self.api_url, self.existing
+        self.list_button.setEnabled(False)
+        self.status.setText(self.tr("asking {provider}…").format(provider=name))
+
+        def work() -> list[Any]:
+            return importing.plan(existing, open_provider(name, url).list_instances())
+
+        run_in_pool(work, self._show, self._failed, self.pool)
+
+    def _show(self, changes: Any) -> None:
+        self.list_button.setEnabled(True)
+        self.list.clear()
+        self.changes = [c for c in changes if c.kind in ("add", "update")]
+        for c in self.changes:
+            inst = c.instance
+            if c.kind == "add":
+                text = self.tr("add {name}: {ssh}, {price}").format(
+                    name=c.host.name,
+                    ssh=inst.ssh_command,
+                    price=f"{inst.price_per_hour:g} {inst.currency}/h"
+                    if inst.price_per_hour is not None
+                    else "—",
+                )
+            else:
+                text = self.tr("update {name}: {fields}").format(
+                    name=c.host.name, fields=", ".join(c.fields)
+                )
+            item = QListWidgetItem(text)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked)
+            self.list.addItem(item)
+        other = len(changes) - len(self.changes)
+        self.status.setText(
+            self.tr("{n} change(s); {other} instance(s) unchanged or without SSH").format(
+                n=len(self.changes), other=other
+            )
+        )
+        self.ok.setEnabled(bool(self.changes))
+
+    def _failed(self, e: BaseException) -> None:
+        self.list_button.setEnabled(True)
+        self.status.setText(str(e))
+
+    def checked(self) -> list[Any]:
+        return [
+            c
+            for i, c in enumerate(self.changes)
+            if self.list.item(i).checkState() == Qt.CheckState.Checked
+        ]
+
+    def _import(self) -> None:
+        chosen = self.checked()
+        if not chosen:
+            self.reject()
+            return
+        self.ok.setEnabled(False)
+
+        def save_all() -> list[tuple[HostConfig, str | None]]:
+            out = []
+            for c in chosen:
+                old = c.before.name if c.before is not None else None
+                out.append((save_host(c.host, old, None), old))
+            return out
+
+        def done(saved: Any) -> None:
+            self.imported.emit(list(saved))
             self.accept()
 
         def failed(e: BaseException) -> None:

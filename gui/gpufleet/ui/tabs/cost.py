@@ -8,6 +8,10 @@ each interval takes the state of its first sample, a gap is billed but not idle)
 figures and the
 tracker's since-billing-start ones beside them agree. The rental bills wall-clock time, also
 while the link is down.
+
+Totals are per currency, never added across currencies; with the user's exchange rates
+(``set_exchange_rates``) one converted total is added, labelled as such. Each host's billing
+state (running, stopped paying storage, ended) is its last column.
 """
 
 from __future__ import annotations
@@ -17,11 +21,13 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QCoreApplication, Qt
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QWidget
+from PySide6.QtCore import QCoreApplication, QPoint, Qt, Signal
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QWidget
 
 from gpufleet.core.cost.rental import accumulate, idle_mask
+from gpufleet.core.cost.totals import fleet_totals
 from gpufleet.core.live.buffers import LiveBuffers
+from gpufleet.core.providers.watchdog import current_state
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.ui.tabs.base import PlotTab
 from gpufleet.ui.viewmodel.summary import money
@@ -43,7 +49,13 @@ TOTAL_HEADERS = (
     QT_TRANSLATE_NOOP("CostTab", "Busy share"),
     QT_TRANSLATE_NOOP("CostTab", "Next 24 h"),
     QT_TRANSLATE_NOOP("CostTab", "Budget"),
+    QT_TRANSLATE_NOOP("CostTab", "Billing"),
 )
+BILLING_WORDS = {
+    "running": QT_TRANSLATE_NOOP("CostTab", "running"),
+    "storage": QT_TRANSLATE_NOOP("CostTab", "stopped: storage only"),
+    "ended": QT_TRANSLATE_NOOP("CostTab", "ended"),
+}
 
 
 def accumulated(
@@ -79,6 +91,8 @@ def accumulated(
 
 class CostTab(PlotTab):
     title = QT_TRANSLATE_NOOP("Tabs", "Cost")
+    # The user set a host's billing state by hand (right click on its row): host, state.
+    billing_requested = Signal(str, str)
 
     def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__(theme, parent)
@@ -97,6 +111,9 @@ class CostTab(PlotTab):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.setMaximumHeight(190)
+        self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.table.customContextMenuRequested.connect(self._billing_menu)
+        self._row_hosts: list[str] = []
         self.box.insertWidget(1, self.table)
         self.fills: dict[str, pg.FillBetweenItem] = {}
         self._cache: dict[str, tuple[float, Any]] = {}
@@ -104,6 +121,11 @@ class CostTab(PlotTab):
         self._idle_drawn: str | None = None
         self._currency = ""
         self._complete = False
+        self._exchange: tuple[str, dict[str, float]] | None = None
+
+    def set_exchange_rates(self, base: str, rates: Mapping[str, float]) -> None:
+        """The user's rates (one unit of each currency in ``base``) for a converted total."""
+        self._exchange = (base, dict(rates)) if rates else None
 
     def change_key(self, view: View) -> object:
         # Every host's data count here, and the cost tracker's latest summaries.
@@ -127,7 +149,8 @@ class CostTab(PlotTab):
         shown = hosts[:MAX_CURVES]
         keys: list[object] = []
         rows, row_keys = [], []
-        sum_range = sum_idle = 0.0
+        sum_range: dict[str, float] = {}
+        sum_idle: dict[str, float] = {}
         currencies = {h.currency for h in hosts}
         self._currency = currencies.pop() if len(currencies) == 1 else ""
         # Recompute one host's accumulation per redraw (round robin, each at most every 5 s):
@@ -152,8 +175,8 @@ class CostTab(PlotTab):
             t, c, ic, _ = cached[1]
             in_range = float(c[-1]) if len(c) else 0.0
             idle_range = float(ic[-1]) if len(ic) else 0.0
-            sum_range += in_range
-            sum_idle += idle_range
+            sum_range[h.currency] = sum_range.get(h.currency, 0.0) + in_range
+            sum_idle[h.currency] = sum_idle.get(h.currency, 0.0) + idle_range
             if h in shown and len(t):
                 colour = gpu_colour(i)
                 total = self.plot.curve(("c", h.name), h.name, pg.mkPen(colour, width=1))
@@ -180,7 +203,10 @@ class CostTab(PlotTab):
                         self._idle_drawn = h.name
                 self._drawn[h.name] = cached
             s = view.cost.get(h.name)
-            rows.append(self._row(h.name, h.price_per_hour, h.currency, in_range, idle_range, s))
+            wd = current_state(view.live.hello(h.name), view.live.events(h.name))
+            rows.append(
+                self._row(h.name, h.price_per_hour, h.currency, in_range, idle_range, s, wd)
+            )
             row_keys.append(h.name)
         for name in [n for n in self.fills if ("i", n) not in keys]:
             self.plot.plot.removeItem(self.fills.pop(name))
@@ -188,6 +214,7 @@ class CostTab(PlotTab):
                 self._idle_drawn = None
         self.plot.retain(keys)
         self.model.set_rows(rows, row_keys)
+        self._row_hosts = list(row_keys)
         self.plot.fit_y()
         self.plot.set_note(
             "" if hosts else self.tr("No host has a price per hour: set one in Hosts → Edit.")
@@ -198,28 +225,60 @@ class CostTab(PlotTab):
             self.plot.plot.getAxis("left"),
             self.tr("cost in this range ({currency})").format(currency=cur),
         )
-        proj = [
-            view.cost[h.name].projection_24h
-            for h in hosts
-            if h.name in view.cost and view.cost[h.name].projection_24h
-        ]
+        base, rates = self._exchange or ("USD", {})
+        totals = fleet_totals(
+            [view.cost[h.name] for h in hosts if h.name in view.cost], rates, base
+        )
         more = (
             self.tr(" Only the {n} priciest hosts are drawn.").format(n=MAX_CURVES)
             if len(hosts) > MAX_CURVES
             else ""
         )
         if hosts:
-            idle_pct = 100 * sum_idle / sum_range if sum_range else 0.0
+            # One figure per currency: never a sum of dollars and euros.
+            spent = ", ".join(
+                self.tr("{money} ({pct} % idle)").format(
+                    money=money(v, cur),
+                    pct=f"{100 * sum_idle.get(cur, 0.0) / v if v else 0.0:.0f}",
+                )
+                for cur, v in sorted(sum_range.items())
+            )
+            ahead = ", ".join(
+                money(ct.projection_24h, cur)
+                for cur, ct in totals.by_currency.items()
+                if ct.projection_24h
+            )
+            conv = totals.converted
             self.set_sentence(
                 self.tr(
-                    "In this range the fleet cost {money}, {pct} % of it while idle (the "
-                    "selected host's idle part is shaded). "
-                ).format(money=money(sum_range, self._currency or "USD"), pct=f"{idle_pct:.0f}")
+                    "In this range the fleet cost {money} (the selected host's idle part is "
+                    "shaded). "
+                ).format(money=spent or money(0.0, self._currency or "USD"))
                 + (
-                    self.tr("At the current rates the next 24 h cost {money}.").format(
-                        money=money(sum(proj), self._currency or "USD")
+                    self.tr("At the current rates the next 24 h cost {money}.").format(money=ahead)
+                    if ahead
+                    else ""
+                )
+                + (
+                    " "
+                    + self.tr("Together about {money} by 24 h from now, {label}.").format(
+                        money=money(conv.projection_24h, conv.currency),
+                        label=self.tr("converted at your rates ({rates})").format(
+                            rates=", ".join(
+                                f"1 {c} = {r:g} {conv.currency}"
+                                for c, r in sorted(conv.rates.items())
+                            )
+                        ),
                     )
-                    if proj
+                    + (
+                        " "
+                        + self.tr("Without a rate, not included: {c}.").format(
+                            c=", ".join(conv.missing)
+                        )
+                        if conv.missing
+                        else ""
+                    )
+                    if conv is not None
                     else ""
                 )
                 + more
@@ -227,7 +286,14 @@ class CostTab(PlotTab):
         self.populated = bool(hosts) and any(len(c[1][0]) for c in self._cache.values())
 
     def _row(
-        self, host: str, price: float | None, currency: str, in_range: float, idle: float, s: Any
+        self,
+        host: str,
+        price: float | None,
+        currency: str,
+        in_range: float,
+        idle: float,
+        s: Any,
+        watchdog: Mapping[str, Any] | None = None,
     ) -> tuple[Cell, ...]:
         def m(x: float | None) -> Cell:
             return Cell(money(x, currency), x if x is not None else -1, align_right=True)
@@ -252,7 +318,74 @@ class CostTab(PlotTab):
             Cell(
                 "—" if budget is None else f"{budget * 100:.0f} %", budget or -1, align_right=True
             ),
+            self._billing_cell(
+                getattr(s, "billing", None), getattr(s, "storage", None), currency, watchdog
+            ),
         )
+
+    def billing_menu(self, host: str) -> QMenu:
+        """Set by hand where no provider says it: running, stopped paying storage, ended."""
+        menu = QMenu(self)
+        for state, label in (
+            ("running", self.tr("Billing: running")),
+            ("storage", self.tr("Billing: stopped, paying for storage")),
+            ("ended", self.tr("Billing: ended (returned)")),
+        ):
+            act = menu.addAction(label)
+            act.triggered.connect(lambda _=False, s=state: self.billing_requested.emit(host, s))
+        return menu
+
+    def _billing_menu(self, pos: QPoint) -> None:
+        index = self.proxy.mapToSource(self.table.indexAt(pos))
+        if not index.isValid() or index.row() >= len(self._row_hosts):
+            return
+        self.billing_menu(self._row_hosts[index.row()]).popup(
+            self.table.viewport().mapToGlobal(pos)
+        )
+
+    def _billing_cell(
+        self,
+        state: str | None,
+        storage: float | None,
+        currency: str,
+        watchdog: Mapping[str, Any] | None = None,
+    ) -> Cell:
+        if state is None:
+            return Cell("—")
+        word = QCoreApplication.translate("CostTab", BILLING_WORDS.get(state, state))
+        tips = []
+        if storage:
+            tips.append(
+                self.tr("stopped time so far cost {money} in storage").format(
+                    money=money(storage, currency)
+                )
+            )
+        wd = self._watchdog_words(watchdog)
+        if wd:
+            word += " · " + wd
+            if watchdog and watchdog.get("message"):
+                tips.append(str(watchdog["message"]))
+        return Cell(word, tooltip="\n".join(tips) or None)
+
+    def _watchdog_words(self, st: Mapping[str, Any] | None) -> str:
+        """The instance's own watchdog, as the stream last said (hello, then its events)."""
+        if not st or not st.get("armed", True):
+            return ""
+        phase = st.get("phase")
+        if phase == "pending" and st.get("deadline_t"):
+            return self.tr("watchdog acts at {time} unless cancelled").format(
+                time=clock_text(float(st["deadline_t"]))
+            )
+        acted = st.get("acted")
+        if phase == "done" and isinstance(acted, Mapping):
+            return (
+                self.tr("watchdog acted: {outcome}")
+                if acted.get("ok")
+                else self.tr("watchdog failed: {outcome}")
+            ).format(outcome=acted.get("outcome") or "")
+        if phase == "cancelled":
+            return self.tr("watchdog: cancelled")
+        return self.tr("watchdog armed")
 
     def readout(self, t: float) -> str:
         v = self.last_view

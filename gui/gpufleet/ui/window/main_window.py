@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.cost.totals import fleet_totals
 from gpufleet.core.live.buffers import LiveBuffers
 from gpufleet.core.model.stats import HubStats
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
@@ -379,19 +380,23 @@ class MainWindow(QMainWindow):
             for name, cfg in self.hosts.items()
         )
         n_gpu = sum(len(s.gpus) for s in self.summaries)
-        rate = sum(h.price_per_hour or 0 for h in self.hosts.values())
-        currencies = {h.currency for h in self.hosts.values() if h.price_per_hour}
-        cur = currencies.pop() if len(currencies) == 1 else "USD"
-        spent = sum(getattr(c, "total", 0) or 0 for c in self.cost.values())
+        # Per currency, never added across currencies (core.cost.totals).
+        rates: dict[str, float] = {}
+        for h in self.hosts.values():
+            if h.price_per_hour:
+                rates[h.currency] = rates.get(h.currency, 0.0) + h.price_per_hour
+        rate_text = ", ".join(money(v, c) for c, v in sorted(rates.items())) or money(0, "USD")
+        by_cur = fleet_totals(self.cost.values()).by_currency
+        spent = ", ".join(money(t.total, c) for c, t in by_cur.items() if t.total)
         m = self.theme.muted
         self.panel.set_hosts(
             self.summaries,
             "<b>" + self.tr("Fleet") + "</b> "
             f'<span style="color:{m}">'
             + self.tr("{hosts} hosts · {gpus} GPUs · {rate}/h").format(
-                hosts=len(self.hosts), gpus=n_gpu, rate=money(rate, cur)
+                hosts=len(self.hosts), gpus=n_gpu, rate=rate_text
             )
-            + (self.tr(" · spent {money}").format(money=money(spent, cur)) if spent else "")
+            + (self.tr(" · spent {money}").format(money=spent) if spent else "")
             + "</span>",
         )
         self.overview.set_summaries(sorted(self.summaries, key=lambda s: -s.rank))

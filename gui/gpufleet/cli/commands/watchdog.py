@@ -1,0 +1,83 @@
+"""``gpufleet watchdog HOST arm|disarm|status|cancel``: the watchdog on the instance.
+
+    gpufleet watchdog HOST arm [--action provider|shutdown|command] [--command CMD]
+                               [--idle 15m] [--grace 5m] [--dry-run]
+    gpufleet watchdog HOST status | cancel | disarm
+
+Armed, the instance's sampler daemon watches for the idle rule itself (all GPUs under 5 %
+utilization and 10 % memory), warns, waits the grace period, then acts once: the
+provider's stop with the instance's own scoped key (RunPod, vast.ai), `shutdown -h now`, or
+your command. The laptop app then leaves that alert's provider action to it.
+
+Exit codes: 0 done; 1 refused (nothing to cancel) or failed; 2 bad usage; 3 unreachable.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from gpufleet.cli.errors import EXIT_CONNECT, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError
+from gpufleet.cli.hostarg import resolve_host, unknown_key_callback
+from gpufleet.core.fleet.fleet import Fleet, FleetError
+from gpufleet.core.history.timeparse import parse_duration
+from gpufleet.core.providers.watchdog import arm_options, describe
+
+_EPILOG = "exit codes: 0 done, 1 refused or failed, 2 bad usage, 3 host unreachable"
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "watchdog",
+        help="arm, show or cancel the watchdog on an instance (stops the bill while you sleep)",
+        description=__doc__.split("\n\n")[2] if __doc__ else None,
+        epilog=_EPILOG,
+    )
+    p.add_argument("host", metavar="HOST")
+    p.add_argument("cmd", choices=("arm", "disarm", "status", "cancel"))
+    p.add_argument("--action", choices=("provider", "shutdown", "command"), default="provider")
+    p.add_argument("--command", dest="run_command", metavar="CMD", help="for --action command")
+    p.add_argument("--idle", default="15m", help="idle this long, then warn (default 15m)")
+    p.add_argument("--grace", default="5m", help="then wait this long, then act (default 5m)")
+    p.add_argument("--dry-run", action="store_true", help="only record what it would do")
+    p.add_argument("--accept-new", action="store_true", help="accept an unknown host key")
+    p.set_defaults(func=run)
+
+
+def _seconds(text: str, what: str) -> float:
+    try:
+        return float(parse_duration(text))
+    except ValueError as e:
+        raise CliError(f"{what}: {e}", EXIT_USAGE) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    host = resolve_host(args.host)
+    options: list[str] = []
+    if args.cmd == "arm":
+        if args.action == "command" and not args.run_command:
+            raise CliError("--action command needs --command CMD", EXIT_USAGE)
+        try:
+            options = arm_options(
+                args.action,
+                args.run_command,
+                _seconds(args.idle, "--idle"),
+                _seconds(args.grace, "--grace"),
+                args.dry_run,
+            )
+        except ValueError as e:
+            raise CliError(str(e), EXIT_USAGE) from None
+    fleet = Fleet([host], on_unknown_key=unknown_key_callback(args.accept_new))
+    try:
+        reply = fleet.watchdog(host.name, args.cmd, options)
+    except FleetError as e:
+        raise CliError(str(e), EXIT_CONNECT if e.kind != "sampler" else EXIT_FAILURE) from None
+    finally:
+        fleet.stop()
+    st = reply.get("watchdog") if isinstance(reply.get("watchdog"), dict) else {}
+    if not reply.get("ok"):
+        raise CliError(f"{host.name}: {reply.get('message', 'refused')}", EXIT_FAILURE)
+    print(describe(host.name, st or {}))
+    if not reply.get("daemon", True):
+        print("  (no sampler daemon runs there now: it takes this up when it starts)")
+    return EXIT_OK

@@ -1,0 +1,1 @@
+"""Rental providers' APIs (vast.ai, RunPod, Lambda): list instances, stop, resume, terminate."""
