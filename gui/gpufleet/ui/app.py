@@ -28,6 +28,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from gpufleet.core.config import paths
 from gpufleet.core.config.configfile import load_config
 from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.cost.billing import BillingState
 from gpufleet.core.fleet.demo import demo_hosts
 from gpufleet.core.fleet.fleet import Fleet
 from gpufleet.core.live.buffers import LiveBuffers
@@ -109,7 +110,9 @@ class App(QObject):
             demo=demo,
             settings=self.settings,
             live=self.live,
-            runner=make_action_runner(self.fleet, self.action_events, demo),
+            runner=make_action_runner(
+                self.fleet, self.action_events, demo, self.live, self._set_billing
+            ),
             on_scheduled=self.action_events.changed.emit,
             yield_between_messages=True,
         )
@@ -142,6 +145,12 @@ class App(QObject):
         # Opt-in from config: Prometheus host groups, Alertmanager's alerts and the fleet
         # exporter, all fed by (or feeding) this app's one pipeline.
         self.prom = PromWiring(self.window, self.bridge, self.pipeline, self.fleet)
+
+    def _set_billing(self, host: str, state: BillingState) -> None:
+        """A provider action changed a host's billing: the cost tracker (owned by the hub's
+        thread) learns it there."""
+        cost = self.pipeline.engine.cost
+        self.pipeline.hub.post(lambda: cost.set_billing(host, state))
 
     def start(self) -> None:
         if self.demo:  # the demo daemons already running belong to someone else

@@ -24,7 +24,7 @@ import functools
 import logging
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from PySide6.QtCore import QObject, QPoint, Qt, QThreadPool, Signal
@@ -41,10 +41,14 @@ from gpufleet.core.alerts.actions import (
 )
 from gpufleet.core.alerts.rules import RulesError, load_webhook_table
 from gpufleet.core.config.configfile import ConfigError
+from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.config.settings import Settings, load_settings, webhook_table
+from gpufleet.core.cost.billing import BillingState, record_and_apply
 from gpufleet.core.fleet.fleet import Fleet
+from gpufleet.core.live.buffers import LiveBuffers
 from gpufleet.core.notify.webhooks import Delivery, Notifier, Webhook, load_webhooks
 from gpufleet.core.pipeline.build import Pipeline
+from gpufleet.core.providers.actions import run_provider_hook
 from gpufleet.ui.background.worker import run_in_pool
 from gpufleet.ui.desktop.tray import Notifier as TrayNotifier
 from gpufleet.ui.widgets.theme import system_is_dark
@@ -122,12 +126,32 @@ class ActionEvents(QObject):
     changed = Signal(object)  # ActionRun: scheduled, or what became of it
 
 
-def make_action_runner(fleet: Fleet, events: ActionEvents, demo: bool) -> ActionRunner:
+def make_action_runner(
+    fleet: Fleet,
+    events: ActionEvents,
+    demo: bool,
+    live: LiveBuffers,
+    set_billing: Callable[[str, BillingState], None],
+) -> ActionRunner:
+    """Rule actions of the running app: local commands, remote ones through the fleet, and
+    provider actions (stop / terminate the instance through its provider's API, skipped
+    while the instance's own watchdog is armed); a provider action that stops the bill
+    records the new billing state and hands it to the cost tracker (``set_billing``)."""
+
     def run_remote(host: str, command: str) -> tuple[int, str]:
         rc, out = fleet.run_shell(host, command)
         return int(rc), str(out)
 
-    return ActionRunner(run_remote=run_remote, demo=demo, on_done=events.changed.emit)
+    def host(name: str) -> HostConfig | None:
+        return next((h for h in fleet.hosts() if h.name == name), None)
+
+    run_provider = run_provider_hook(host, live.hello, on_billing=record_and_apply(set_billing))
+    return ActionRunner(
+        run_remote=run_remote,
+        demo=demo,
+        on_done=events.changed.emit,
+        run_provider=run_provider,
+    )
 
 
 class AlertWiring(QObject):
