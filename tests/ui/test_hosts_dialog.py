@@ -35,6 +35,21 @@ def test_paste_ssh_command_fills_the_form_and_save_writes_the_config(
     assert h is not None and h.port == 40022 and h.price_per_hour == 1.25
 
 
+def test_fill_in_from_the_host_first_form_keeps_port_and_key(qtbot: QtBot) -> None:
+    make_qapp()
+    dlg = HostDialog(None, None, QThreadPool.globalInstance())
+    qtbot.addWidget(dlg)
+    dlg.paste.setText("ssh root@213.173.108.12 -p 14561 -i ~/.ssh/id_ed25519 -N")
+    dlg.fill_from_command()
+    assert (dlg.host.text(), dlg.port.value()) == ("213.173.108.12", 14561)
+    assert dlg.key.text() == "~/.ssh/id_ed25519" and dlg.auth.currentText() == "key"
+    # What was not used is said, not dropped.
+    assert "ignored" in dlg.status.text() and "-N" in dlg.status.text()
+    dlg.paste.setText("ssh root@213.173.108.12 -p 14561 -Z")
+    dlg.fill_from_command()
+    assert "unknown ssh option -Z" in dlg.status.text()
+
+
 def test_bad_command_and_missing_name_are_one_clear_line(qtbot: QtBot) -> None:
     make_qapp()
     dlg = HostDialog(None, None, QThreadPool.globalInstance())

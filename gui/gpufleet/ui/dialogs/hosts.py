@@ -9,6 +9,7 @@ responsive and shows the outcome in one line. Secrets go to the OS keyring only.
 from __future__ import annotations
 
 import dataclasses
+import html
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.link.ssh_command import SshCommandError, parse_ssh
 from gpufleet.ui.background.worker import run_in_pool
 from gpufleet.ui.dialogs.hostkey import HostKeyPrompt
 
@@ -185,13 +187,12 @@ class HostDialog(QDialog):
             self.key.setText(path)
 
     def fill_from_command(self) -> None:
-        from gpufleet.core.link.ssh_command import SshCommandError, parse_ssh_command
-
         try:
-            d = parse_ssh_command(self.paste.text())
+            parsed = parse_ssh(self.paste.text())
         except SshCommandError as e:
             self._say(str(e), ok=False)
             return
+        d = parsed.as_dict()
         self.host.setText(str(d.get("host") or ""))
         self.port.setValue(int(d.get("port") or 22))
         self.user.setText(str(d.get("user") or ""))
@@ -201,7 +202,13 @@ class HostDialog(QDialog):
         self.jump.setText(str(d.get("jump") or ""))
         if not self.name.text():
             self.name.setText(str(d.get("host") or "").split(".")[0])
-        self._say(self.tr("filled in from the command: check, then save"), ok=True)
+        said = self.tr("filled in from the command: check, then save")
+        if parsed.ignored:
+            what = html.escape(", ".join(parsed.ignored))
+            said += "<br>" + self.tr(
+                "ignored (does not change which machine is reached): {what}"
+            ).format(what=what)
+        self._say(said, ok=True)
 
     def config(self) -> HostConfig:
         name = self.name.text().strip()
