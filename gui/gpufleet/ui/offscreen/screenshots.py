@@ -48,7 +48,7 @@ def build_window(
 
     app = make_qapp()
     theme = setup_theme(app)
-    w = MainWindow(live, hosts, theme, demo=True, clock=lambda: now)
+    w = MainWindow(live, hosts, theme, demo=True, clock=lambda: now, remember=False)
     w._timer.stop()  # a still picture: redraws happen when asked
     for h in hosts:
         w.on_status(HostStatus(h.name, "streaming", None, now))

@@ -18,7 +18,7 @@ from PySide6.QtCore import QCoreApplication
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.live.buffers import LiveBuffers
 from gpufleet.ui.i18n import state_name
-from gpufleet.ui.widgets.theme import CRIT, DOWN, OK, SEVERITY_RANK, WAIT, WARN
+from gpufleet.ui.widgets.theme import CRIT, DOWN, LIST_RANK, OK, SEVERITY_RANK, WAIT, WARN
 
 # lupdate extracts translate("Context", "text") calls.
 translate = QCoreApplication.translate
@@ -71,6 +71,11 @@ class HostSummary:
     @property
     def rank(self) -> int:
         return SEVERITY_RANK.get(self.state, 0)
+
+    @property
+    def order(self) -> int:
+        """Place in a worst-first list: critical, warning, unreachable, waiting, healthy."""
+        return LIST_RANK.get(self.state, 0)
 
 
 def _f(x: Any) -> float | None:

@@ -442,19 +442,34 @@ class ReasonBands:
         cat = np.zeros((rows, n_bins), dtype=np.uint8)
         span = max(1e-9, t1 - t0)
         for r, (t, v) in enumerate(masks):
-            ok = np.isfinite(v) & (t >= t0) & (t <= t1)
+            ok = np.isfinite(v) & (t >= t0 - span) & (t <= t1 + span)
             if not ok.any():
                 continue
-            idx = np.minimum(((t[ok] - t0) / span * n_bins).astype(np.int64), n_bins - 1)
-            bits = np.zeros(n_bins, dtype=np.int64)
-            np.bitwise_or.at(bits, idx, v[ok].astype(np.int64))
+            ts, vs = t[ok], v[ok].astype(np.int64)
+            # A sample's reasons held over the interval it closes (back to the previous
+            # sample, at most a few intervals for a gap in the data): painting each sample
+            # as one bin drew a comb of 1-px bars when the range has more pixels than samples.
+            step = float(np.median(np.diff(ts))) if len(ts) > 1 else 1.0
+            back = np.empty_like(ts)
+            back[0] = step
+            back[1:] = np.minimum(np.diff(ts), 3 * step)
+            lo = np.clip(((ts - back - t0) / span * n_bins).astype(np.int64), 0, n_bins)
+            hi = np.clip(np.ceil((ts - t0) / span * n_bins).astype(np.int64), 0, n_bins)
             # Lowest category number = most serious; paint the least serious first.
             for ci in range(len(REASON_BANDS), 0, -1):
-                cat[r, (bits & REASON_BANDS[ci - 1][2]) != 0] = ci
+                on = (vs & REASON_BANDS[ci - 1][2]) != 0
+                if not on.any():
+                    continue
+                cover = np.zeros(n_bins + 1, dtype=np.int64)
+                np.add.at(cover, lo[on], 1)
+                np.add.at(cover, hi[on], -1)
+                cat[r, np.cumsum(cover[:-1]) > 0] = ci
         self.any_band = bool(cat.any())
-        # A thin gap between GPU rows: each row is drawn 3 pixels-rows tall, the middle ones
-        # coloured, so neighbouring bands stay apart.
+        # Each GPU row is 4 pixel-rows: the middle two coloured, so neighbouring bands stay
+        # apart and each band is centred on its GPU's label (the band used to sit a quarter
+        # row below it and the label a quarter above: half a row off).
         img = self._colours[np.repeat(cat, 4, axis=0)]
+        img[0::4] = 0
         img[3::4] = 0
         self.image.setImage(img, autoLevels=False)
         self.image.setRect(QRectF(t0, -0.5, span, rows))
@@ -462,7 +477,7 @@ class ReasonBands:
             self.n_rows = rows
             ax = self.plot.getAxis("left")
             gpu = QCoreApplication.translate("Plots", "GPU {n}")
-            ax.setTicks([[(i + 0.375, gpu.format(n=g)) for i, g in enumerate(gpus)]])
+            ax.setTicks([[(float(i), gpu.format(n=g)) for i, g in enumerate(gpus)]])
             self.vb.setYRange(-0.5, rows - 0.5, padding=0.02)
             self.plot.setMaximumHeight(40 + 18 * rows)
             self.plot.setMinimumHeight(40 + 14 * rows)

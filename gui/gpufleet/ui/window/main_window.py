@@ -17,12 +17,11 @@ from typing import Any
 from PySide6.QtCore import QCoreApplication, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
-    QButtonGroup,
     QCheckBox,
     QHBoxLayout,
     QLabel,
     QMainWindow,
-    QPushButton,
+    QSizePolicy,
     QSplitter,
     QTabWidget,
     QVBoxLayout,
@@ -36,6 +35,7 @@ from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.ui import i18n
 from gpufleet.ui.background.history import HistoryCache
 from gpufleet.ui.desktop.memtrim import start_trimmer
+from gpufleet.ui.desktop.ui_state import UiState
 from gpufleet.ui.tabs.base import Tab
 from gpufleet.ui.tabs.clocks import ClocksTab
 from gpufleet.ui.tabs.cost import CostTab
@@ -46,8 +46,10 @@ from gpufleet.ui.tabs.thermal import ThermalTab
 from gpufleet.ui.viewmodel.alerts import alert_text, alert_title
 from gpufleet.ui.viewmodel.summary import HostSummary, money, summarize_host
 from gpufleet.ui.viewmodel.view import View
+from gpufleet.ui.widgets.elided import ElidedLabel, Part
 from gpufleet.ui.widgets.theme import CRIT, OK, SEVERITY_RANK, WARN, Theme
 from gpufleet.ui.window.fleet_panel import FleetPanel
+from gpufleet.ui.window.range_selector import RangeSelector
 
 RANGES = (
     (QT_TRANSLATE_NOOP("MainWindow", "5 min"), 300.0),
@@ -75,6 +77,8 @@ class MainWindow(QMainWindow):
         history: HistoryCache | None = None,
         redraw_hz: float = REDRAW_HZ,
         clock: Callable[[], float] = time.time,
+        ui_state: UiState | None = None,
+        remember: bool = True,
     ) -> None:
         super().__init__()
         self.live = live
@@ -96,8 +100,16 @@ class MainWindow(QMainWindow):
         self._texts: dict[str, tuple[Any, str, str]] = {}
         self.hide_on_close = False  # True when a tray icon keeps the app running
         self.setWindowTitle(self.tr("gpufleet — demo fleet") if demo else "gpufleet")
-        self.resize(1600, 1000)
         self._build()
+        # Splitter positions and sort columns as the user left them (not for a still
+        # picture: screenshots show the defaults).
+        self.ui_state = ui_state or (UiState() if remember else None)
+        if self.ui_state is not None:
+            self.ui_state.keep_splitter("main", self.split)
+            self.ui_state.keep_splitter("fleet", self.panel.split)
+            self.ui_state.keep_sort("fleet", self.panel.table.horizontalHeader())
+            self.ui_state.keep_sort("overview", self.overview.table.horizontalHeader())
+        self.resize(*self.default_size())
         self._timer = QTimer(self)
         self._timer.setInterval(int(1000 / redraw_hz))
         self._timer.timeout.connect(self._on_timer)
@@ -115,8 +127,20 @@ class MainWindow(QMainWindow):
 
     # -- layout ----------------------------------------------------------------------------
 
+    def default_size(self) -> tuple[int, int]:
+        """1600×1000, or the screen's available area when that is smaller (a 1366×768
+        laptop): the window never opens wider than the screen."""
+        w, h = 1600, 1000
+        screen = self.screen()
+        if screen is not None:
+            avail = screen.availableGeometry()
+            if avail.width() >= 640 and avail.height() >= 480:
+                w, h = min(w, avail.width()), min(h, avail.height())
+        return w, h
+
     def _build(self) -> None:
-        split = QSplitter(Qt.Orientation.Horizontal)
+        self.split = split = QSplitter(Qt.Orientation.Horizontal)
+        split.setChildrenCollapsible(False)
         self.panel = FleetPanel(self.theme)
         self.panel.host_selected.connect(self._host_selected)
         self.panel.alert_activated.connect(self.open_alert)
@@ -125,19 +149,17 @@ class MainWindow(QMainWindow):
         rl = QVBoxLayout(right)
         rl.setContentsMargins(4, 4, 4, 4)
         head = QHBoxLayout()
-        self.host_label = QLabel("")
-        self.host_label.setTextFormat(Qt.TextFormat.RichText)
+        # The header names the host and what it runs, elided when the window is narrow
+        # (the whole line is its tooltip); the range buttons fold into a menu after that.
+        self.host_label = ElidedLabel(min_chars=20)
         head.addWidget(self.host_label, 1)
-        self.range_group = QButtonGroup(self)
-        self.range_group.setExclusive(True)
-        for i, (label, secs) in enumerate(RANGES):
-            b = QPushButton(QCoreApplication.translate("MainWindow", label))
-            b.setCheckable(True)
-            b.setChecked(secs == self.range_s)
-            b.setMinimumWidth(64)
-            b.clicked.connect(lambda _=False, s=secs: self.set_range(s))
-            self.range_group.addButton(b, i)
-            head.addWidget(b)
+        self.range_selector = RangeSelector(
+            [(QCoreApplication.translate("MainWindow", label), secs) for label, secs in RANGES],
+            self.range_s,
+        )
+        self.range_selector.range_picked.connect(self.set_range)
+        self.range_group = self.range_selector.group
+        head.addWidget(self.range_selector)
         self.follow = QCheckBox(self.tr("follow live"))
         self.follow.setChecked(True)
         self.follow.toggled.connect(self._follow_toggled)
@@ -163,11 +185,15 @@ class MainWindow(QMainWindow):
         self.tabs.currentChanged.connect(lambda _i: self.redraw())
         rl.addWidget(self.tabs, 1)
         split.addWidget(right)
+        # The fleet panel keeps its width when the window is resized (the plots take the
+        # difference) and moves only when the user drags the handle.
         split.setStretchFactor(0, 0)
         split.setStretchFactor(1, 1)
-        split.setSizes([470, 1130])
+        split.setSizes([400, 1200])
         self.setCentralWidget(split)
         self.status_label = QLabel(self.tr("starting…"))
+        # The status line may be cut rather than widen the window.
+        self.status_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.statusBar().addWidget(self.status_label, 1)
         self.outcome_label = QLabel("")
         self.statusBar().addPermanentWidget(self.outcome_label)
@@ -237,10 +263,7 @@ class MainWindow(QMainWindow):
 
     def set_range(self, seconds: float) -> None:
         self.range_s = seconds
-        for i, (_, s) in enumerate(RANGES):
-            btn = self.range_group.button(i)
-            if btn is not None:
-                btn.setChecked(s == seconds)
+        self.range_selector.set_current(seconds)
         if not self.follow_live and self.custom is not None:
             mid = (self.custom[0] + self.custom[1]) / 2
             self.custom = (mid - seconds / 2, mid + seconds / 2)
@@ -400,10 +423,11 @@ class MainWindow(QMainWindow):
                 (
                     a,
                     CRIT if a.severity == "critical" else WARN if a.severity == "warning" else OK,
-                    self._text(a)[1],
+                    *self._text(a),
                 )
                 for a in items
-            ]
+            ],
+            self.now(),
         )
         self._update_header()
         self.summaries_updated.emit(self.summaries)
@@ -426,7 +450,7 @@ class MainWindow(QMainWindow):
         host = self.selected_host
         h = self.live.hello(host) if host else None
         if host is None:
-            self.host_label.setText("")
+            self.host_label.set_parts([])
             return
         m = self.theme.muted
         bits = []
@@ -461,7 +485,7 @@ class MainWindow(QMainWindow):
         if state != "streaming":
             name = i18n.session_state_name(state)
             bits.append(f"{name}{': ' + reason if reason else ''}")
-        self.host_label.setText(f'<b>{host}</b> <span style="color:{m}">{" · ".join(bits)}</span>')
+        self.host_label.set_parts([Part(host, bold=True), Part(" " + " · ".join(bits), colour=m)])
 
     def view(self) -> View:
         t0, t1 = self.time_range()

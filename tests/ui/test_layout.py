@@ -1,0 +1,172 @@
+"""The main window on a laptop screen: at 1366×768 and 1280×720 every control is inside the
+window on every tab and for every host, selecting hosts never changes the window's size, the
+fleet list opens worst first, and every alert row names its host.
+
+The window is the real one, fed with half an hour of the demo fleet's real sampler loop (as
+``gpufleet screenshot`` does), on Qt offscreen.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from gpufleet.core.fleet.demo import demo_hosts
+from gpufleet.ui.offscreen.screenshots import build_window, prefill
+from gpufleet.ui.widgets.elided import ElidedLabel
+from gpufleet.ui.widgets.theme import CRIT
+from gpufleet.ui.window.main_window import TAB_NAMES, MainWindow
+from PySide6.QtCore import QPoint, QRect
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QAbstractItemView,
+    QApplication,
+    QTabBar,
+    QWidget,
+)
+
+SIZES = ((1366, 768), (1280, 720))
+CONTROLS = (QAbstractButton, QTabBar, QAbstractItemView, ElidedLabel)
+
+
+@pytest.fixture(scope="module")
+def fed() -> Iterator[tuple[list, object, object, float]]:
+    hosts = demo_hosts()
+    now = time.time()
+    live, rules, _ = prefill(hosts, 1800.0, now)
+    yield hosts, live, rules, now
+
+
+def window(fed: tuple, size: tuple[int, int]) -> MainWindow:
+    hosts, live, rules, now = fed
+    w = build_window(hosts, live, rules, size, now)
+    w.set_range(1800.0)
+    settle(w)
+    return w
+
+
+def settle(w: MainWindow) -> None:
+    app = QApplication.instance()
+    assert app is not None
+    for _ in range(3):
+        app.processEvents()
+        w.redraw()
+
+
+def off_window(w: MainWindow) -> list[str]:
+    """The visible controls that are not wholly inside the window."""
+    inside = QRect(QPoint(0, 0), w.size())
+    bad = []
+    for c in w.findChildren(QWidget):
+        if not isinstance(c, CONTROLS) or not c.isVisibleTo(w) or c.width() <= 0:
+            continue
+        if c.window() is not w:  # menus, tooltips
+            continue
+        rect = QRect(c.mapTo(w, QPoint(0, 0)), c.size())
+        # Clipped by a parent (a scrolled area) is fine; outside the window is not.
+        parent = c.parentWidget()
+        while parent is not None and parent is not w:
+            rect = rect.intersected(QRect(parent.mapTo(w, QPoint(0, 0)), parent.size()))
+            parent = parent.parentWidget()
+        full = QRect(c.mapTo(w, QPoint(0, 0)), c.size())
+        if not inside.contains(full) and not inside.contains(rect):
+            bad.append(f"{type(c).__name__} {c.objectName()!r} at {full}")
+        elif rect.isEmpty() and isinstance(c, QAbstractButton) and c.isVisibleTo(w):
+            bad.append(f"{type(c).__name__} {getattr(c, 'text', lambda: '')()!r} hidden at {full}")
+    return bad
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_every_control_is_on_screen_and_the_size_holds(fed: tuple, size: tuple[int, int]) -> None:
+    w = window(fed, size)
+    try:
+        assert w.minimumSizeHint().width() <= size[0]
+        assert (w.width(), w.height()) == size
+        for name in TAB_NAMES:
+            w.select_tab(name)
+            for host in w.hosts:
+                w.select_host(host)
+                w.update_summaries()
+                settle(w)
+                assert (w.width(), w.height()) == size, (name, host)
+                bad = off_window(w)
+                assert not bad, (size, name, host, bad)
+        # The range buttons are all reachable: as buttons, or folded into one menu.
+        rs = w.range_selector
+        assert rs.is_folded() or all(b.isVisibleTo(w) for b in rs.buttons)
+    finally:
+        w.close()
+
+
+def test_worst_first_and_every_alert_row_names_its_host(fed: tuple) -> None:
+    w = window(fed, SIZES[0])
+    try:
+        order = w.panel.host_order()
+        states = {s.host: s.state for s in w.summaries}
+        critical = [h for h in order if states[h] == CRIT]
+        # The demo's critical hosts: the ECC/Xid machine and the one running a miner.
+        assert set(critical) == {"a100-ecc", "a100-shared"}
+        assert order[: len(critical)] == critical
+        ranks = [w.summaries[[s.host for s in w.summaries].index(h)].order for h in order]
+        assert ranks == sorted(ranks, reverse=True)
+        rows = w.panel.alert_rows()
+        assert len(rows) >= 5
+        for alert, line in rows:
+            assert alert.host in line, line
+            assert "\n" not in line
+        # Grouped by host (more than a handful of alerts over several hosts), worst first.
+        heads = [
+            w.panel.alerts.item(i).text()
+            for i in range(w.panel.alerts.count())
+            if w.panel.alerts.item(i).data(256) is None
+        ]
+        assert heads and heads[0].startswith(("a100-ecc", "a100-shared"))
+    finally:
+        w.close()
+
+
+def test_a_long_status_does_not_widen_the_window(fed: tuple) -> None:
+    w = window(fed, SIZES[0])
+    try:
+        host = "h100-a"
+        w.select_host(host)
+        reason = "connection refused by 2001:db8::1 port 14561 " * 6
+        w.on_status(type("S", (), {"host": host, "state": "reconnecting", "reason": reason})())
+        w.update_summaries()
+        settle(w)
+        assert w.width() == SIZES[0][0]
+        assert w.host_label.is_elided() and reason.strip() in w.host_label.toolTip()
+    finally:
+        w.close()
+
+
+def test_the_sort_and_the_splitter_are_remembered(tmp_path: Path, fed: tuple) -> None:
+    from gpufleet.ui.desktop.ui_state import UiState
+    from PySide6.QtCore import QSettings, Qt
+
+    hosts, live, _rules, _now = fed
+    ini = QSettings(str(tmp_path / "window.ini"), QSettings.Format.IniFormat)
+    w = MainWindow(live, hosts, build_window_theme(), ui_state=UiState(ini))
+    w._timer.stop()
+    w.update_summaries()
+    hh = w.panel.table.horizontalHeader()
+    assert (hh.sortIndicatorSection(), hh.sortIndicatorOrder()) == (0, Qt.SortOrder.AscendingOrder)
+    w.panel.table.sortByColumn(4, Qt.SortOrder.DescendingOrder)  # by price, as a click does
+    w.close()
+    ini.sync()
+    again = MainWindow(live, hosts, build_window_theme(), ui_state=UiState(ini))
+    again._timer.stop()
+    hh = again.panel.table.horizontalHeader()
+    assert (hh.sortIndicatorSection(), hh.sortIndicatorOrder()) == (
+        4,
+        Qt.SortOrder.DescendingOrder,
+    )
+    again.close()
+
+
+def build_window_theme():  # type: ignore[no-untyped-def]
+    from gpufleet.ui.app import make_qapp, setup_theme
+
+    return setup_theme(make_qapp())
