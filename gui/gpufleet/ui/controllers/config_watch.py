@@ -23,7 +23,7 @@ from PySide6.QtCore import QFileSystemWatcher, QObject, QThreadPool, QTimer, Sig
 from gpufleet.core.config import paths
 from gpufleet.core.config.configfile import load_config
 from gpufleet.core.config.hostconfig import HostConfig
-from gpufleet.ui.controllers.worker import run_in_pool
+from gpufleet.ui.background.worker import run_in_pool
 
 DEBOUNCE_MS = 250
 POLL_MS = 2000

@@ -17,6 +17,7 @@ from gpufleet.core.fleet.events import HostStatus
 from gpufleet.core.live.buffers import LiveBuffers
 from gpufleet.core.model.stats import HubStats
 from gpufleet.core.pipeline.build import load_rule_engine
+from gpufleet.ui.offscreen.simfeed import feed
 from gpufleet.ui.window.main_window import TAB_NAMES, MainWindow
 
 
@@ -24,20 +25,9 @@ def prefill(
     hosts: Sequence[HostConfig], seconds: float, end_t: float, window_s: float = 3600.0
 ) -> tuple[LiveBuffers, Any, int]:
     """Live buffers (and the rule engine) fed with ``seconds`` of each host's simulation."""
-    from gpufleet.ui.offscreen.simfeed import simulate
-
     live = LiveBuffers(window_s=window_s)
     rules = load_rule_engine(hosts, strict=False)
-    n = 0
-    for ev in simulate(hosts, seconds, end_t):
-        live.feed(ev.host, ev.msg)
-        if rules is not None:
-            rules.feed(ev.host, ev.msg)
-        n += 1
-    if rules is not None:
-        for h in hosts:
-            rules.host_status(h.name, "streaming", end_t)
-        rules.tick(end_t)
+    n = feed(hosts, live, rules, seconds, end_t)
     return live, rules, n
 
 

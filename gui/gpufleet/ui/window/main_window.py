@@ -53,6 +53,7 @@ from gpufleet.ui.window.range_selector import RangeSelector
 
 RANGES = (
     (QT_TRANSLATE_NOOP("MainWindow", "5 min"), 300.0),
+    (QT_TRANSLATE_NOOP("MainWindow", "30 min"), 1800.0),
     (QT_TRANSLATE_NOOP("MainWindow", "1 h"), 3600.0),
     (QT_TRANSLATE_NOOP("MainWindow", "6 h"), 6 * 3600.0),
     (QT_TRANSLATE_NOOP("MainWindow", "24 h"), 24 * 3600.0),
@@ -93,7 +94,8 @@ class MainWindow(QMainWindow):
         self.alerts: dict[str, Any] = {}
         self.cost: dict[str, Any] = {}
         self.summaries: tuple[HostSummary, ...] = ()
-        self.range_s = 3600.0
+        # The demo opens on the half hour its history is pre-filled with (simfeed).
+        self.range_s = 1800.0 if demo else 3600.0
         self.follow_live = True
         self.custom: tuple[float, float] | None = None
         self.stats_text = ""
