@@ -170,3 +170,23 @@ def build_window_theme():  # type: ignore[no-untyped-def]
     from gpufleet.ui.app import make_qapp, setup_theme
 
     return setup_theme(make_qapp())
+
+
+def test_no_gpu_is_its_own_state_with_its_own_advice(fed: tuple) -> None:
+    from gpufleet.core.fleet.events import NO_GPU, HostStatus
+
+    w = window(fed, SIZES[0])
+    try:
+        reason = "no NVIDIA driver on this host (NVML: Driver Not Loaded)"
+        w.on_status(HostStatus("a100-train", NO_GPU, reason, time.time(), "no_gpu"))
+        w.select_host("a100-train")
+        w.update_summaries()
+        settle(w)
+        s = next(s for s in w.summaries if s.host == "a100-train")
+        assert s.state == CRIT and s.reason == reason
+        assert w.panel.cards_note.isVisibleTo(w)
+        note = w.panel.cards_note.text()
+        assert "no usable NVIDIA GPU" in note and "network" not in note
+        assert "no GPU: " + reason in w.host_label.text()
+    finally:
+        w.close()

@@ -35,7 +35,13 @@ from PySide6.QtWidgets import (
 from gpufleet.core.text import catalogue
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.ui.i18n import state_name
-from gpufleet.ui.viewmodel.summary import CURRENCY_SYMBOL, GpuSummary, HostSummary, money
+from gpufleet.ui.viewmodel.summary import (
+    CURRENCY_SYMBOL,
+    GpuSummary,
+    HostSummary,
+    money,
+    state_advice,
+)
 from gpufleet.ui.widgets.elided import ElidedLabel, Part
 from gpufleet.ui.widgets.fast_table import PAD, FastTableView
 from gpufleet.ui.widgets.table_model import KEY_ROLE, Cell, RowsModel, sorted_proxy
@@ -213,6 +219,12 @@ class FleetPanel(QWidget):
         ml.setContentsMargins(0, 0, 0, 0)
         self.cards_title = ElidedLabel(min_chars=6)
         ml.addWidget(self.cards_title)
+        # What to do about a host that answers but has nothing to monitor (no GPU, NVML).
+        self.cards_note = QLabel("")
+        self.cards_note.setWordWrap(True)
+        self.cards_note.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.cards_note.hide()
+        ml.addWidget(self.cards_note)
         self.cards_box = QGridLayout()
         self.cards_box.setSpacing(6)
         ml.addLayout(self.cards_box)
@@ -400,6 +412,14 @@ class FleetPanel(QWidget):
             card.setVisible(i < len(gpus))
             if i < len(gpus):
                 card.show_gpu(gpus[i])
+        advice = state_advice(s.session_state) if s is not None else ""
+        if advice and s is not None:
+            colour = self.theme.state_hex(s.state)
+            self.cards_note.setText(
+                f'<span style="color:{colour}">{SYMBOL[s.state]} {html.escape(s.reason)}</span>'
+                f"<br>{html.escape(advice)}"
+            )
+        self.cards_note.setVisible(bool(advice))
         if s is not None:
             self.cards_title.set_parts(
                 [
