@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from gpufleet_sampler import protocol
-from PySide6.QtCore import QCoreApplication
-from PySide6.QtWidgets import QWidget
+from PySide6.QtCore import QCoreApplication, Qt, Signal
+from PySide6.QtWidgets import QLabel, QWidget
 
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP, reason_name
 from gpufleet.ui.tabs.base import PlotTab, ValueAt, fmt
@@ -16,6 +16,8 @@ from gpufleet.ui.widgets.theme import REASON_BANDS, Theme
 
 class ClocksTab(PlotTab):
     title = QT_TRANSLATE_NOOP("Tabs", "Clocks && throttling")
+    # "Export evidence…" under the sentence: the bundle of this host over the range shown.
+    export_requested = Signal()
 
     def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__(theme, parent)
@@ -30,6 +32,13 @@ class ClocksTab(PlotTab):
             for label, c, _ in REASON_BANDS
         )
         self.bands.plot.setTitle(f'<span style="font-size:8pt">{legend}</span>')
+        self.export_link = QLabel(f'<a href="export">{self.tr("Export evidence…")}</a>')
+        self.export_link.setTextFormat(Qt.TextFormat.RichText)
+        self.export_link.setToolTip(
+            self.tr("Save a zip of this host's data over the range shown: metrics, plots, alerts")
+        )
+        self.export_link.linkActivated.connect(lambda _href: self.export_requested.emit())
+        self.box.addWidget(self.export_link)
         self.finish()
 
     def refresh(self, view: View) -> None:

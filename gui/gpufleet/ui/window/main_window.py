@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QMainWindow,
+    QPushButton,
     QSizePolicy,
     QSplitter,
     QTabWidget,
@@ -34,6 +35,7 @@ from gpufleet.core.model.stats import HubStats
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.ui import i18n
 from gpufleet.ui.background.history import HistoryCache
+from gpufleet.ui.controllers.evidence_export import EvidenceExporter
 from gpufleet.ui.desktop.memtrim import start_trimmer
 from gpufleet.ui.desktop.ui_state import UiState
 from gpufleet.ui.tabs.base import Tab
@@ -103,6 +105,8 @@ class MainWindow(QMainWindow):
         self.hide_on_close = False  # True when a tray icon keeps the app running
         self.setWindowTitle(self.tr("gpufleet — demo fleet") if demo else "gpufleet")
         self._build()
+        self.evidence = EvidenceExporter(self, demo=demo)
+        self._wire_evidence()
         # Splitter positions and sort columns as the user left them (not for a still
         # picture: screenshots show the defaults).
         self.ui_state = ui_state or (UiState() if remember else None)
@@ -217,6 +221,36 @@ class MainWindow(QMainWindow):
         act_settings.triggered.connect(lambda: open_settings_dialog(self))
         self.menu_settings.addAction(act_settings)
         apply_at_start(self)
+
+    def _wire_evidence(self) -> None:
+        """ "Export evidence…" on the selected alert, the Clocks tab, the host menu and the
+        fleet list's context menu."""
+        self.export_alert_btn = QPushButton(self.tr("Export evidence…"))
+        self.export_alert_btn.setToolTip(
+            self.tr("Save a zip of this host's data around the alert: metrics, plots, events")
+        )
+        self.export_alert_btn.setEnabled(False)
+        self.export_alert_btn.clicked.connect(self.export_current_alert)
+        self.panel.alert_buttons.insertWidget(1, self.export_alert_btn)
+        self.panel.alert_current.connect(lambda a: self.export_alert_btn.setEnabled(a is not None))
+        self.clocks.export_requested.connect(self.export_selected_host)
+        self.act_export = QAction(self.tr("E&xport evidence for the selected host…"), self)
+        self.act_export.triggered.connect(self.export_selected_host)
+        self.menu_hosts.addAction(self.act_export)
+        table = self.panel.table
+        table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        table.addAction(self.act_export)
+
+    def export_current_alert(self) -> str | None:
+        a = self.panel.current_alert()
+        return self.evidence.export_alert(a) if a is not None else None
+
+    def export_selected_host(self) -> str | None:
+        host = self.selected_host
+        if host is None:
+            return None
+        t0, t1 = self.time_range()
+        return self.evidence.export(host, t0, t1)
 
     # -- data in (slots for FleetBridge signals) -----------------------------------------
 
