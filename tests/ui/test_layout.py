@@ -190,3 +190,21 @@ def test_no_gpu_is_its_own_state_with_its_own_advice(fed: tuple) -> None:
         assert "no GPU: " + reason in w.host_label.text()
     finally:
         w.close()
+
+
+def test_open_a_process_alert_selects_host_tab_moment_and_process(fed: tuple) -> None:
+    w = window(fed, SIZES[0])
+    try:
+        miner = next(a for a in w.alerts.values() if a.condition == "miner_process")
+        pid = miner.evidence["values"]["processes"][0]["pid"]
+        w.select_host("h100-a")
+        w.open_alert(miner)
+        settle(w)
+        assert w.selected_host == miner.host == "a100-shared"
+        assert w.current_tab() is w.memory
+        assert not w.follow_live and w.custom is not None
+        assert w.custom[0] < miner.started_t < w.custom[1]
+        sel = w.memory.selected_proc()
+        assert sel is not None and sel[1].pid == pid
+    finally:
+        w.close()

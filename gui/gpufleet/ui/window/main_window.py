@@ -387,6 +387,15 @@ class MainWindow(QMainWindow):
             tab = 4
         self.tabs.setCurrentIndex(tab)
         self.show_moment(float(alert.started_t))
+        # A process alert (a miner, a stranger on the GPU): its process row selected, ready
+        # for Kill…, when the process is still in the table.
+        ev = dict(getattr(alert, "evidence", {}) or {})
+        values = ev.get("values")
+        procs = (values if isinstance(values, dict) else ev).get("processes")
+        if tab == 3 and isinstance(procs, (list, tuple)) and procs:
+            pid = procs[0].get("pid") if isinstance(procs[0], dict) else None
+            if isinstance(pid, int):
+                self.memory.select_pid(pid)
 
     def select_tab(self, name: str) -> None:
         key = name.lower()
