@@ -47,8 +47,8 @@ def build_window(
         cost = getattr(rules, "cost", None)
         if cost is not None:
             w.on_cost({h: cost.summary(h) for h in cost.hosts()})
-    n_gpu = sum(len(live.gpus(h.name)) for h in hosts)
-    w.on_stats(HubStats(float(n_gpu) / 1.0, live.samples_total, None, 0, 0))
+    rate = sum(1.0 / h.interval_s for h in hosts)  # one sample per host and interval
+    w.on_stats(HubStats(rate, live.samples_total, None, 0, 0))
     w.resize(*size)
     w.show()
     w.update_summaries()

@@ -87,10 +87,30 @@ class ClocksTab(PlotTab):
         return self.gpu_readout(t, _readout_line)
 
 
+# The clock event reasons in words for the read-out (the protocol's dcgm-style labels,
+# "hw_slowdown, sw_thermal", are ids to search for, not something to read at a glance).
+READOUT_REASONS = {
+    "gpu_idle": QT_TRANSLATE_NOOP("Readout", "idle"),
+    "clocks_setting": QT_TRANSLATE_NOOP("Readout", "clock setting"),
+    "power_cap": QT_TRANSLATE_NOOP("Readout", "power cap"),
+    "hw_slowdown": QT_TRANSLATE_NOOP("Readout", "HW slowdown"),
+    "sync_boost": QT_TRANSLATE_NOOP("Readout", "sync boost"),
+    "sw_thermal": QT_TRANSLATE_NOOP("Readout", "SW thermal"),
+    "hw_thermal": QT_TRANSLATE_NOOP("Readout", "HW thermal"),
+    "hw_power_brake": QT_TRANSLATE_NOOP("Readout", "power brake"),
+    "display_clocks": QT_TRANSLATE_NOOP("Readout", "display clocks"),
+}
+
+
+def readout_reason(label: str) -> str:
+    text = READOUT_REASONS.get(label)
+    return QCoreApplication.translate("Readout", text) if text else reason_name(label)
+
+
 def _readout_line(g: int, at: ValueAt) -> str:
     ps = at("pstate")
     mask = at("clock_reasons")
-    why = ", ".join(map(reason_name, protocol.reason_labels(int(mask)))) if mask else ""
+    why = ", ".join(map(readout_reason, protocol.reason_labels(int(mask)))) if mask else ""
     return (
         f"{fmt(at('sm_clock_mhz'), 'MHz')} · {fmt(at('temp_gpu_c'), '°C')}"
         f"{f' · P{ps:.0f}' if ps is not None else ''}{f' · {why}' if why else ''}"

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pyqtgraph as pg
-from PySide6.QtCore import QCoreApplication, QPointF, QRectF, Qt
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import QLabel
 
@@ -358,6 +358,14 @@ class TimePlot:
         lo2 = lo - pad if floor is None or lo - pad >= floor else floor
         # Extra room at the top for the nominal lines' labels and the legend.
         hi2 = hi + 2.5 * pad
+        # In a short plot (the memory clock's) that was less than a label's height, and the
+        # "max 2 619 MHz" written above its line was cut: leave the label's pixels free.
+        h = float(self.vb.height())
+        if h > 0 and any(
+            n.text.isVisible() and not n.label[1] for n in self.nominals.values() if n.label
+        ):
+            frac = min(0.5, 22.0 / h)
+            hi2 = max(hi2, hi + (hi - lo2) * frac / (1.0 - frac))
         # Snap outwards to a 1/25 of the span's decade: the range (and with it the axis's
         # ticks, labels and grid, ~1.5 ms to lay out) then changes only when the data move
         # by a visible amount, not with every new sample's noise.
@@ -486,6 +494,17 @@ class ReasonBands:
         self.vb.setXRange(t0, t1, padding=0)
 
 
+class _LeaveFilter(QObject):
+    def __init__(self, on_leave: Callable[[], None]) -> None:
+        super().__init__()
+        self.on_leave = on_leave
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Leave:
+            self.on_leave()
+        return False
+
+
 class Crosshair:
     """A vertical line on every plot of a tab, following the mouse, with a read-out of the
     values at that moment (the text comes from the tab)."""
@@ -505,6 +524,12 @@ class Crosshair:
         for p in self.plots:
             p.plot.scene().sigMouseMoved.connect(self._moved)
         self.t: float | None = None
+        # The scene hears only moves inside it: leaving the plots' widget must hide the
+        # line and the read-out too, or they stay where the pointer left.
+        self._leave = _LeaveFilter(self.hide)
+        for view in self.plots[0].plot.scene().views():
+            view.viewport().installEventFilter(self._leave)
+            view.installEventFilter(self._leave)
 
     def _moved(self, pos: QPointF) -> None:
         hit = None

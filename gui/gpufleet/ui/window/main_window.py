@@ -101,6 +101,7 @@ class MainWindow(QMainWindow):
         self.follow_live = True
         self.custom: tuple[float, float] | None = None
         self.stats_text = ""
+        self._rate_mark: tuple[float, int] | None = None
         self._texts: dict[str, tuple[Any, str, str]] = {}
         self.hide_on_close = False  # True when a tray icon keeps the app running
         self.setWindowTitle(self.tr("gpufleet — demo fleet") if demo else "gpufleet")
@@ -266,13 +267,14 @@ class MainWindow(QMainWindow):
     def on_stats(self, st: HubStats) -> None:
         streaming = sum(1 for s, _ in self.states.values() if s == "streaming")
         down = sum(1 for s, _ in self.states.values() if s in ("reconnecting", "failed"))
+        n_hosts = len(self.hosts)
         parts = [
-            self.tr("{n} hosts").format(n=len(self.hosts)),
+            (self.tr("{n} host") if n_hosts == 1 else self.tr("{n} hosts")).format(n=n_hosts),
             self.tr("{n} streaming").format(n=streaming),
         ]
         if down:
             parts.append(self.tr("{n} down").format(n=down))
-        parts.append(self.tr("{n} samples/s").format(n=f"{st.samples_per_s:.0f}"))
+        parts.append(self.tr("{n} samples/s").format(n=f"{self._sample_rate(st):.0f}"))
         if st.history_bytes is not None:
             parts.append(
                 self.tr("history {size} MiB").format(size=f"{st.history_bytes / 2**20:.1f}")
@@ -281,6 +283,17 @@ class MainWindow(QMainWindow):
             parts.append(self.tr("{n} events dropped (the app fell behind)").format(n=st.dropped))
         self.stats_text = " · ".join(parts)
         self.status_label.setText(self.stats_text)
+
+    def _sample_rate(self, st: HubStats) -> float:
+        """Samples per second (one per host and interval), from the live buffers' count of
+        samples: the bridge's own rate counts every message, procs, links and events too."""
+        now = time.monotonic()
+        total = self.live.samples_total
+        last = self._rate_mark
+        self._rate_mark = (now, total)
+        if last is None or now - last[0] <= 0 or total < last[1]:
+            return st.samples_per_s
+        return (total - last[1]) / (now - last[0])
 
     def set_hosts(self, hosts: Sequence[HostConfig]) -> None:
         self.hosts = {h.name: h for h in hosts}
@@ -452,9 +465,11 @@ class MainWindow(QMainWindow):
             self.summaries,
             "<b>" + self.tr("Fleet") + "</b> "
             f'<span style="color:{m}">'
-            + self.tr("{hosts} hosts · {gpus} GPUs · {rate}/h").format(
-                hosts=len(self.hosts), gpus=n_gpu, rate=money(rate, cur)
-            )
+            + (
+                self.tr("{hosts} host · {gpus} GPUs · {rate}/h")
+                if len(self.hosts) == 1
+                else self.tr("{hosts} hosts · {gpus} GPUs · {rate}/h")
+            ).format(hosts=len(self.hosts), gpus=n_gpu, rate=money(rate, cur))
             + (self.tr(" · spent {money}").format(money=money(spent, cur)) if spent else "")
             + "</span>",
         )
