@@ -208,3 +208,21 @@ def test_open_a_process_alert_selects_host_tab_moment_and_process(fed: tuple) ->
         assert sel is not None and sel[1].pid == pid
     finally:
         w.close()
+
+
+def test_kill_confirmation_of_an_eight_gpu_process_lists_every_gpu(fed: tuple) -> None:
+    from gpufleet.ui.dialogs.kill import KillDialog
+    from PySide6.QtWidgets import QLabel
+
+    w = window(fed, SIZES[0])
+    try:
+        snap = w.live.procs("h100-a")
+        assert snap is not None
+        train = next(p for p in snap.procs if p.gpu == 0)
+        dlg = KillDialog(w, "h100-a", train)
+        text = " ".join(lbl.text() for lbl in dlg.findChildren(QLabel))
+        assert "0, 1, 2, 3, 4, 5, 6, 7 (8 GPUs)" in text
+        assert "on each GPU" in text and "in all" in text
+        dlg.close()
+    finally:
+        w.close()
