@@ -26,7 +26,7 @@ def test_a_host_added_elsewhere_appears_without_a_restart(
 ) -> None:
     app = start_app(demo("a100-train"))
     wait_streaming(qtbot, app)
-    watch = ConfigWatch(app.fleet, app.window, bridge=app.bridge, rules=app.rules)
+    watch = ConfigWatch(app.fleet, app.window, bridge=app.bridge, rules=app.pipeline.engine)
     watch.start()
     try:
         cli("hosts", "add", "sim1", "--backend", "sim", "--scenario", "healthy-8xa100")

@@ -9,13 +9,14 @@ import time
 import zipfile
 from pathlib import Path
 
-from gpufleet.core.alerts.alert import Alert
 from gpufleet.core.config import paths
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.history.store import Store
 from gpufleet.core.live.buffers import LiveBuffers
+from gpufleet.core.model.alert import Alert
 from gpufleet.core.wire import synth
 from gpufleet.ui.app import make_qapp, setup_theme
+from gpufleet.ui.controllers.evidence_export import EvidenceExporter
 from gpufleet.ui.window.main_window import MainWindow
 from pytestqt.qtbot import QtBot
 
@@ -59,18 +60,19 @@ def test_export_from_the_alert_the_clocks_tab_and_the_menu(qtbot: QtBot, tmp_pat
         saved.append(name)
         return str(tmp_path / name)
 
-    w.evidence.choose_path = choose
+    ex = EvidenceExporter(w, demo=True)  # as the app wires it
+    ex.choose_path = choose
     # The alert's own button: enabled once the alert is the current row.
     assert not w.export_alert_btn.isEnabled()
     rows = w.panel.alert_rows()
     assert rows and rows[0][0].id == "a1"
     w.panel.alerts.setCurrentRow(0)
     assert w.export_alert_btn.isEnabled()
-    with qtbot.waitSignal(w.evidence.finished, timeout=60_000) as sig:
+    with qtbot.waitSignal(ex.finished, timeout=60_000) as sig:
         w.export_alert_btn.click()
-        assert w.evidence.progress.isVisibleTo(w)  # busy while the worker writes
+        assert ex.progress.isVisibleTo(w)  # busy while the worker writes
     report = sig.args[0]
-    assert not w.evidence.progress.isVisibleTo(w) and w.evidence.open_btn.isVisibleTo(w)
+    assert not ex.progress.isVisibleTo(w) and ex.open_btn.isVisibleTo(w)
     assert saved[0].startswith(f"gpufleet-evidence-{HOST}-") and saved[0].endswith(".zip")
     z = zipfile.ZipFile(report.path)
     names = set(z.namelist())
@@ -84,13 +86,14 @@ def test_export_from_the_alert_the_clocks_tab_and_the_menu(qtbot: QtBot, tmp_pat
     # The Clocks tab's link and the host menu: the range on screen.
     w.select_host(HOST)
     w.select_tab("clocks")
-    with qtbot.waitSignal(w.evidence.finished, timeout=60_000) as sig2:
+    with qtbot.waitSignal(ex.finished, timeout=60_000) as sig2:
         w.clocks.export_link.linkActivated.emit("export")
     assert zipfile.ZipFile(sig2.args[0].path).namelist()
-    with qtbot.waitSignal(w.evidence.finished, timeout=60_000):
+    with qtbot.waitSignal(ex.finished, timeout=60_000):
         w.act_export.trigger()
     # Cancelled in the dialog: nothing written, nothing busy.
-    w.evidence.choose_path = lambda _name: None
-    assert w.export_selected_host() is None and not w.evidence.busy
+    ex.choose_path = lambda _name: None
+    w.export_selected_host()
+    assert not ex.busy and not ex.progress.isVisibleTo(w)
     json.loads(z.read("alerts.json"))
     w.close()

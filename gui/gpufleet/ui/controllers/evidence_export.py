@@ -103,6 +103,8 @@ class EvidenceExporter(QObject):
         self.open_btn.clicked.connect(self._open_folder)
         bar.addPermanentWidget(self.open_btn)
         self._folder: Path | None = None
+        window.evidence_requested.connect(self.export)
+        window.alert_evidence_requested.connect(self.export_alert)
 
     def _ask_path(self, name: str) -> str | None:
         parent = self.window if isinstance(self.window, QWidget) else None

@@ -18,6 +18,13 @@ from gpufleet.core.live.buffers import LiveBuffers
 from gpufleet.core.model.stats import HubStats
 from gpufleet.core.pipeline.build import load_rule_engine
 from gpufleet.ui.offscreen.simfeed import feed
+from gpufleet.ui.widgets.theme import (
+    Theme,
+    apply_pyqtgraph,
+    dark_palette,
+    make_theme,
+    system_is_dark,
+)
 from gpufleet.ui.window.main_window import TAB_NAMES, MainWindow
 
 
@@ -31,13 +38,34 @@ def prefill(
     return live, rules, n
 
 
-def build_window(
-    hosts: Sequence[HostConfig], live: LiveBuffers, rules: Any, size: tuple[int, int], now: float
-) -> MainWindow:
-    from gpufleet.ui.app import make_qapp, setup_theme
+def plain_theme() -> Theme:
+    """The theme without the app's settings: the system's (or GPUFLEET_THEME's) light or
+    dark, Fusion's dark palette where the style has none. The CLI passes the app's own
+    (``ui.app.setup_theme``); importing the app here would tie offscreen rendering to
+    everything the app wires up (an import cycle through the controllers)."""
+    app = QApplication.instance()
+    if not isinstance(app, QApplication):
+        app = QApplication([])
+    dark = system_is_dark()
+    if dark and app.palette().window().color().lightness() >= 128:
+        app.setStyle("Fusion")
+        app.setPalette(dark_palette())
+    theme = make_theme(dark)
+    apply_pyqtgraph(theme)
+    return theme
 
-    app = make_qapp()
-    theme = setup_theme(app)
+
+def build_window(
+    hosts: Sequence[HostConfig],
+    live: LiveBuffers,
+    rules: Any,
+    size: tuple[int, int],
+    now: float,
+    theme: Theme | None = None,
+) -> MainWindow:
+    theme = theme or plain_theme()
+    app = QApplication.instance()
+    assert app is not None
     w = MainWindow(live, hosts, theme, demo=True, clock=lambda: now, remember=False)
     w._timer.stop()  # a still picture: redraws happen when asked
     for h in hosts:
@@ -62,11 +90,12 @@ def render_tabs(
     only: str | None,
     seconds: float,
     tab_host: Mapping[str, str],
+    theme: Theme | None = None,
 ) -> list[Path]:
     hosts = demo_hosts()
     now = time.time()
     live, rules, _ = prefill(hosts, seconds, now)
-    w = build_window(hosts, live, rules, size, now)
+    w = build_window(hosts, live, rules, size, now, theme)
     app = QApplication.instance()
     assert app is not None
     names = list(TAB_NAMES)

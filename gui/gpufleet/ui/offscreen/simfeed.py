@@ -80,12 +80,16 @@ def feed(
 ) -> int:
     """``seconds`` of each host's simulation into ``live`` and ``rules`` (when given), the
     rules told the hosts stream and ticked at ``end_t``; → the number of messages."""
-    n = 0
+    # The live buffers first, for every host (what the plots need, ~40 % of the time),
+    # then the rules: the window shows full plots before the alerts are worked out.
+    msgs = []
     for ev in simulate(hosts, seconds, end_t, stride=stride):
         live.feed(ev.host, ev.msg)
-        if rules is not None:
+        msgs.append(ev)
+    if rules is not None:
+        for ev in msgs:
             rules.feed(ev.host, ev.msg)
-        n += 1
+    n = len(msgs)
     if rules is not None:
         for h in hosts:
             rules.host_status(h.name, "streaming", end_t)

@@ -35,7 +35,6 @@ from gpufleet.core.model.stats import HubStats
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.ui import i18n
 from gpufleet.ui.background.history import HistoryCache
-from gpufleet.ui.controllers.evidence_export import EvidenceExporter
 from gpufleet.ui.desktop.memtrim import start_trimmer
 from gpufleet.ui.desktop.ui_state import UiState
 from gpufleet.ui.tabs.base import Tab
@@ -69,6 +68,10 @@ class MainWindow(QMainWindow):
     # Emitted after each redraw of the visible tab (tests and the benchmark wait on it).
     redrawn = Signal(str)
     summaries_updated = Signal(object)  # tuple[HostSummary, ...]
+    # "Export evidence…": of a host over a window, or of an alert (its own window); the
+    # controller (ui.controllers.evidence_export) writes the bundle.
+    evidence_requested = Signal(str, float, float)
+    alert_evidence_requested = Signal(object)
 
     def __init__(
         self,
@@ -106,7 +109,6 @@ class MainWindow(QMainWindow):
         self.hide_on_close = False  # True when a tray icon keeps the app running
         self.setWindowTitle(self.tr("gpufleet — demo fleet") if demo else "gpufleet")
         self._build()
-        self.evidence = EvidenceExporter(self, demo=demo)
         self._wire_evidence()
         # Splitter positions and sort columns as the user left them (not for a still
         # picture: screenshots show the defaults).
@@ -242,16 +244,16 @@ class MainWindow(QMainWindow):
         table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         table.addAction(self.act_export)
 
-    def export_current_alert(self) -> str | None:
+    def export_current_alert(self) -> None:
         a = self.panel.current_alert()
-        return self.evidence.export_alert(a) if a is not None else None
+        if a is not None:
+            self.alert_evidence_requested.emit(a)
 
-    def export_selected_host(self) -> str | None:
+    def export_selected_host(self) -> None:
         host = self.selected_host
-        if host is None:
-            return None
-        t0, t1 = self.time_range()
-        return self.evidence.export(host, t0, t1)
+        if host is not None:
+            t0, t1 = self.time_range()
+            self.evidence_requested.emit(host, t0, t1)
 
     # -- data in (slots for FleetBridge signals) -----------------------------------------
 
