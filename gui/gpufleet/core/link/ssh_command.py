@@ -28,6 +28,8 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
+from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP, translated
+
 # OpenSSH's option letters (ssh.c's getopt string): these take an argument...
 _WITH_ARG = set("BbcDEeFIiJLlmOoPpQRSWw")
 # ...and these do not.
@@ -37,13 +39,32 @@ _HOST_RE = re.compile(r"^[A-Za-z0-9_.\-]+$|^[0-9A-Fa-f:.]+$")
 _TARGET_KEYS = ("port", "user", "identityfile", "proxyjump", "hostname")
 # -o keys that would change the route in a way this app cannot follow: an error, not a note.
 _REFUSED_KEYS = {
-    "proxycommand": "-o ProxyCommand is not supported: use -J (ProxyJump) or an alias of "
-    "~/.ssh/config",
+    "proxycommand": QT_TRANSLATE_NOOP(
+        "SshCommand",
+        "-o ProxyCommand is not supported: use -J (ProxyJump) or an alias of ~/.ssh/config",
+    ),
 }
 
 
 class SshCommandError(ValueError):
-    """A command line that is not a usable ssh command."""
+    """A command line that is not a usable ssh command. ``str()`` is the English line;
+    ``localized()`` the same in the installed language (the template is marked for
+    translation, the values are filled in after)."""
+
+    def __init__(self, template: str, **values: Any) -> None:
+        super().__init__(template.format(**values))
+        self.template = template
+        self.values = values
+
+    def localized(self) -> str:
+        try:
+            return translated("SshCommand", self.template).format(**self.values)
+        except (KeyError, IndexError, ValueError):  # a bad translation: the English line
+            return str(self)
+
+
+def _e(template: str, **values: Any) -> SshCommandError:
+    return SshCommandError(template, **values)
 
 
 @dataclass(frozen=True)
@@ -79,7 +100,10 @@ def _port(text: str) -> int:
     except ValueError:
         port = -1
     if not 0 < port < 65536:
-        raise SshCommandError(f"bad port {text!r}: expected a number from 1 to 65535")
+        raise _e(
+            QT_TRANSLATE_NOOP("SshCommand", "bad port {text}: expected a number from 1 to 65535"),
+            text=repr(text),
+        )
     return port
 
 
@@ -92,11 +116,16 @@ def _split_destination(dest: str) -> tuple[str | None, str, int | None]:
         if hostport.startswith("["):
             end = hostport.find("]")
             if end < 0:
-                raise SshCommandError(f"bad address in {dest!r}: unclosed '['")
+                raise _e(
+                    QT_TRANSLATE_NOOP("SshCommand", "bad address in {dest}: unclosed '['"),
+                    dest=repr(dest),
+                )
             host, tail = hostport[1:end], hostport[end + 1 :]
             if tail:
                 if not tail.startswith(":"):
-                    raise SshCommandError(f"bad address in {dest!r}")
+                    raise _e(
+                        QT_TRANSLATE_NOOP("SshCommand", "bad address in {dest}"), dest=repr(dest)
+                    )
                 port = _port(tail[1:])
         elif ":" in hostport:
             host, _, p = hostport.rpartition(":")
@@ -111,15 +140,25 @@ def _split_destination(dest: str) -> tuple[str | None, str, int | None]:
 def _split(cmd: str) -> list[str]:
     text = cmd.strip()
     if not text:
-        raise SshCommandError("empty command: paste an ssh command such as `ssh -p 2222 root@host`")
+        raise _e(
+            QT_TRANSLATE_NOOP(
+                "SshCommand", "empty command: paste an ssh command such as `ssh -p 2222 root@host`"
+            )
+        )
     try:
         argv = shlex.split(text)
     except ValueError as e:
-        raise SshCommandError(f"cannot split the command line ({e})") from None
+        raise _e(
+            QT_TRANSLATE_NOOP("SshCommand", "cannot split the command line ({error})"), error=str(e)
+        ) from None
     if not argv or os.path.basename(argv[0]) != "ssh":
-        raise SshCommandError(
-            f"not an ssh command: it should start with `ssh` (got {argv[0]!r}); e.g. "
-            "`ssh -p 2222 root@host`"
+        raise _e(
+            QT_TRANSLATE_NOOP(
+                "SshCommand",
+                "not an ssh command: it should start with `ssh` (got {got}); e.g. "
+                "`ssh -p 2222 root@host`",
+            ),
+            got=repr(argv[0] if argv else ""),
         )
     return argv
 
@@ -158,10 +197,13 @@ class _Reader:
     def _o(self, value: str) -> None:
         m = re.match(r"^\s*([A-Za-z]+)\s*(?:=\s*|\s+)(.*?)\s*$", value)
         if not m:
-            raise SshCommandError(f"bad -o option {value!r}: expected Key=Value")
+            raise _e(
+                QT_TRANSLATE_NOOP("SshCommand", "bad -o option {value}: expected Key=Value"),
+                value=repr(value),
+            )
         key, val = m.group(1).lower(), m.group(2)
         if key in _REFUSED_KEYS:
-            raise SshCommandError(_REFUSED_KEYS[key])
+            raise _e(_REFUSED_KEYS[key])
         if key in _TARGET_KEYS:
             if key == "port":
                 _port(val)
@@ -196,11 +238,18 @@ def _read_options(argv: list[str], i: int, r: _Reader) -> int:
                 r.option(letter, None)
                 continue
             if letter not in _WITH_ARG:
-                raise SshCommandError(f"unknown ssh option -{letter} in {arg!r}")
+                raise _e(
+                    QT_TRANSLATE_NOOP("SshCommand", "unknown ssh option -{letter} in {arg}"),
+                    letter=letter,
+                    arg=repr(arg),
+                )
             value = arg[j:]
             if not value:
                 if i >= len(argv):
-                    raise SshCommandError(f"ssh option -{letter} needs a value")
+                    raise _e(
+                        QT_TRANSLATE_NOOP("SshCommand", "ssh option -{letter} needs a value"),
+                        letter=letter,
+                    )
                 value = argv[i]
                 i += 1
             r.option(letter, value)
@@ -214,7 +263,11 @@ def parse_ssh(cmd: str) -> ParsedSsh:
     r = _Reader()
     i = _read_options(argv, 1, r)
     if i >= len(argv):
-        raise SshCommandError("no destination: add `user@host` (or `ssh://user@host:port`)")
+        raise _e(
+            QT_TRANSLATE_NOOP(
+                "SshCommand", "no destination: add `user@host` (or `ssh://user@host:port`)"
+            )
+        )
     dest = argv[i]
     r.destination(dest)
     i = _read_options(argv, i + 1, r)
@@ -222,10 +275,14 @@ def parse_ssh(cmd: str) -> ParsedSsh:
         r.ignored.append("remote command " + repr(shlex.join(argv[i:])))
     host = r.opts.get("hostname", r.dest_host)
     if not host or not _HOST_RE.match(host):
-        raise SshCommandError(f"bad host name {host!r} in {dest!r}")
+        raise _e(
+            QT_TRANSLATE_NOOP("SshCommand", "bad host name {host} in {dest}"),
+            host=repr(host),
+            dest=repr(dest),
+        )
     user = r.opts.get("user")
     if user is not None and (not user or any(c.isspace() for c in user)):
-        raise SshCommandError(f"bad user name {user!r}")
+        raise _e(QT_TRANSLATE_NOOP("SshCommand", "bad user name {user}"), user=repr(user))
     return ParsedSsh(
         host=host,
         port=_port(r.opts["port"]) if "port" in r.opts else 22,

@@ -32,7 +32,8 @@ class ClocksTab(PlotTab):
             for label, c, _ in REASON_BANDS
         )
         self.bands.plot.setTitle(f'<span style="font-size:8pt">{legend}</span>')
-        self.export_link = QLabel(f'<a href="export">{self.tr("Export evidence…")}</a>')
+        export = self.tr("Export evidence…")  # (not inside the f-string: lupdate skips those)
+        self.export_link = QLabel(f'<a href="export">{export}</a>')
         self.export_link.setTextFormat(Qt.TextFormat.RichText)
         self.export_link.setToolTip(
             self.tr("Save a zip of this host's data over the range shown: metrics, plots, alerts")

@@ -469,7 +469,13 @@ class FleetPanel(QWidget):
                 if grouped and a.host != host:
                     host = a.host
                     count = sum(1 for (b, *_), _ in rows if b.host == host)
-                    head = QListWidgetItem(f"{host} ({count})")
+                    head = QListWidgetItem(
+                        (
+                            self.tr("{host}: {n} alert")
+                            if count == 1
+                            else self.tr("{host}: {n} alerts")
+                        ).format(host=host, n=count)
+                    )
                     f = QFont(self.alerts.font())
                     f.setBold(True)
                     head.setFont(f)
