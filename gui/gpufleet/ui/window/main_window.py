@@ -198,7 +198,7 @@ class MainWindow(QMainWindow):
         # difference) and moves only when the user drags the handle.
         split.setStretchFactor(0, 0)
         split.setStretchFactor(1, 1)
-        split.setSizes([400, 1200])
+        split.setSizes([470, 1130])
         self.setCentralWidget(split)
         self.status_label = QLabel(self.tr("starting…"))
         # The status line may be cut rather than widen the window.
