@@ -84,6 +84,7 @@ def test_every_control_is_on_screen_and_the_size_holds(fed: tuple, size: tuple[i
     try:
         assert w.minimumSizeHint().width() <= size[0]
         assert (w.width(), w.height()) == size
+        panel_width = w.panel.width()
         for name in TAB_NAMES:
             w.select_tab(name)
             for host in w.hosts:
@@ -91,6 +92,8 @@ def test_every_control_is_on_screen_and_the_size_holds(fed: tuple, size: tuple[i
                 w.update_summaries()
                 settle(w)
                 assert (w.width(), w.height()) == size, (name, host)
+                # The splitter stays where it was: a host's long texts do not move it.
+                assert w.panel.width() == panel_width, (name, host)
                 bad = off_window(w)
                 assert not bad, (size, name, host, bad)
         # The range buttons are all reachable: as buttons, or folded into one menu.
@@ -226,3 +229,34 @@ def test_kill_confirmation_of_an_eight_gpu_process_lists_every_gpu(fed: tuple) -
         dlg.close()
     finally:
         w.close()
+
+
+def test_screenshot_command_writes_laptop_wide_images(tmp_path: Path) -> None:
+    import struct
+    import subprocess
+    import sys
+
+    out = tmp_path / "shots"
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gpufleet",
+            "screenshot",
+            "--size",
+            "1366x768",
+            "--tab",
+            "clocks",
+            "--minutes",
+            "5",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert res.returncode == 0, res.stderr.decode()[-2000:]
+    png = (out / "clocks.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert struct.unpack(">II", png[16:24]) == (1366, 768)
