@@ -260,3 +260,19 @@ def test_screenshot_command_writes_laptop_wide_images(tmp_path: Path) -> None:
     png = (out / "clocks.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     assert struct.unpack(">II", png[16:24]) == (1366, 768)
+
+
+def test_range_buttons_fold_into_a_menu_on_a_narrow_window(fed: tuple) -> None:
+    w = window(fed, (820, 600))
+    try:
+        rs = w.range_selector
+        assert rs.is_folded() and not any(b.isVisibleTo(w) for b in rs.buttons)
+        assert rs.folded.isVisibleTo(w) and not off_window(w)
+        assert [a.text() for a in rs.menu_actions] == ["5 min", "30 min", "1 h", "6 h", "24 h"]
+        rs.menu_actions[2].trigger()
+        assert w.range_s == 3600.0 and rs.folded.text().startswith("1 h")
+        w.resize(1600, 1000)
+        settle(w)
+        assert not rs.is_folded() and rs.buttons[2].isChecked()
+    finally:
+        w.close()
