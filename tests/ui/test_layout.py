@@ -109,9 +109,10 @@ def test_worst_first_and_every_alert_row_names_its_host(fed: tuple) -> None:
         order = w.panel.host_order()
         states = {s.host: s.state for s in w.summaries}
         critical = [h for h in order if states[h] == CRIT]
-        # The demo's critical hosts: the ECC/Xid machine and the one running a miner.
-        assert set(critical) == {"a100-ecc", "a100-shared"}
-        assert order[: len(critical)] == critical
+        # The demo's critical hosts (the ECC/Xid machine and the one running a miner among
+        # them) come first, before the warnings, the unreachable and the healthy.
+        assert {"a100-ecc", "a100-shared"} <= set(critical)
+        assert set(order[: len(critical)]) == set(critical)
         ranks = [w.summaries[[s.host for s in w.summaries].index(h)].order for h in order]
         assert ranks == sorted(ranks, reverse=True)
         rows = w.panel.alert_rows()
@@ -125,7 +126,7 @@ def test_worst_first_and_every_alert_row_names_its_host(fed: tuple) -> None:
             for i in range(w.panel.alerts.count())
             if w.panel.alerts.item(i).data(256) is None
         ]
-        assert heads and heads[0].startswith(("a100-ecc", "a100-shared"))
+        assert heads and heads[0].split(":")[0] in critical
     finally:
         w.close()
 
