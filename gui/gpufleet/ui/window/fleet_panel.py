@@ -138,7 +138,9 @@ def alert_line(alert: Any, title: str, now: float) -> str:
     """One line an eye can scan: "a100-ecc · NVLink link down on GPU 1 · 12 min". The title
     names the GPU when the alert is about one; the host comes first unless the title starts
     with it ("a100-eval idle while billed")."""
-    parts = [] if title.startswith(str(alert.host)) else [str(alert.host)]
+    # (Case-blind: a sentence-initial capital turns "a100-ecc" into "A100-ecc".)
+    starts = title.lower().startswith(str(alert.host).lower())
+    parts = [] if starts else [str(alert.host)]
     if alert.gpu is not None and f"GPU {alert.gpu}" not in title:
         parts.append(f"GPU {alert.gpu}")
     parts.append(title)
