@@ -736,6 +736,14 @@
         <translation>显存频率 (MHz)</translation>
     </message>
     <message>
+        <source>Export evidence…</source>
+        <translation>导出证据…</translation>
+    </message>
+    <message>
+        <source>Save a zip of this host&apos;s data over the range shown: metrics, plots, alerts</source>
+        <translation>把这台主机在当前时间范围内的数据存成 zip：指标、图表、告警</translation>
+    </message>
+    <message>
         <source>max {value}</source>
         <translation>最高 {value}</translation>
     </message>
@@ -845,6 +853,29 @@
     <message>
         <source>util {util} · SM {sm} · occ {occ} · tensor {tensor} · DRAM {dram}</source>
         <translation>利用率 {util} · SM {sm} · 占用 {occ} · Tensor {tensor} · DRAM {dram}</translation>
+    </message>
+</context>
+<context>
+    <name>ConfigWatch</name>
+    <message>
+        <source>config.toml not applied: {error}</source>
+        <translation>config.toml 未生效：{error}</translation>
+    </message>
+    <message>
+        <source>added {names}</source>
+        <translation>新增 {names}</translation>
+    </message>
+    <message>
+        <source>changed {names}</source>
+        <translation>修改 {names}</translation>
+    </message>
+    <message>
+        <source>removed {names}</source>
+        <translation>移除 {names}</translation>
+    </message>
+    <message>
+        <source>config.toml changed: {what}</source>
+        <translation>config.toml 已更改：{what}</translation>
     </message>
 </context>
 <context>
@@ -1003,6 +1034,41 @@
     <message>
         <source>(idle {money})</source>
         <translation>（空闲 {money}）</translation>
+    </message>
+</context>
+<context>
+    <name>EvidenceExporter</name>
+    <message>
+        <source>Open folder</source>
+        <translation>打开文件夹</translation>
+    </message>
+    <message>
+        <source>Export evidence</source>
+        <translation>导出证据</translation>
+    </message>
+    <message>
+        <source>Evidence bundle (*.zip)</source>
+        <translation>证据包 (*.zip)</translation>
+    </message>
+    <message>
+        <source>{host}: an export is already being written</source>
+        <translation>{host}：已有一份导出正在写入</translation>
+    </message>
+    <message>
+        <source>writing the evidence for {host} to {path}…</source>
+        <translation>正在把 {host} 的证据写入 {path}…</translation>
+    </message>
+    <message>
+        <source> (plots left out: {why})</source>
+        <translation>（未含图表：{why}）</translation>
+    </message>
+    <message>
+        <source>evidence for {host} saved: {path}, {rows} GPU-samples</source>
+        <translation>{host} 的证据已保存：{path}，{rows} 个 GPU 采样</translation>
+    </message>
+    <message>
+        <source>the evidence for {host} was not written: {error}</source>
+        <translation>{host} 的证据未能写入：{error}</translation>
     </message>
 </context>
 <context>
@@ -1403,12 +1469,24 @@
         <translation>机群</translation>
     </message>
     <message>
+        <source>Open</source>
+        <translation>打开</translation>
+    </message>
+    <message>
+        <source>Show this host, on the tab that explains the alert, at the moment it started</source>
+        <translation>在说明该告警的标签页上显示这台主机，定位到告警开始的时刻</translation>
+    </message>
+    <message>
         <source>now</source>
         <translation>当前</translation>
     </message>
     <message>
-        <source>Click to open this host at the moment it started</source>
-        <translation>点击打开该主机，定位到告警开始的时刻</translation>
+        <source>{host}: {n} alert</source>
+        <translation>{host}：{n} 条告警</translation>
+    </message>
+    <message>
+        <source>{host}: {n} alerts</source>
+        <translation>{host}：{n} 条告警</translation>
     </message>
     <message>
         <source>Alerts</source>
@@ -1448,6 +1526,26 @@
 </context>
 <context>
     <name>HostDialog</name>
+    <message>
+        <source>auto</source>
+        <translation>自动</translation>
+    </message>
+    <message>
+        <source>agent</source>
+        <translation>SSH 代理</translation>
+    </message>
+    <message>
+        <source>key</source>
+        <translation>密钥</translation>
+    </message>
+    <message>
+        <source>password</source>
+        <translation>密码</translation>
+    </message>
+    <message>
+        <source>a host named {name} already exists</source>
+        <translation>已存在名为 {name} 的主机</translation>
+    </message>
     <message>
         <source>connected, but the test command failed: is python3 installed there?</source>
         <translation>已连接，但测试命令失败：那台机器上装了 python3 吗？</translation>
@@ -1543,6 +1641,10 @@
     <message>
         <source>filled in from the command: check, then save</source>
         <translation>已根据命令填好：检查后保存</translation>
+    </message>
+    <message>
+        <source>ignored (does not change which machine is reached): {what}</source>
+        <translation>已忽略（不影响连接哪台机器）：{what}</translation>
     </message>
     <message>
         <source>give the host a name</source>
@@ -1709,6 +1811,18 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <translation>未报告</translation>
     </message>
     <message>
+        <source>{gpus} ({n} GPUs)</source>
+        <translation>{gpus}（{n} 块 GPU）</translation>
+    </message>
+    <message>
+        <source>{each} on each GPU</source>
+        <translation>每块 GPU {each}</translation>
+    </message>
+    <message>
+        <source>{per}; {total} in all</source>
+        <translation>{per}；共 {total}</translation>
+    </message>
+    <message>
         <source>Send {signal} to PID {pid} and its tree on {host}?</source>
         <translation>向 {host} 上的 PID {pid} 及其进程树发送 {signal}？</translation>
     </message>
@@ -1796,6 +1910,10 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <translation>5 分钟</translation>
     </message>
     <message>
+        <source>30 min</source>
+        <translation>30 分钟</translation>
+    </message>
+    <message>
         <source>1 h</source>
         <translation>1 小时</translation>
     </message>
@@ -1836,7 +1954,23 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <translation>首选项(&amp;P)…</translation>
     </message>
     <message>
+        <source>Export evidence…</source>
+        <translation>导出证据…</translation>
+    </message>
+    <message>
+        <source>Save a zip of this host&apos;s data around the alert: metrics, plots, events</source>
+        <translation>把这台主机在告警前后的数据存成 zip：指标、图表、事件</translation>
+    </message>
+    <message>
+        <source>E&amp;xport evidence for the selected host…</source>
+        <translation>导出所选主机的证据(&amp;X)…</translation>
+    </message>
+    <message>
         <source>{n} hosts</source>
+        <translation>{n} 台主机</translation>
+    </message>
+    <message>
+        <source>{n} host</source>
         <translation>{n} 台主机</translation>
     </message>
     <message>
@@ -1862,6 +1996,10 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     <message>
         <source>Fleet</source>
         <translation>机群</translation>
+    </message>
+    <message>
+        <source>{hosts} host · {gpus} GPUs · {rate}/h</source>
+        <translation>{hosts} 台主机 · {gpus} 块 GPU · {rate}/小时</translation>
     </message>
     <message>
         <source>{hosts} hosts · {gpus} GPUs · {rate}/h</source>
@@ -2097,8 +2235,8 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <translation>P 状态</translation>
     </message>
     <message>
-        <source>Reasons</source>
-        <translation>降频原因</translation>
+        <source>Why</source>
+        <translation>原因</translation>
     </message>
     <message>
         <source>Price</source>
@@ -2188,6 +2326,45 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     <message>
         <source>{n} change(s); {other} instance(s) unchanged or without SSH</source>
         <translation>{n} 项更改；{other} 个实例未变或没有 SSH</translation>
+    </message>
+</context>
+<context>
+    <name>Readout</name>
+    <message>
+        <source>idle</source>
+        <translation>空闲</translation>
+    </message>
+    <message>
+        <source>clock setting</source>
+        <translation>时钟设置</translation>
+    </message>
+    <message>
+        <source>power cap</source>
+        <translation>功耗墙</translation>
+    </message>
+    <message>
+        <source>HW slowdown</source>
+        <translation>硬件降频</translation>
+    </message>
+    <message>
+        <source>sync boost</source>
+        <translation>同步加速</translation>
+    </message>
+    <message>
+        <source>SW thermal</source>
+        <translation>软件温控</translation>
+    </message>
+    <message>
+        <source>HW thermal</source>
+        <translation>硬件温控</translation>
+    </message>
+    <message>
+        <source>power brake</source>
+        <translation>功率制动</translation>
+    </message>
+    <message>
+        <source>display clocks</source>
+        <translation>显示时钟</translation>
     </message>
 </context>
 <context>
@@ -2463,6 +2640,10 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <translation>此时间范围内还没有频率数据。</translation>
     </message>
     <message>
+        <source>No GPU was throttled in this window: SM clocks steady at {value} MHz.</source>
+        <translation>此时间段内没有 GPU 降频：SM 时钟稳定在 {value} MHz。</translation>
+    </message>
+    <message>
         <source>No GPU was throttled in this window: SM clocks {lo}–{hi} MHz. Clocks below the max with no reason shown are the GPU idling or boosting normally.</source>
         <translation>此时间范围内没有 GPU 降频：SM 频率 {lo}–{hi} MHz。低于最高频率但没有显示原因，是 GPU 在正常空闲或睿频。</translation>
     </message>
@@ -2503,6 +2684,10 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <translation>GPU {gpu} 受{why}影响已持续 {duration}，{how}。</translation>
     </message>
     <message>
+        <source>GPU {gpu} peaked at {peak} °C, right at its slowdown point.</source>
+        <translation>GPU {gpu} 最高 {peak} °C，正好达到降频温度。</translation>
+    </message>
+    <message>
         <source>GPU {gpu} peaked at {peak} °C, {margin} °C above its slowdown point of {sd} °C.</source>
         <translation>GPU {gpu} 最高 {peak} °C，超过降频点 {sd} °C 达 {margin} °C。</translation>
     </message>
@@ -2529,6 +2714,10 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     <message>
         <source>No memory samples in this window yet.</source>
         <translation>此时间范围内还没有显存数据。</translation>
+    </message>
+    <message>
+        <source>No GPU holds memory: all {total} GiB of each GPU are free.</source>
+        <translation>没有 GPU 占用显存：每块 GPU 的 {total} GiB 全部空闲。</translation>
     </message>
     <message>
         <source>GPU {gpu} uses the most memory: {used} of {total} GiB ({pct} %).</source>
@@ -2806,6 +2995,61 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     </message>
 </context>
 <context>
+    <name>SshCommand</name>
+    <message>
+        <source>-o ProxyCommand is not supported: use -J (ProxyJump) or an alias of ~/.ssh/config</source>
+        <translation>不支持 -o ProxyCommand：请使用 -J（ProxyJump）或 ~/.ssh/config 中的别名</translation>
+    </message>
+    <message>
+        <source>bad port {text}: expected a number from 1 to 65535</source>
+        <translation>端口 {text} 无效：应为 1 到 65535 之间的数字</translation>
+    </message>
+    <message>
+        <source>bad address in {dest}: unclosed &apos;[&apos;</source>
+        <translation>{dest} 中的地址无效：&apos;[&apos; 未闭合</translation>
+    </message>
+    <message>
+        <source>bad address in {dest}</source>
+        <translation>{dest} 中的地址无效</translation>
+    </message>
+    <message>
+        <source>empty command: paste an ssh command such as `ssh -p 2222 root@host`</source>
+        <translation>命令为空：请粘贴 ssh 命令，例如 `ssh -p 2222 root@host`</translation>
+    </message>
+    <message>
+        <source>cannot split the command line ({error})</source>
+        <translation>无法解析命令行（{error}）</translation>
+    </message>
+    <message>
+        <source>not an ssh command: it should start with `ssh` (got {got}); e.g. `ssh -p 2222 root@host`</source>
+        <translation>不是 ssh 命令：应以 `ssh` 开头（实际为 {got}）；例如 `ssh -p 2222 root@host`</translation>
+    </message>
+    <message>
+        <source>bad -o option {value}: expected Key=Value</source>
+        <translation>-o 选项 {value} 无效：应为 键=值</translation>
+    </message>
+    <message>
+        <source>unknown ssh option -{letter} in {arg}</source>
+        <translation>{arg} 中有未知的 ssh 选项 -{letter}</translation>
+    </message>
+    <message>
+        <source>ssh option -{letter} needs a value</source>
+        <translation>ssh 选项 -{letter} 需要一个值</translation>
+    </message>
+    <message>
+        <source>no destination: add `user@host` (or `ssh://user@host:port`)</source>
+        <translation>缺少目标主机：请加上 `user@host`（或 `ssh://user@host:port`）</translation>
+    </message>
+    <message>
+        <source>bad host name {host} in {dest}</source>
+        <translation>{dest} 中的主机名 {host} 无效</translation>
+    </message>
+    <message>
+        <source>bad user name {user}</source>
+        <translation>用户名 {user} 无效</translation>
+    </message>
+</context>
+<context>
     <name>State</name>
     <message>
         <source>ok</source>
@@ -2850,6 +3094,14 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     <message>
         <source>stopped</source>
         <translation>已停止</translation>
+    </message>
+    <message>
+        <source>no GPU</source>
+        <translation>无 GPU</translation>
+    </message>
+    <message>
+        <source>NVML failed</source>
+        <translation>NVML 失败</translation>
     </message>
     <message>
         <source>idle</source>
@@ -2921,6 +3173,14 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     <message>
         <source> GPU {n}</source>
         <translation> GPU {n}</translation>
+    </message>
+    <message>
+        <source>The machine answers but has no usable NVIDIA GPU (no driver loaded, or none the driver sees): it is billed for nothing. Ask the provider, or move to another instance.</source>
+        <translation>机器可以连接，但没有可用的 NVIDIA GPU（驱动未加载，或驱动看不到 GPU）：你在为空机付费。请联系服务商，或换一台实例。</translation>
+    </message>
+    <message>
+        <source>The NVIDIA driver is there but NVML does not start. Run nvidia-smi on the host: a driver/library version mismatch needs a reboot; no permission needs root.</source>
+        <translation>NVIDIA 驱动存在，但 NVML 无法启动。请在主机上运行 nvidia-smi：驱动与库版本不匹配需要重启；没有权限需要 root。</translation>
     </message>
 </context>
 <context>

@@ -63,11 +63,30 @@ def test_add_from_a_pasted_ssh_command_then_list(capsys):
     assert data[1]["jump"] == "b" and data[1]["backend"] == "sim"
 
 
+def test_add_with_the_host_before_its_options_keeps_the_port_and_key(capsys):
+    # RunPod's form: before, the options after the destination were taken as a remote
+    # command, and port 22 with no key was saved.
+    rc, out, _ = run(
+        capsys, "add", "pod", "--ssh", "ssh root@1.2.3.4 -p 14561 -i KEY -L 8888:localhost:8888"
+    )
+    assert rc == EXIT_OK
+    h = config.load_config().host("pod")
+    assert h is not None
+    assert (h.host, h.port, h.user, h.key_path) == ("1.2.3.4", 14561, "root", "KEY")
+    assert "added pod (root@1.2.3.4:14561)" in out
+    assert "ignored" in out and "-L 8888:localhost:8888" in out
+
+
 @pytest.mark.parametrize(
     ("argv", "code", "message"),
     [
         (["add", "x", "--ssh", "scp a b"], EXIT_USAGE, "--ssh: not an ssh command"),
         (["add", "x", "--ssh", "ssh -p nope h"], EXIT_USAGE, "bad port 'nope'"),
+        (
+            ["add", "x", "--ssh", "ssh root@1.2.3.4 -p 14561 -Z"],
+            EXIT_USAGE,
+            "unknown ssh option -Z",
+        ),
         (["add", "bad name"], EXIT_USAGE, "bad host name"),
         (["add", "x:y"], EXIT_USAGE, "bad host name"),
         (["add", "x", "--backend", "sim"], EXIT_USAGE, "needs --scenario"),

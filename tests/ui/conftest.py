@@ -40,6 +40,8 @@ def start_app(
     qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Callable[[list[HostConfig]], App]]:
     monkeypatch.setenv("GPUFLEET_SIM_TIME_SCALE", TIME_SCALE)
+    # The tests follow the scenarios from their start: no pre-filled demo history.
+    monkeypatch.setenv("GPUFLEET_DEMO_PREFILL_S", "0")
     monkeypatch.setenv("GPUFLEET_THEME", "dark")
     apps: list[App] = []
 

@@ -145,7 +145,7 @@ actions = [
     slow = [r for r in wiring.pending_for(alert.id) if r.spec.grace_s == 600]
     assert len(slow) == 1
     w.update_summaries()
-    assert "command pending" in w.panel.alerts.item(0).text()
+    assert "command pending" in w.panel.alert_rows()[0][1]
     menu = wiring.alert_menu(alert)
     act = next(a for a in menu.actions() if a.text().endswith("/cancelled”"))
     assert act.text().startswith("Cancel the local command")
@@ -178,11 +178,7 @@ def test_alert_menu_acknowledges_and_snoozes(
     _menu_action(wiring.alert_menu(acked), "for 8 hour").trigger()
     qtbot.waitUntil(lambda: w.alerts[alert.id].snoozed_until is not None, timeout=10_000)
     w.update_summaries()
-    text = next(
-        w.panel.alerts.item(i).text()
-        for i in range(w.panel.alerts.count())
-        if "acknowledged" in w.panel.alerts.item(i).text()
-    )
+    text = next(line for _a, line in w.panel.alert_rows() if "acknowledged" in line)
     assert "snoozed until" in text
 
 

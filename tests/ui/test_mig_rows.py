@@ -106,8 +106,8 @@ def test_three_slices_three_rows_under_their_card(qtbot: QtBot) -> None:
     assert [s[0] for s in shown] == ["0", "0·0", "0·1", "0·2"], shown
     assert shown[3][1].endswith("MIG 1g.10gb")
     # Each slice against its own memory.
-    assert shown[3][2] == "8.7 / 10 GiB" and shown[1][2] == "12.0 / 40 GiB"
-    assert shown[0][2] == "23.7 / 80 GiB"
+    assert shown[3][2] == "8.7/10 GiB" and shown[1][2] == "12.0/40 GiB"
+    assert shown[0][2] == "23.7/80 GiB"
     assert w.panel.model.cell(0, 1).text == "1× H100 (3 MIG slices)"
     text = w.overview.sentence.text()
     assert "3 GPUs" in text and "3 of them MIG slices" in text, text

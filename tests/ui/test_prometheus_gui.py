@@ -113,8 +113,12 @@ def test_alertmanager_webhook_shows_in_the_alert_list_and_tray(
     (alert,) = external()
     assert (alert.host, alert.gpu, alert.severity) == ("team-node-7", 3, "critical")
     app.window.update_summaries()
-    items = [app.window.panel.alerts.item(i).text() for i in range(app.window.panel.alerts.count())]
-    assert any("GPU 3 has been slowed by its temperature" in t for t in items), items
+    # One line per alert names its host; the whole sentence is its tooltip.
+    panel = app.window.panel
+    lines = [line for _a, line in panel.alert_rows()]
+    assert any(t.startswith("✖ team-node-7") for t in lines), lines
+    tips = [panel.alerts.item(i).toolTip() for i in range(panel.alerts.count())]
+    assert any("GPU 3 has been slowed by its temperature" in t for t in tips), tips
     qtbot.waitUntil(lambda: any("team-node-7" in n.title for n in notes), timeout=10_000)
 
     resolved = json.loads(json.dumps(WEBHOOK))

@@ -44,9 +44,12 @@ from gpufleet.ui.controllers.alert_wiring import (
     make_action_runner,
 )
 from gpufleet.ui.controllers.bridge import FleetBridge
+from gpufleet.ui.controllers.config_watch import ConfigWatch
+from gpufleet.ui.controllers.evidence_export import EvidenceExporter
 from gpufleet.ui.controllers.prom_wiring import PromWiring
 from gpufleet.ui.desktop.tray import Tray
 from gpufleet.ui.dialogs.hostkey import HostKeyPrompt
+from gpufleet.ui.offscreen.simfeed import DEMO_PREFILL_S, prefill_then
 from gpufleet.ui.widgets.theme import Theme, apply_pyqtgraph, dark_palette, make_theme
 from gpufleet.ui.window.main_window import MainWindow
 
@@ -145,6 +148,16 @@ class App(QObject):
         # Opt-in from config: Prometheus host groups, Alertmanager's alerts and the fleet
         # exporter, all fed by (or feeding) this app's one pipeline.
         self.prom = PromWiring(self.window, self.bridge, self.pipeline, self.fleet)
+        # "Export evidence…" on alerts, the Clocks tab and the host menu.
+        self.evidence = EvidenceExporter(self.window, demo=demo)
+        # Hosts added or edited elsewhere (`gpufleet hosts add`, an editor) join at once.
+        self.config_watch = (
+            None
+            if demo
+            else ConfigWatch(
+                self.fleet, self.window, bridge=self.bridge, rules=self.pipeline.engine
+            )
+        )
 
     def _set_billing(self, host: str, state: BillingState) -> None:
         """A provider action changed a host's billing: the cost tracker (owned by the hub's
@@ -155,10 +168,26 @@ class App(QObject):
     def start(self) -> None:
         if self.demo:  # the demo daemons already running belong to someone else
             self._daemons_before = demo_daemons_running(self.fleet.hosts())
+        self.window.show()
+        if self.demo:
+            # Half an hour of history first (off the GUI thread), so the plots are full at
+            # once; the fleet and the hub start when it is in (nothing else may feed the
+            # rule engine meanwhile). GPUFLEET_DEMO_PREFILL_S=0 starts empty (tests).
+            seconds = float(os.environ.get("GPUFLEET_DEMO_PREFILL_S", DEMO_PREFILL_S))
+            prefill_then(
+                self.fleet.hosts(), self.live, self.pipeline.engine, self._start_streams, seconds
+            )
+        else:
+            self._start_streams()
+        if self.config_watch is not None:
+            self.config_watch.start()
+
+    def _start_streams(self) -> None:
+        if self._stopped:  # quit while the demo history was still being made
+            return
         self.prom.start()
         self.bridge.start([h.name for h in self.fleet.hosts()])
         self.fleet.start()
-        self.window.show()
 
     def quit(self) -> None:
         QApplication.quit()
@@ -169,6 +198,8 @@ class App(QObject):
         self._stopped = True
         self.window.hide()
         self.tray.hide()
+        if self.config_watch is not None:
+            self.config_watch.stop()
         self.prom.stop()
         self.fleet.stop(timeout=8.0)
         if self.demo:

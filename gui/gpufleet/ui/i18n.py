@@ -116,6 +116,8 @@ STATE_NAMES = {
     "reconnecting": QT_TRANSLATE_NOOP("State", "reconnecting"),
     "failed": QT_TRANSLATE_NOOP("State", "failed"),
     "stopped": QT_TRANSLATE_NOOP("State", "stopped"),
+    "no_gpu": QT_TRANSLATE_NOOP("State", "no GPU"),
+    "nvml_failed": QT_TRANSLATE_NOOP("State", "NVML failed"),
     "idle": QT_TRANSLATE_NOOP("State", "idle"),
 }
 

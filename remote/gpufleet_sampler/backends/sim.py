@@ -15,7 +15,10 @@ Scenario time is seconds since the first tick (the loop's monotonic time), so ``
 replays an hour in seconds, and every value is a function of the seed and the simulated time
 only (no wall-clock randomness): the same seed and the same ticks give the same values.
 ``time_scale`` (or ``GPUFLEET_SIM_TIME_SCALE``) multiplies every scenario time, so tests can
-see a crash or a fault within seconds of simulated time.
+see a crash or a fault within seconds of simulated time. ``start_s`` (or
+``GPUFLEET_SIM_START_S``) starts the scenario that many seconds in: the demo app pre-fills
+its plots with the first half hour simulated in-process, and the live sampler then goes on
+from there instead of starting the story again.
 
 The processes it reports are real local child processes, started on the first ``procs()``
 call, so that the process table, start ticks and a kill are real: a job whose process is
@@ -128,6 +131,7 @@ class SimBackend(Backend):
         seed: int = 0,
         interval: float = 1.0,
         time_scale: Optional[float] = None,
+        start_s: Optional[float] = None,
     ) -> None:
         if scenario not in SCENARIOS:
             raise ValueError(
@@ -143,6 +147,17 @@ class SimBackend(Backend):
                 ) from None
         if not time_scale > 0:
             raise ValueError("the sim time scale must be > 0")
+        if start_s is None:
+            env = os.environ.get("GPUFLEET_SIM_START_S")
+            try:
+                start_s = float(env) if env else 0.0
+            except ValueError:
+                raise ValueError(
+                    "GPUFLEET_SIM_START_S must be a number, got {!r}".format(env)
+                ) from None
+        if not start_s >= 0:
+            raise ValueError("the sim start time must be >= 0")
+        self.start_s = float(start_s)
         self.scenario = scenario
         self.seed = seed
         self.interval = float(interval)
@@ -454,7 +469,7 @@ class SimBackend(Backend):
             self._mono0 = mono
         # Rounded so that the same ticks give bit-identical times whatever the start
         # (mono0 + k*interval - mono0 is not exactly k*interval in floating point).
-        return round(mono - self._mono0, 6)
+        return round(mono - self._mono0 + self.start_s, 6)
 
     def _fault_events(self, t: float) -> None:
         ef = self._sc.ecc_fault

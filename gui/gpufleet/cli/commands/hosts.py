@@ -34,7 +34,7 @@ from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.cost import billing
 from gpufleet.core.link import hostkeys
 from gpufleet.core.link import ssh_config as sshconfig
-from gpufleet.core.link.ssh_command import SshCommandError, parse_ssh_command
+from gpufleet.core.link.ssh_command import SshCommandError, parse_ssh
 from gpufleet.core.providers import importing
 from gpufleet.core.providers import registry as providers
 from gpufleet.core.providers.actions import FileActionRecord, ProviderActions
@@ -219,12 +219,14 @@ def _add(args: argparse.Namespace) -> int:
             EXIT_USAGE,
         )
     fields: dict[str, Any] = {"name": args.name, "host": args.name, "auth": args.auth}
+    note = ""
     if args.ssh:
         try:
-            parsed = parse_ssh_command(args.ssh)
+            parsed = parse_ssh(args.ssh)
         except SshCommandError as e:
             raise CliError(f"--ssh: {e}", EXIT_USAGE) from None
-        fields.update({k: v for k, v in parsed.items() if v is not None})
+        fields.update({k: v for k, v in parsed.as_dict().items() if v is not None})
+        note = parsed.ignored_note()
     if args.jump:
         fields["jump"] = args.jump
     if args.price_per_hour is not None:
@@ -251,6 +253,8 @@ def _add(args: argparse.Namespace) -> int:
     cfg.hosts.append(host)
     _save(cfg)
     print(f"added {host.label}")
+    if note:
+        print(f"--ssh: {note}")
     return EXIT_OK
 
 

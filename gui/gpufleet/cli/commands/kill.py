@@ -37,7 +37,7 @@ from gpufleet.cli.errors import (
 )
 from gpufleet.cli.hostarg import exit_code_for, hostkey_hint, resolve_host, unknown_key_callback
 from gpufleet.core.config.hostconfig import HostConfig
-from gpufleet.core.fleet.events import FAILED
+from gpufleet.core.fleet.events import GAVE_UP_STATES
 from gpufleet.core.fleet.fleet import Fleet, HostMessage, HostStatus
 from gpufleet.core.wire.messages import Proc, Procs
 
@@ -103,7 +103,7 @@ def fresh_procs(fleet: Fleet, host: HostConfig, timeout: float) -> Procs:
             ev = events.get(timeout=0.25)
         except queue.Empty:
             continue
-        if isinstance(ev, HostStatus) and ev.state == FAILED:
+        if isinstance(ev, HostStatus) and ev.state in GAVE_UP_STATES:
             raise CliError(
                 f"{host.name}: {ev.reason}{hostkey_hint(ev.kind)}", exit_code_for(ev.kind)
             )

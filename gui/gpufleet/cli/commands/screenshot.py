@@ -56,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
     width, height = _size(args.size)
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     os.environ["GPUFLEET_THEME"] = args.theme
+    from gpufleet.ui.app import make_qapp, setup_theme
     from gpufleet.ui.offscreen.screenshots import render_tabs
 
     out: Path = args.out
@@ -65,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"cannot create {out}: {e}") from None
     t = time.monotonic()
     try:
-        files = render_tabs(out, (width, height), args.tab, args.minutes * 60.0, TAB_HOST)
+        theme = setup_theme(make_qapp())  # the app's language and theme, as it would look
+        files = render_tabs(out, (width, height), args.tab, args.minutes * 60.0, TAB_HOST, theme)
     except ValueError as e:
         raise CliError(str(e), EXIT_USAGE) from None
     for f in files:

@@ -18,7 +18,7 @@ from typing import IO, Any
 from gpufleet.cli.errors import EXIT_CONNECT, EXIT_OK, CliError
 from gpufleet.cli.hostarg import exit_code_for, hostkey_hint, resolve_host, unknown_key_callback
 from gpufleet.core.config import paths
-from gpufleet.core.fleet.events import FAILED, RECONNECTING, STREAMING
+from gpufleet.core.fleet.events import GAVE_UP_STATES, RECONNECTING, STREAMING
 from gpufleet.core.fleet.fleet import Fleet, HostGap, HostMessage, HostStatus
 from gpufleet.core.history.store import Store
 from gpufleet.core.wire.encode import encode_line
@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
                     store.write(ev.host, ev.msg)
             elif isinstance(ev, HostStatus):
                 last_status = ev
-                if ev.state == FAILED:
+                if ev.state in GAVE_UP_STATES:
                     raise CliError(
                         f"{host.name}: {ev.reason}{hostkey_hint(ev.kind)}", exit_code_for(ev.kind)
                     )

@@ -19,7 +19,24 @@ STREAMING: Final = "streaming"
 RECONNECTING: Final = "reconnecting"
 FAILED: Final = "failed"
 STOPPED: Final = "stopped"
-STATES: tuple[SessionState, ...] = (CONNECTING, DEPLOYING, STREAMING, RECONNECTING, FAILED, STOPPED)
+# The host answers but has nothing to monitor: no NVIDIA driver (or no GPU the driver sees),
+# or NVML itself fails to start (a driver/library mismatch, no permission). Not "unreachable":
+# the network is fine, and retrying a connection will not load a driver. Retried a few times
+# slowly (a fresh rental may still be loading its driver), then left; the reason says which.
+NO_GPU: Final = "no_gpu"
+NVML_FAILED: Final = "nvml_failed"
+STATES: tuple[SessionState, ...] = (
+    CONNECTING,
+    DEPLOYING,
+    STREAMING,
+    RECONNECTING,
+    FAILED,
+    STOPPED,
+    NO_GPU,
+    NVML_FAILED,
+)
+# States a one-shot command (stream, kill) should stop waiting in.
+GAVE_UP_STATES: tuple[SessionState, ...] = (FAILED, NO_GPU, NVML_FAILED)
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,8 @@ from gpufleet.core.fleet.events import (
     CONNECTING,
     DEPLOYING,
     FAILED,
+    NO_GPU,
+    NVML_FAILED,
     RECONNECTING,
     STOPPED,
     STREAMING,
@@ -66,6 +68,26 @@ HEALTHY_AFTER_S = 5.0
 MAX_BAD_BEFORE_HELLO = 50
 # A bad-lines status update at most this often: a sampler spewing junk must not flood queues.
 BAD_LINE_STATUS_EVERY_S = 1.0
+# A host whose NVML cannot start: tried this many times, this far apart, then left alone
+# (the state stays, with its advice; editing the host or restarting the app tries again).
+NO_GPU_TRIES = 4
+NO_GPU_RETRY_S = 60.0
+# NVML's words for "there is no driver here" (nvmlInit's NVMLError text): no GPU to watch.
+_NO_DRIVER_WORDS = ("Driver Not Loaded", "Library Not Found", "Shared Library", "not installed")
+
+
+def classify_backend_error(message: str) -> tuple[SessionState, str] | None:
+    """(state, reason) for a sampler that could not start its NVML backend, from its error
+    line (``cannot start the nvml backend: NVML could not start (Driver Not Loaded): ...``);
+    None for other errors. NO_GPU when there is no driver, NVML_FAILED with NVML's reason
+    otherwise."""
+    if "NVML could not start" not in message:
+        return None
+    start, end = message.find("("), message.find(")")
+    why = message[start + 1 : end] if 0 <= start < end else message
+    if any(w.lower() in why.lower() for w in _NO_DRIVER_WORDS):
+        return NO_GPU, f"no NVIDIA driver on this host (NVML: {why})"
+    return NVML_FAILED, f"NVML failed: {why}"
 
 
 class _Reattach(Exception):
@@ -111,6 +133,8 @@ class HostSession:
         self._stall_limit_s = STALL_INTERVALS * host.interval_s
         self._abort_reason: str | None = None
         self._end_reason: str | None = None
+        # Set by a stream whose sampler could not start NVML: (NO_GPU | NVML_FAILED, reason).
+        self._no_gpu: tuple[SessionState, str] | None = None
         self._hello_mono = 0.0
         self._explained_through = 0
         self._restart_reported = False
@@ -212,10 +236,12 @@ class HostSession:
 
     def _run(self) -> None:
         failures = 0
+        no_gpu_tries = 0
         try:
             while not self._stop.is_set():
                 got_hello = False
                 kind: ErrorKind
+                self._no_gpu = None
                 try:
                     got_hello = self._attempt()
                     reason = self._end_reason or "the stream ended"
@@ -233,6 +259,20 @@ class HostSession:
                     reason, kind = f"internal error: {type(e).__name__}: {e}", "internal"
                 if self._stop.is_set():
                     break
+                if self._no_gpu is not None:
+                    no_gpu_tries += 1
+                    state, why = self._no_gpu
+                    if no_gpu_tries >= NO_GPU_TRIES:
+                        self._set_state(state, why, "no_gpu")
+                        return
+                    self._set_state(
+                        state,
+                        f"{why}; trying again in {NO_GPU_RETRY_S:g} s",
+                        "no_gpu",
+                    )
+                    if self._stop.wait(NO_GPU_RETRY_S):
+                        break
+                    continue
                 # Only a stream that worked for a while resets the backoff: a sampler that says
                 # hello and dies at once must not be restarted twice a second.
                 healthy = got_hello and time.monotonic() - self._hello_mono >= HEALTHY_AFTER_S
@@ -253,7 +293,9 @@ class HostSession:
         """One connection: returns whether a hello came (the stream worked), raises on
         connection failures. Sets ``_end_reason``."""
         self._end_reason = None
-        if self._status.state not in (RECONNECTING,):
+        # Retries keep showing why they happen (reconnecting, no GPU), not "connecting".
+        quiet = (RECONNECTING, NO_GPU, NVML_FAILED)
+        if self._status.state not in quiet:
             self._set_state(CONNECTING)
         transport = self._opener(self.host)
         with self._lock:
@@ -263,7 +305,7 @@ class HostSession:
             if self._stop.is_set():
                 return False
             if self._prefix is None:
-                if self._status.state != RECONNECTING:
+                if self._status.state not in quiet:
                     self._set_state(DEPLOYING)
                 self._prefix = transport.ensure_sampler()
             prefix = self._prefix
@@ -320,6 +362,8 @@ class HostSession:
                     continue
                 if isinstance(msg, ErrorMsg):
                     sampler_error = msg.message
+                    if msg.code == "backend":
+                        self._no_gpu = classify_backend_error(msg.message)
                     self._publish(HostMessage(self.host.name, msg))
                     continue
                 if isinstance(msg, Event) and "gap_from" in msg.raw:
@@ -378,6 +422,11 @@ class HostSession:
         self.run_id = hello.run_id
         self._publish(HostMessage(self.host.name, hello))
         self._last_sample_mono = self._hello_mono = time.monotonic()
+        if not hello.gpus:
+            # Connected and sampling, but the driver sees no GPU: nothing to monitor, and not
+            # a network problem (the stream stays; its samples are empty).
+            self._set_state(NO_GPU, "the NVIDIA driver sees no GPU on this host", "no_gpu")
+            return
         # A collector that cannot do everything (nvidia-smi: no ring, no kill) says so here.
         limits = hello.raw.get("limits")
         self._set_state(STREAMING, self._bad_reason() or (str(limits) if limits else None))

@@ -20,6 +20,7 @@ ErrorKind = Literal[
     "deploy",
     "protocol",
     "sampler",
+    "no_gpu",  # reached, but no NVIDIA driver / GPU, or NVML does not start
     # fleet commands
     "unknown_host",
     "no_process",
@@ -30,7 +31,17 @@ ErrorKind = Literal[
     "query",
 ]
 
-SessionState = Literal["connecting", "deploying", "streaming", "reconnecting", "failed", "stopped"]
+SessionState = Literal[
+    "connecting",
+    "deploying",
+    "streaming",
+    "reconnecting",
+    "failed",
+    "stopped",
+    # reached, but nothing to monitor (see core.fleet.events)
+    "no_gpu",
+    "nvml_failed",
+]
 
 
 class GpufleetError(Exception):

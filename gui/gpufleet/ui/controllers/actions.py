@@ -292,9 +292,11 @@ class Actions(QObject):
             )
             return
         try:
-            if old_name and old_name in self.window.hosts:
-                self.fleet.remove_host(old_name)
-            self.fleet.add_host(cfg)
+            # The config watch may have seen the saved file first and added it already.
+            if {h.name: h for h in self.fleet.hosts()}.get(cfg.name) != cfg:
+                if old_name and old_name in self.window.hosts:
+                    self.fleet.remove_host(old_name)
+                self.fleet.add_host(cfg)
         except Exception as e:
             self.window.show_outcome(f"{cfg.name}: {e}", ok=False)
             return

@@ -3,16 +3,23 @@
 ``HostKeyPrompt.ask(label, key_type, fingerprint)`` is the Fleet's ``on_unknown_key``
 callback: it runs on a session thread, so it hands the question to the GUI thread through a
 queued signal and waits for the answer (bounded: no answer in five minutes means "no").
+
+Several hosts behind one address (a provider's SSH gateway: pods as users of
+``ssh.runpod.io``) meet the same key at the same moment: one question per key, asked once;
+the others wait for that answer and take it (for ``REMEMBER_S``), instead of a second dialog
+popping up over the first.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 
 from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 WAIT_S = 300.0
+REMEMBER_S = 600.0
 
 
 def confirm_host_key(parent: QWidget | None, label: str, key_type: str, fingerprint: str) -> bool:
@@ -51,8 +58,23 @@ class HostKeyPrompt(QObject):
         super().__init__()
         self.parent_widget: QWidget | None = None
         self._asked.connect(self._on_gui_thread)
+        self._guard = threading.Lock()
+        self._locks: dict[tuple[str, str], threading.Lock] = {}
+        self._answers: dict[tuple[str, str], tuple[bool, float]] = {}
 
     def ask(self, label: str, key_type: str, fingerprint: str) -> bool:
+        key = (key_type, fingerprint)
+        with self._guard:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:  # one question per key at a time; the others wait for its answer
+            hit = self._answers.get(key)
+            if hit is not None and time.monotonic() - hit[1] < REMEMBER_S:
+                return hit[0]
+            ok = self._ask(label, key_type, fingerprint)
+            self._answers[key] = (ok, time.monotonic())
+            return ok
+
+    def _ask(self, label: str, key_type: str, fingerprint: str) -> bool:
         if QThread.currentThread() is self.thread():
             return confirm_host_key(self.parent_widget, label, key_type, fingerprint)
         req = {"args": (label, key_type, fingerprint), "done": threading.Event(), "ok": False}

@@ -9,6 +9,7 @@ responsive and shows the outcome in one line. Secrets go to the OS keyring only.
 from __future__ import annotations
 
 import dataclasses
+import html
 from pathlib import Path
 from typing import Any
 
@@ -32,13 +33,22 @@ from PySide6.QtWidgets import (
 )
 
 from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.link.ssh_command import SshCommandError, parse_ssh
 from gpufleet.core.providers import importing
 from gpufleet.core.providers.registry import names, open_provider
+from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.ui.background.worker import run_in_pool
 from gpufleet.ui.dialogs.hostkey import HostKeyPrompt
 
 AUTHS = ("auto", "agent", "key", "password")
 COLLECTORS = ("auto", "sampler", "nvidia-smi")
+# What the Authentication combo shows for each (the value saved is the key).
+AUTH_LABELS = {
+    "auto": QT_TRANSLATE_NOOP("HostDialog", "auto"),
+    "agent": QT_TRANSLATE_NOOP("HostDialog", "agent"),
+    "key": QT_TRANSLATE_NOOP("HostDialog", "key"),
+    "password": QT_TRANSLATE_NOOP("HostDialog", "password"),
+}
 
 
 def save_host(cfg: HostConfig, old_name: str | None, secret: str | None) -> HostConfig:
@@ -49,7 +59,11 @@ def save_host(cfg: HostConfig, old_name: str | None, secret: str | None) -> Host
     app = load_config()
     names = [h.name for h in app.hosts]
     if cfg.name != old_name and cfg.name in names:
-        raise ValueError(f"a host named {cfg.name!r} already exists")
+        raise ValueError(
+            QCoreApplication.translate("HostDialog", "a host named {name} already exists").format(
+                name=repr(cfg.name)
+            )
+        )
     if old_name is not None and old_name in names:
         app.hosts[names.index(old_name)] = cfg
     else:
@@ -120,7 +134,8 @@ class HostDialog(QDialog):
         self.port.setValue(22)
         self.user = QLineEdit()
         self.auth = QComboBox()
-        self.auth.addItems(AUTHS)
+        for a in AUTHS:
+            self.auth.addItem(QCoreApplication.translate("HostDialog", AUTH_LABELS[a]), a)
         key_row = QHBoxLayout()
         self.key = QLineEdit()
         browse = QPushButton("…")
@@ -186,7 +201,7 @@ class HostDialog(QDialog):
         self.host.setText(h.host)
         self.port.setValue(h.port)
         self.user.setText(h.user or "")
-        self.auth.setCurrentText(h.auth)
+        self.auth.setCurrentIndex(max(0, self.auth.findData(h.auth)))
         self.key.setText(h.key_path or "")
         self.jump.setText(h.jump or "")
         self.price.setValue(h.price_per_hour or 0.0)
@@ -199,23 +214,28 @@ class HostDialog(QDialog):
             self.key.setText(path)
 
     def fill_from_command(self) -> None:
-        from gpufleet.core.link.ssh_command import SshCommandError, parse_ssh_command
-
         try:
-            d = parse_ssh_command(self.paste.text())
+            parsed = parse_ssh(self.paste.text())
         except SshCommandError as e:
-            self._say(str(e), ok=False)
+            self._say(html.escape(e.localized()), ok=False)
             return
+        d = parsed.as_dict()
         self.host.setText(str(d.get("host") or ""))
         self.port.setValue(int(d.get("port") or 22))
         self.user.setText(str(d.get("user") or ""))
         if d.get("key_path"):
             self.key.setText(str(d["key_path"]))
-            self.auth.setCurrentText("key")
+            self.auth.setCurrentIndex(self.auth.findData("key"))
         self.jump.setText(str(d.get("jump") or ""))
         if not self.name.text():
             self.name.setText(str(d.get("host") or "").split(".")[0])
-        self._say(self.tr("filled in from the command: check, then save"), ok=True)
+        said = self.tr("filled in from the command: check, then save")
+        if parsed.ignored:
+            what = html.escape(", ".join(parsed.ignored))
+            said += "<br>" + self.tr(
+                "ignored (does not change which machine is reached): {what}"
+            ).format(what=what)
+        self._say(said, ok=True)
 
     def config(self) -> HostConfig:
         name = self.name.text().strip()
@@ -230,7 +250,7 @@ class HostDialog(QDialog):
             host=self.host.text().strip(),
             port=self.port.value(),
             user=self.user.text().strip() or None,
-            auth=self.auth.currentText(),  # type: ignore[arg-type]
+            auth=str(self.auth.currentData() or "auto"),  # type: ignore[arg-type]
             key_path=self.key.text().strip() or None,
             jump=self.jump.text().strip() or None,
             transport="ssh" if base.transport == "ssh" else base.transport,

@@ -19,6 +19,44 @@ def _gib(b: int | None) -> str:
     return f"{b / 2**30:.2f} GiB"
 
 
+def same_process(parent: QWidget | None, host: str, proc: Proc) -> list[Proc]:
+    """Every GPU row of ``proc`` (one process on 8 GPUs is 8 rows of the snapshot), from the
+    window's live buffers; just ``proc`` when they are not at hand."""
+    live = getattr(parent, "live", None)
+    snap = live.procs(host) if live is not None else None
+    rows = [
+        p
+        for p in (snap.procs if snap is not None else ())
+        if p.pid == proc.pid and p.start_ticks == proc.start_ticks
+    ]
+    return sorted(rows, key=lambda p: p.gpu) if any(p.gpu == proc.gpu for p in rows) else [proc]
+
+
+def _gpus_text(rows: list[Proc]) -> tuple[str, str]:
+    """(GPUs, GPU memory) of a process over all its GPUs: "0, 1, … 7 (8 GPUs)" and the
+    memory per GPU with the sum."""
+    if len(rows) == 1:
+        return str(rows[0].gpu), _gib(rows[0].mem_bytes)
+    gpus = ", ".join(str(p.gpu) for p in rows)
+    gpus = QCoreApplication.translate("KillDialog", "{gpus} ({n} GPUs)").format(
+        gpus=gpus, n=len(rows)
+    )
+    mems = [p.mem_bytes for p in rows]
+    if any(m is None for m in mems):
+        per = ", ".join(_gib(m) for m in mems)
+        return gpus, per
+    total = sum(m for m in mems if m is not None)
+    same = len({m for m in mems}) == 1
+    per = (
+        QCoreApplication.translate("KillDialog", "{each} on each GPU").format(each=_gib(mems[0]))
+        if same
+        else ", ".join(_gib(m) for m in mems)
+    )
+    return gpus, QCoreApplication.translate("KillDialog", "{per}; {total} in all").format(
+        per=per, total=_gib(total)
+    )
+
+
 class KillDialog(QDialog):
     def __init__(
         self,
@@ -41,9 +79,11 @@ class KillDialog(QDialog):
         self.setModal(True)
         lay = QVBoxLayout(self)
         cmd = html.escape(proc.cmd or proc.name or "?")
+        # One process on several GPUs: all of them (a kill ends it on every one).
+        gpus, mem = _gpus_text(same_process(parent, host, proc))
         rows = [
             (self.tr("Host"), html.escape(host)),
-            (self.tr("GPU"), str(proc.gpu)),
+            (self.tr("GPU"), gpus),
             (
                 self.tr("PID"),
                 self.tr("{pid} (started at tick {ticks}; a reused PID is refused)").format(
@@ -60,7 +100,7 @@ class KillDialog(QDialog):
             (self.tr("User"), html.escape(proc.user or "?")),
             (self.tr("Name"), html.escape(proc.name or "?")),
             (self.tr("Command"), f"<code>{cmd}</code>"),
-            (self.tr("GPU memory"), _gib(proc.mem_bytes)),
+            (self.tr("GPU memory"), mem),
         ]
         table = "".join(f"<tr><td><b>{k}</b>&nbsp;&nbsp;</td><td>{v}</td></tr>" for k, v in rows)
         what = (

@@ -17,6 +17,14 @@ from gpufleet.core.fleet.events import HostStatus
 from gpufleet.core.live.buffers import LiveBuffers
 from gpufleet.core.model.stats import HubStats
 from gpufleet.core.pipeline.build import load_rule_engine
+from gpufleet.ui.offscreen.simfeed import feed
+from gpufleet.ui.widgets.theme import (
+    Theme,
+    apply_pyqtgraph,
+    dark_palette,
+    make_theme,
+    system_is_dark,
+)
 from gpufleet.ui.window.main_window import TAB_NAMES, MainWindow
 
 
@@ -24,31 +32,41 @@ def prefill(
     hosts: Sequence[HostConfig], seconds: float, end_t: float, window_s: float = 3600.0
 ) -> tuple[LiveBuffers, Any, int]:
     """Live buffers (and the rule engine) fed with ``seconds`` of each host's simulation."""
-    from gpufleet.ui.offscreen.simfeed import simulate
-
     live = LiveBuffers(window_s=window_s)
     rules = load_rule_engine(hosts, strict=False)
-    n = 0
-    for ev in simulate(hosts, seconds, end_t):
-        live.feed(ev.host, ev.msg)
-        if rules is not None:
-            rules.feed(ev.host, ev.msg)
-        n += 1
-    if rules is not None:
-        for h in hosts:
-            rules.host_status(h.name, "streaming", end_t)
-        rules.tick(end_t)
+    n = feed(hosts, live, rules, seconds, end_t)
     return live, rules, n
 
 
-def build_window(
-    hosts: Sequence[HostConfig], live: LiveBuffers, rules: Any, size: tuple[int, int], now: float
-) -> MainWindow:
-    from gpufleet.ui.app import make_qapp, setup_theme
+def plain_theme() -> Theme:
+    """The theme without the app's settings: the system's (or GPUFLEET_THEME's) light or
+    dark, Fusion's dark palette where the style has none. The CLI passes the app's own
+    (``ui.app.setup_theme``); importing the app here would tie offscreen rendering to
+    everything the app wires up (an import cycle through the controllers)."""
+    app = QApplication.instance()
+    if not isinstance(app, QApplication):
+        app = QApplication([])
+    dark = system_is_dark()
+    if dark and app.palette().window().color().lightness() >= 128:
+        app.setStyle("Fusion")
+        app.setPalette(dark_palette())
+    theme = make_theme(dark)
+    apply_pyqtgraph(theme)
+    return theme
 
-    app = make_qapp()
-    theme = setup_theme(app)
-    w = MainWindow(live, hosts, theme, demo=True, clock=lambda: now)
+
+def build_window(
+    hosts: Sequence[HostConfig],
+    live: LiveBuffers,
+    rules: Any,
+    size: tuple[int, int],
+    now: float,
+    theme: Theme | None = None,
+) -> MainWindow:
+    theme = theme or plain_theme()
+    app = QApplication.instance()
+    assert app is not None
+    w = MainWindow(live, hosts, theme, demo=True, clock=lambda: now, remember=False)
     w._timer.stop()  # a still picture: redraws happen when asked
     for h in hosts:
         w.on_status(HostStatus(h.name, "streaming", None, now))
@@ -57,8 +75,8 @@ def build_window(
         cost = getattr(rules, "cost", None)
         if cost is not None:
             w.on_cost({h: cost.summary(h) for h in cost.hosts()})
-    n_gpu = sum(len(live.gpus(h.name)) for h in hosts)
-    w.on_stats(HubStats(float(n_gpu) / 1.0, live.samples_total, None, 0, 0))
+    rate = sum(1.0 / h.interval_s for h in hosts)  # one sample per host and interval
+    w.on_stats(HubStats(rate, live.samples_total, None, 0, 0))
     w.resize(*size)
     w.show()
     w.update_summaries()
@@ -72,11 +90,12 @@ def render_tabs(
     only: str | None,
     seconds: float,
     tab_host: Mapping[str, str],
+    theme: Theme | None = None,
 ) -> list[Path]:
     hosts = demo_hosts()
     now = time.time()
     live, rules, _ = prefill(hosts, seconds, now)
-    w = build_window(hosts, live, rules, size, now)
+    w = build_window(hosts, live, rules, size, now, theme)
     app = QApplication.instance()
     assert app is not None
     names = list(TAB_NAMES)

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from gpufleet_sampler import protocol
-from PySide6.QtCore import QCoreApplication
-from PySide6.QtWidgets import QWidget
+from PySide6.QtCore import QCoreApplication, Qt, Signal
+from PySide6.QtWidgets import QLabel, QWidget
 
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP, reason_name
 from gpufleet.ui.tabs.base import PlotTab, ValueAt, fmt
@@ -16,6 +16,8 @@ from gpufleet.ui.widgets.theme import REASON_BANDS, Theme
 
 class ClocksTab(PlotTab):
     title = QT_TRANSLATE_NOOP("Tabs", "Clocks && throttling")
+    # "Export evidence…" under the sentence: the bundle of this host over the range shown.
+    export_requested = Signal()
 
     def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__(theme, parent)
@@ -30,6 +32,14 @@ class ClocksTab(PlotTab):
             for label, c, _ in REASON_BANDS
         )
         self.bands.plot.setTitle(f'<span style="font-size:8pt">{legend}</span>')
+        export = self.tr("Export evidence…")  # (not inside the f-string: lupdate skips those)
+        self.export_link = QLabel(f'<a href="export">{export}</a>')
+        self.export_link.setTextFormat(Qt.TextFormat.RichText)
+        self.export_link.setToolTip(
+            self.tr("Save a zip of this host's data over the range shown: metrics, plots, alerts")
+        )
+        self.export_link.linkActivated.connect(lambda _href: self.export_requested.emit())
+        self.box.addWidget(self.export_link)
         self.finish()
 
     def refresh(self, view: View) -> None:
@@ -78,10 +88,30 @@ class ClocksTab(PlotTab):
         return self.gpu_readout(t, _readout_line)
 
 
+# The clock event reasons in words for the read-out (the protocol's dcgm-style labels,
+# "hw_slowdown, sw_thermal", are ids to search for, not something to read at a glance).
+READOUT_REASONS = {
+    "gpu_idle": QT_TRANSLATE_NOOP("Readout", "idle"),
+    "clocks_setting": QT_TRANSLATE_NOOP("Readout", "clock setting"),
+    "power_cap": QT_TRANSLATE_NOOP("Readout", "power cap"),
+    "hw_slowdown": QT_TRANSLATE_NOOP("Readout", "HW slowdown"),
+    "sync_boost": QT_TRANSLATE_NOOP("Readout", "sync boost"),
+    "sw_thermal": QT_TRANSLATE_NOOP("Readout", "SW thermal"),
+    "hw_thermal": QT_TRANSLATE_NOOP("Readout", "HW thermal"),
+    "hw_power_brake": QT_TRANSLATE_NOOP("Readout", "power brake"),
+    "display_clocks": QT_TRANSLATE_NOOP("Readout", "display clocks"),
+}
+
+
+def readout_reason(label: str) -> str:
+    text = READOUT_REASONS.get(label)
+    return QCoreApplication.translate("Readout", text) if text else reason_name(label)
+
+
 def _readout_line(g: int, at: ValueAt) -> str:
     ps = at("pstate")
     mask = at("clock_reasons")
-    why = ", ".join(map(reason_name, protocol.reason_labels(int(mask)))) if mask else ""
+    why = ", ".join(map(readout_reason, protocol.reason_labels(int(mask)))) if mask else ""
     return (
         f"{fmt(at('sm_clock_mhz'), 'MHz')} · {fmt(at('temp_gpu_c'), '°C')}"
         f"{f' · P{ps:.0f}' if ps is not None else ''}{f' · {why}' if why else ''}"

@@ -18,7 +18,7 @@ from gpufleet.ui.viewmodel.summary import GpuSummary, HostSummary, money
 from gpufleet.ui.viewmodel.view import View
 from gpufleet.ui.widgets.fast_table import FastTableView
 from gpufleet.ui.widgets.table_model import KEY_ROLE, Cell, RowsModel, sorted_proxy
-from gpufleet.ui.widgets.theme import DOWN, OK, SEVERITY_RANK, SYMBOL, WAIT, Theme
+from gpufleet.ui.widgets.theme import DOWN, LIST_RANK, OK, SEVERITY_RANK, SYMBOL, WAIT, Theme
 
 HEADERS = (
     QT_TRANSLATE_NOOP("OverviewTab", "State"),
@@ -32,7 +32,8 @@ HEADERS = (
     QT_TRANSLATE_NOOP("OverviewTab", "Power"),
     QT_TRANSLATE_NOOP("OverviewTab", "Memory"),
     QT_TRANSLATE_NOOP("OverviewTab", "P"),
-    QT_TRANSLATE_NOOP("OverviewTab", "Reasons"),
+    # Throttle reasons, or the alert that marks the GPU: why the row has its state.
+    QT_TRANSLATE_NOOP("OverviewTab", "Why"),
     QT_TRANSLATE_NOOP("OverviewTab", "Price"),
 )
 
@@ -41,6 +42,11 @@ HEADERS = (
 # changed: they matter only for the order when sorted by a value column; all 256 rows of 32
 # hosts x 8 GPUs are current within 16 s.
 ROUND_ROBIN_ROWS = 16
+
+
+# Columns whose long values are elided past this many characters (the cell's tooltip, the
+# header and the host's cards say it whole), so the values that are numbers keep their room.
+COLUMN_CAP = {1: 14, 3: 12}
 
 
 def _row_state(s: HostSummary, g: GpuSummary | None) -> str:
@@ -81,12 +87,12 @@ class OverviewTab(Tab):
         hh = self.table.horizontalHeader()
         hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         hh.setStretchLastSection(False)
-        hh.setSectionResizeMode(HEADERS.index("Reasons"), QHeaderView.ResizeMode.Stretch)
+        hh.setSectionResizeMode(HEADERS.index("Why"), QHeaderView.ResizeMode.Stretch)
         self.table.doubleClicked.connect(self._activated)
         self.box.addWidget(self.table, 1)
         self.box.addWidget(self.sentence)
         self.summaries: Sequence[HostSummary] = ()
-        self._sized = False
+        self._longest: list[int] = []
         self._shown: Sequence[HostSummary] | None = None
         self._generation = 0
         self._signs: list[tuple[object, ...]] = []
@@ -139,9 +145,7 @@ class OverviewTab(Tab):
             self.model.update_rows({r: self._row(*entries[r][1:]) for r in want if r < n})
             self._signs = signs
         self._entries = entries
-        if not self._sized and entries:
-            self.table.resizeColumnsToContents()
-            self._sized = True
+        self._fit_columns()
         # Slices, not cards: a GPU split into MIG slices counts as its slices.
         split = {(s.host, g.mig.parent) for _, s, g in entries if g is not None and g.mig}
         n_gpu = sum(
@@ -172,6 +176,23 @@ class OverviewTab(Tab):
         )
         self.populated = n_gpu > 0
 
+    def _fit_columns(self) -> None:
+        """Widen a column to its contents when its longest text grew (the first rows show
+        "—" while hosts connect; sized once then, values and nominals were cut later).
+        Only growth resizes, and only that column: the user's own widths stay."""
+        rows = self.model.rows
+        if not rows:
+            return
+        hh = self.table.horizontalHeader()
+        longest = [max(len(r[c].text) for r in rows) for c in range(len(rows[0]))]
+        for c, n in enumerate(longest):
+            grew = c >= len(self._longest) or n > self._longest[c]
+            if grew and hh.sectionResizeMode(c) != QHeaderView.ResizeMode.Stretch:
+                self.table.setColumnWidth(c, self.table.content_width(c, COLUMN_CAP.get(c)))
+        self._longest = [
+            max(n, self._longest[c] if c < len(self._longest) else 0) for c, n in enumerate(longest)
+        ]
+
     def _visible_rows(self) -> set[int]:
         """Model rows on screen now (the view shows the proxy's order)."""
         v = self.table
@@ -197,7 +218,7 @@ class OverviewTab(Tab):
         if g is None:
             colour = t.state_hex(s.state)
             return (
-                Cell(f"{SYMBOL[s.state]} {state_name(s.state)}", (-s.rank, s.host), colour),
+                Cell(f"{SYMBOL[s.state]} {state_name(s.state)}", (-s.order, s.host), colour),
                 Cell(s.host),
                 Cell("—", -1),
                 Cell(s.model),
@@ -213,7 +234,7 @@ class OverviewTab(Tab):
             )
         state = _row_state(s, g)
         colour = t.state_hex(state)
-        rank = SEVERITY_RANK[state]
+        rank = LIST_RANK[state]
         idle = state_name("idle")
         reasons = ", ".join(reason_name(r) for r in g.reasons if r != "gpu_idle") or (
             idle if "gpu_idle" in g.reasons else ""
@@ -222,25 +243,23 @@ class OverviewTab(Tab):
             reasons = g.note + (f" ({reasons})" if reasons and reasons != idle else "")
         elif s.host_reason and state != OK:
             reasons = s.host_reason
-        sm = fmt(g.sm, "MHz") + (f" / {g.sm_max:.0f}" if g.sm_max else "")
+        # Value and nominal in one compact form ("1 410/1 980 MHz"): the nominal is what
+        # tells a slow clock from a normal one, and a separate " / 1980" got cut first.
+        sm = f"{fmt(g.sm)}/{fmt(g.sm_max)} MHz" if g.sm_max else fmt(g.sm, "MHz")
         mem = (
-            f"{g.mem_used / 2**30:.1f} / {g.mem_total / 2**30:.0f} GiB"
+            f"{g.mem_used / 2**30:.1f}/{g.mem_total / 2**30:.0f} GiB"
             if g.mem_used is not None and g.mem_total
             else "—"
         )
-        pw = fmt(g.power, "W") + (f" / {g.power_cap:.0f}" if g.power_cap else "")
+        pw = f"{fmt(g.power)}/{fmt(g.power_cap)} W" if g.power_cap else fmt(g.power, "W")
         hot = g.temp is not None and g.temp_slowdown and g.temp >= g.temp_slowdown - 5
         # A MIG slice sorts right under its parent GPU.
         order = g.mig.parent * 1000 + g.mig.slot + 1 if g.mig is not None else g.gpu * 1000
         return (
             Cell(f"{SYMBOL[state]} {state_name(state)}", (-rank, s.host, order), colour),
-            Cell(s.host, (s.host, order)),
-            Cell(
-                short_index(g.gpu),
-                order,
-                align_right=True,
-            ),
-            Cell(g.name.replace("NVIDIA ", "")),
+            Cell(s.host, (s.host, order), tooltip=s.host),
+            Cell(short_index(g.gpu), order, align_right=True),
+            Cell(g.name.replace("NVIDIA ", "").replace("GeForce ", ""), tooltip=g.name),
             Cell(fmt(g.util, "%"), g.util if g.util is not None else -1, align_right=True),
             # GPM's SM activity: how much of the GPU the "util" above kept working.
             Cell(

@@ -87,6 +87,11 @@ def clocks_sentence(
         vals = np.concatenate(finite) if finite else np.empty(0)
         if not len(vals):
             return translate("Sentences", "No clock samples in this window yet.")
+        if round(float(vals.min())) == round(float(vals.max())):
+            return translate(
+                "Sentences",
+                "No GPU was throttled in this window: SM clocks steady at {value} MHz.",
+            ).format(value=f"{vals.min():.0f}")
         return translate(
             "Sentences",
             "No GPU was throttled in this window: SM clocks {lo}–{hi} MHz. Clocks below the "
@@ -161,7 +166,11 @@ def thermal_sentence(
     if hot:
         margin, g, peak, sd = min(hot)
         parts.append(
-            (
+            translate(
+                "Sentences", "GPU {gpu} peaked at {peak} °C, right at its slowdown point."
+            ).format(gpu=g, peak=f"{peak:.0f}")
+            if round(margin) == 0  # "0 °C below" reads as a bug
+            else (
                 translate(
                     "Sentences",
                     "GPU {gpu} peaked at {peak} °C, {margin} °C above its slowdown point "
@@ -233,6 +242,10 @@ def memory_sentence(
     if not rows:
         return translate("Sentences", "No memory samples in this window yet.")
     frac, g, cur, tot = max(rows)
+    if cur < 0.05 * 2**30:  # "uses the most memory: 0.0 of 80 GiB" says nothing
+        return translate(
+            "Sentences", "No GPU holds memory: all {total} GiB of each GPU are free."
+        ).format(total=f"{tot / 2**30:.0f}")
     idle = [r for r in rows if r[0] < 0.10]
     txt = translate(
         "Sentences", "GPU {gpu} uses the most memory: {used} of {total} GiB ({pct} %)."

@@ -19,7 +19,7 @@ from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.live.buffers import LiveBuffers
 from gpufleet.core.wire.gpu_kind import Slice, mig_slice
 from gpufleet.ui.i18n import state_name
-from gpufleet.ui.widgets.theme import CRIT, DOWN, OK, SEVERITY_RANK, WAIT, WARN
+from gpufleet.ui.widgets.theme import CRIT, DOWN, LIST_RANK, OK, SEVERITY_RANK, WAIT, WARN
 
 # lupdate extracts translate("Context", "text") calls.
 translate = QCoreApplication.translate
@@ -76,6 +76,11 @@ class HostSummary:
     @property
     def rank(self) -> int:
         return SEVERITY_RANK.get(self.state, 0)
+
+    @property
+    def order(self) -> int:
+        """Place in a worst-first list: critical, warning, unreachable, waiting, healthy."""
+        return LIST_RANK.get(self.state, 0)
 
 
 def _f(x: Any) -> float | None:
@@ -213,7 +218,11 @@ def summarize_host(
     hello = live.hello(cfg.name)
     last_t = latest.t if latest is not None else None
     state, reason = OK, ""
-    if session_state in ("connecting", "deploying"):
+    if session_state in ("no_gpu", "nvml_failed"):
+        # Reached, but nothing to monitor: billed all the same, so it is critical, with its
+        # own words and advice (not "unreachable: check your network").
+        state, reason = CRIT, session_reason or state_name(session_state)
+    elif session_state in ("connecting", "deploying"):
         state, reason = WAIT, state_name(session_state)
     elif session_state in ("reconnecting", "failed", "stopped"):
         state, reason = DOWN, session_reason or state_name(session_state)
@@ -298,7 +307,11 @@ def summarize_host(
         price=cfg.price_per_hour,
         currency=cfg.currency,
         last_t=last_t,
-        host_reason=host_level if state != DOWN else reason,
+        host_reason=(
+            host_level
+            if state != DOWN and session_state not in ("no_gpu", "nvml_failed")
+            else reason
+        ),
     )
 
 
@@ -310,3 +323,21 @@ def money(x: float | None, currency: str, digits: int = 2) -> str:
         return "—"
     sym = CURRENCY_SYMBOL.get(currency)
     return f"{sym}{x:,.{digits}f}" if sym else f"{x:,.{digits}f} {currency}"
+
+
+def state_advice(session_state: str) -> str:
+    """What to do about a host in a state that is not a network problem ("" otherwise)."""
+    if session_state == "no_gpu":
+        return translate(
+            "Summary",
+            "The machine answers but has no usable NVIDIA GPU (no driver loaded, or none "
+            "the driver sees): it is billed for nothing. Ask the provider, or move to "
+            "another instance.",
+        )
+    if session_state == "nvml_failed":
+        return translate(
+            "Summary",
+            "The NVIDIA driver is there but NVML does not start. Run nvidia-smi on the host: "
+            "a driver/library version mismatch needs a reboot; no permission needs root.",
+        )
+    return ""

@@ -19,7 +19,9 @@ from PySide6.QtWidgets import QTableView, QWidget
 
 from gpufleet.ui.widgets.table_model import Cell, RowsModel
 
-PAD = 4  # pixels of text inset, as Fusion's item views
+PAD = 3  # pixels of text inset: Fusion's item text margin (focus frame margin 2, plus 1), so
+# a column Qt sized to its contents (ResizeToContents) fits the text this view draws uncut
+HEADER_EXTRA = 24  # a header's margins and its sort arrow
 # Pixmaps kept per view (two generations; ~8 KiB each at 100 x 20 px): twice the cells of a
 # full-screen overview, so the unchanged ones survive while the values turn over.
 CACHE_CELLS = 1600
@@ -33,6 +35,29 @@ class FastTableView(QTableView):
         self._new: dict[tuple[object, ...], QPixmap] = {}
         self._old: dict[tuple[object, ...], QPixmap] = {}
         self._font_key: tuple[object, ...] = ()
+
+    def content_width(self, column: int, cap_chars: int | None = None) -> int:
+        """The width that shows every value of ``column`` and its header (with the sort
+        arrow) uncut, at most ``cap_chars`` average characters. Measured on the model's
+        rows, not on the rows on screen (Qt's resizeColumnToContents looks at those only,
+        and a hidden tab has none, so its columns came out too narrow)."""
+        found = self._source()
+        if found is None:
+            return self.sizeHintForColumn(column)
+        model = found[0]
+        fm = QFontMetrics(self.font())
+        hfm = QFontMetrics(self.horizontalHeader().font())
+        head = str(model.headerData(column, Qt.Orientation.Horizontal) or "")
+        seen: set[str] = set()
+        widest = 0
+        for row in model.rows:
+            if column < len(row) and row[column].text not in seen:
+                seen.add(row[column].text)
+                widest = max(widest, fm.horizontalAdvance(row[column].text))
+        w = max(widest + 2 * PAD + 2, hfm.horizontalAdvance(head) + HEADER_EXTRA)
+        if cap_chars is not None:
+            w = min(w, fm.averageCharWidth() * cap_chars + 2 * PAD)
+        return w
 
     def _source(self) -> tuple[RowsModel, QSortFilterProxyModel | None] | None:
         m = self.model()

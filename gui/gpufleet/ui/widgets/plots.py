@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pyqtgraph as pg
-from PySide6.QtCore import QCoreApplication, QPointF, QRectF, Qt
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import QLabel
 
@@ -358,6 +358,14 @@ class TimePlot:
         lo2 = lo - pad if floor is None or lo - pad >= floor else floor
         # Extra room at the top for the nominal lines' labels and the legend.
         hi2 = hi + 2.5 * pad
+        # In a short plot (the memory clock's) that was less than a label's height, and the
+        # "max 2 619 MHz" written above its line was cut: leave the label's pixels free.
+        h = float(self.vb.height())
+        if h > 0 and any(
+            n.text.isVisible() and not n.label[1] for n in self.nominals.values() if n.label
+        ):
+            frac = min(0.5, 22.0 / h)
+            hi2 = max(hi2, hi + (hi - lo2) * frac / (1.0 - frac))
         # Snap outwards to a 1/25 of the span's decade: the range (and with it the axis's
         # ticks, labels and grid, ~1.5 ms to lay out) then changes only when the data move
         # by a visible amount, not with every new sample's noise.
@@ -442,19 +450,34 @@ class ReasonBands:
         cat = np.zeros((rows, n_bins), dtype=np.uint8)
         span = max(1e-9, t1 - t0)
         for r, (t, v) in enumerate(masks):
-            ok = np.isfinite(v) & (t >= t0) & (t <= t1)
+            ok = np.isfinite(v) & (t >= t0 - span) & (t <= t1 + span)
             if not ok.any():
                 continue
-            idx = np.minimum(((t[ok] - t0) / span * n_bins).astype(np.int64), n_bins - 1)
-            bits = np.zeros(n_bins, dtype=np.int64)
-            np.bitwise_or.at(bits, idx, v[ok].astype(np.int64))
+            ts, vs = t[ok], v[ok].astype(np.int64)
+            # A sample's reasons held over the interval it closes (back to the previous
+            # sample, at most a few intervals for a gap in the data): painting each sample
+            # as one bin drew a comb of 1-px bars when the range has more pixels than samples.
+            step = float(np.median(np.diff(ts))) if len(ts) > 1 else 1.0
+            back = np.empty_like(ts)
+            back[0] = step
+            back[1:] = np.minimum(np.diff(ts), 3 * step)
+            lo = np.clip(((ts - back - t0) / span * n_bins).astype(np.int64), 0, n_bins)
+            hi = np.clip(np.ceil((ts - t0) / span * n_bins).astype(np.int64), 0, n_bins)
             # Lowest category number = most serious; paint the least serious first.
             for ci in range(len(REASON_BANDS), 0, -1):
-                cat[r, (bits & REASON_BANDS[ci - 1][2]) != 0] = ci
+                on = (vs & REASON_BANDS[ci - 1][2]) != 0
+                if not on.any():
+                    continue
+                cover = np.zeros(n_bins + 1, dtype=np.int64)
+                np.add.at(cover, lo[on], 1)
+                np.add.at(cover, hi[on], -1)
+                cat[r, np.cumsum(cover[:-1]) > 0] = ci
         self.any_band = bool(cat.any())
-        # A thin gap between GPU rows: each row is drawn 3 pixels-rows tall, the middle ones
-        # coloured, so neighbouring bands stay apart.
+        # Each GPU row is 4 pixel-rows: the middle two coloured, so neighbouring bands stay
+        # apart and each band is centred on its GPU's label (the band used to sit a quarter
+        # row below it and the label a quarter above: half a row off).
         img = self._colours[np.repeat(cat, 4, axis=0)]
+        img[0::4] = 0
         img[3::4] = 0
         self.image.setImage(img, autoLevels=False)
         self.image.setRect(QRectF(t0, -0.5, span, rows))
@@ -462,13 +485,24 @@ class ReasonBands:
             self.n_rows = rows
             ax = self.plot.getAxis("left")
             gpu = QCoreApplication.translate("Plots", "GPU {n}")
-            ax.setTicks([[(i + 0.375, gpu.format(n=g)) for i, g in enumerate(gpus)]])
+            ax.setTicks([[(float(i), gpu.format(n=g)) for i, g in enumerate(gpus)]])
             self.vb.setYRange(-0.5, rows - 0.5, padding=0.02)
             self.plot.setMaximumHeight(40 + 18 * rows)
             self.plot.setMinimumHeight(40 + 14 * rows)
 
     def set_x_range(self, t0: float, t1: float) -> None:
         self.vb.setXRange(t0, t1, padding=0)
+
+
+class _LeaveFilter(QObject):
+    def __init__(self, on_leave: Callable[[], None]) -> None:
+        super().__init__()
+        self.on_leave = on_leave
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Leave:
+            self.on_leave()
+        return False
 
 
 class Crosshair:
@@ -490,6 +524,12 @@ class Crosshair:
         for p in self.plots:
             p.plot.scene().sigMouseMoved.connect(self._moved)
         self.t: float | None = None
+        # The scene hears only moves inside it: leaving the plots' widget must hide the
+        # line and the read-out too, or they stay where the pointer left.
+        self._leave = _LeaveFilter(self.hide)
+        for view in self.plots[0].plot.scene().views():
+            view.viewport().installEventFilter(self._leave)
+            view.installEventFilter(self._leave)
 
     def _moved(self, pos: QPointF) -> None:
         hit = None

@@ -36,7 +36,13 @@ DOWN = "down"
 WAIT = "waiting"
 # Worst first: the order used for sorting and for the tray icon.
 SEVERITY_RANK = {DOWN: 4, CRIT: 3, WARN: 2, WAIT: 1, OK: 0}
-SYMBOL = {OK: "●", WARN: "▲", CRIT: "✖", DOWN: "✖", WAIT: "◌"}
+# The order of lists (fleet list, overview): what needs the user first. An unreachable host
+# comes after the warnings: nothing can be done on it until it answers, while a critical or
+# warning host is burning money now.
+LIST_RANK = {CRIT: 4, WARN: 3, DOWN: 2, WAIT: 1, OK: 0}
+# Each state its own shape, so that it reads without the colour (unreachable is not critical:
+# it was the same ✖ in the same red).
+SYMBOL = {OK: "●", WARN: "▲", CRIT: "✖", DOWN: "⊘", WAIT: "◌"}
 _STATE_COLOURS = {
     OK: ("#3fb950", "#1a7f37"),
     WARN: ("#e3b341", "#9a6700"),

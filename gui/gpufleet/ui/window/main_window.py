@@ -17,12 +17,12 @@ from typing import Any
 from PySide6.QtCore import QCoreApplication, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
-    QButtonGroup,
     QCheckBox,
     QHBoxLayout,
     QLabel,
     QMainWindow,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QTabWidget,
     QVBoxLayout,
@@ -39,6 +39,7 @@ from gpufleet.core.wire.messages import Hello
 from gpufleet.ui import i18n
 from gpufleet.ui.background.history import HistoryCache
 from gpufleet.ui.desktop.memtrim import start_trimmer
+from gpufleet.ui.desktop.ui_state import UiState
 from gpufleet.ui.tabs.base import Tab
 from gpufleet.ui.tabs.clocks import ClocksTab
 from gpufleet.ui.tabs.compute import ComputeTab
@@ -50,11 +51,14 @@ from gpufleet.ui.tabs.thermal import ThermalTab
 from gpufleet.ui.viewmodel.alerts import alert_text, alert_title
 from gpufleet.ui.viewmodel.summary import HostSummary, money, summarize_host
 from gpufleet.ui.viewmodel.view import View
+from gpufleet.ui.widgets.elided import ElidedLabel, Part
 from gpufleet.ui.widgets.theme import CRIT, OK, SEVERITY_RANK, WARN, Theme
 from gpufleet.ui.window.fleet_panel import FleetPanel
+from gpufleet.ui.window.range_selector import RangeSelector
 
 RANGES = (
     (QT_TRANSLATE_NOOP("MainWindow", "5 min"), 300.0),
+    (QT_TRANSLATE_NOOP("MainWindow", "30 min"), 1800.0),
     (QT_TRANSLATE_NOOP("MainWindow", "1 h"), 3600.0),
     (QT_TRANSLATE_NOOP("MainWindow", "6 h"), 6 * 3600.0),
     (QT_TRANSLATE_NOOP("MainWindow", "24 h"), 24 * 3600.0),
@@ -68,6 +72,10 @@ class MainWindow(QMainWindow):
     # Emitted after each redraw of the visible tab (tests and the benchmark wait on it).
     redrawn = Signal(str)
     summaries_updated = Signal(object)  # tuple[HostSummary, ...]
+    # "Export evidence…": of a host over a window, or of an alert (its own window); the
+    # controller (ui.controllers.evidence_export) writes the bundle.
+    evidence_requested = Signal(str, float, float)
+    alert_evidence_requested = Signal(object)
 
     def __init__(
         self,
@@ -79,6 +87,8 @@ class MainWindow(QMainWindow):
         history: HistoryCache | None = None,
         redraw_hz: float = REDRAW_HZ,
         clock: Callable[[], float] = time.time,
+        ui_state: UiState | None = None,
+        remember: bool = True,
     ) -> None:
         super().__init__()
         self.live = live
@@ -93,15 +103,26 @@ class MainWindow(QMainWindow):
         self.alerts: dict[str, Any] = {}
         self.cost: dict[str, Any] = {}
         self.summaries: tuple[HostSummary, ...] = ()
-        self.range_s = 3600.0
+        # The demo opens on the half hour its history is pre-filled with (simfeed).
+        self.range_s = 1800.0 if demo else 3600.0
         self.follow_live = True
         self.custom: tuple[float, float] | None = None
         self.stats_text = ""
+        self._rate_mark: tuple[float, int] | None = None
         self._texts: dict[str, tuple[Any, str, str]] = {}
         self.hide_on_close = False  # True when a tray icon keeps the app running
         self.setWindowTitle(self.tr("gpufleet — demo fleet") if demo else "gpufleet")
-        self.resize(1600, 1000)
         self._build()
+        self._wire_evidence()
+        # Splitter positions and sort columns as the user left them (not for a still
+        # picture: screenshots show the defaults).
+        self.ui_state = ui_state or (UiState() if remember else None)
+        if self.ui_state is not None:
+            self.ui_state.keep_splitter("main", self.split)
+            self.ui_state.keep_splitter("fleet", self.panel.split)
+            self.ui_state.keep_sort("fleet", self.panel.table.horizontalHeader())
+            self.ui_state.keep_sort("overview", self.overview.table.horizontalHeader())
+        self.resize(*self.default_size())
         self._timer = QTimer(self)
         self._timer.setInterval(int(1000 / redraw_hz))
         self._timer.timeout.connect(self._on_timer)
@@ -119,8 +140,20 @@ class MainWindow(QMainWindow):
 
     # -- layout ----------------------------------------------------------------------------
 
+    def default_size(self) -> tuple[int, int]:
+        """1600×1000, or the screen's available area when that is smaller (a 1366×768
+        laptop): the window never opens wider than the screen."""
+        w, h = 1600, 1000
+        screen = self.screen()
+        if screen is not None:
+            avail = screen.availableGeometry()
+            if avail.width() >= 640 and avail.height() >= 480:
+                w, h = min(w, avail.width()), min(h, avail.height())
+        return w, h
+
     def _build(self) -> None:
-        split = QSplitter(Qt.Orientation.Horizontal)
+        self.split = split = QSplitter(Qt.Orientation.Horizontal)
+        split.setChildrenCollapsible(False)
         self.panel = FleetPanel(self.theme)
         self.panel.host_selected.connect(self._host_selected)
         self.panel.alert_activated.connect(self.open_alert)
@@ -129,19 +162,17 @@ class MainWindow(QMainWindow):
         rl = QVBoxLayout(right)
         rl.setContentsMargins(4, 4, 4, 4)
         head = QHBoxLayout()
-        self.host_label = QLabel("")
-        self.host_label.setTextFormat(Qt.TextFormat.RichText)
+        # The header names the host and what it runs, elided when the window is narrow
+        # (the whole line is its tooltip); the range buttons fold into a menu after that.
+        self.host_label = ElidedLabel(min_chars=20)
         head.addWidget(self.host_label, 1)
-        self.range_group = QButtonGroup(self)
-        self.range_group.setExclusive(True)
-        for i, (label, secs) in enumerate(RANGES):
-            b = QPushButton(QCoreApplication.translate("MainWindow", label))
-            b.setCheckable(True)
-            b.setChecked(secs == self.range_s)
-            b.setMinimumWidth(64)
-            b.clicked.connect(lambda _=False, s=secs: self.set_range(s))
-            self.range_group.addButton(b, i)
-            head.addWidget(b)
+        self.range_selector = RangeSelector(
+            [(QCoreApplication.translate("MainWindow", label), secs) for label, secs in RANGES],
+            self.range_s,
+        )
+        self.range_selector.range_picked.connect(self.set_range)
+        self.range_group = self.range_selector.group
+        head.addWidget(self.range_selector)
         self.follow = QCheckBox(self.tr("follow live"))
         self.follow.setChecked(True)
         self.follow.toggled.connect(self._follow_toggled)
@@ -168,11 +199,15 @@ class MainWindow(QMainWindow):
         self.tabs.currentChanged.connect(lambda _i: self.redraw())
         rl.addWidget(self.tabs, 1)
         split.addWidget(right)
+        # The fleet panel keeps its width when the window is resized (the plots take the
+        # difference) and moves only when the user drags the handle.
         split.setStretchFactor(0, 0)
         split.setStretchFactor(1, 1)
         split.setSizes([470, 1130])
         self.setCentralWidget(split)
         self.status_label = QLabel(self.tr("starting…"))
+        # The status line may be cut rather than widen the window.
+        self.status_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.statusBar().addWidget(self.status_label, 1)
         self.outcome_label = QLabel("")
         self.statusBar().addPermanentWidget(self.outcome_label)
@@ -195,6 +230,36 @@ class MainWindow(QMainWindow):
         self.menu_settings.addAction(act_settings)
         apply_at_start(self)
 
+    def _wire_evidence(self) -> None:
+        """ "Export evidence…" on the selected alert, the Clocks tab, the host menu and the
+        fleet list's context menu."""
+        self.export_alert_btn = QPushButton(self.tr("Export evidence…"))
+        self.export_alert_btn.setToolTip(
+            self.tr("Save a zip of this host's data around the alert: metrics, plots, events")
+        )
+        self.export_alert_btn.setEnabled(False)
+        self.export_alert_btn.clicked.connect(self.export_current_alert)
+        self.panel.alert_buttons.insertWidget(1, self.export_alert_btn)
+        self.panel.alert_current.connect(lambda a: self.export_alert_btn.setEnabled(a is not None))
+        self.clocks.export_requested.connect(self.export_selected_host)
+        self.act_export = QAction(self.tr("E&xport evidence for the selected host…"), self)
+        self.act_export.triggered.connect(self.export_selected_host)
+        self.menu_hosts.addAction(self.act_export)
+        table = self.panel.table
+        table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        table.addAction(self.act_export)
+
+    def export_current_alert(self) -> None:
+        a = self.panel.current_alert()
+        if a is not None:
+            self.alert_evidence_requested.emit(a)
+
+    def export_selected_host(self) -> None:
+        host = self.selected_host
+        if host is not None:
+            t0, t1 = self.time_range()
+            self.evidence_requested.emit(host, t0, t1)
+
     # -- data in (slots for FleetBridge signals) -----------------------------------------
 
     def on_status(self, st: Any) -> None:
@@ -209,13 +274,14 @@ class MainWindow(QMainWindow):
     def on_stats(self, st: HubStats) -> None:
         streaming = sum(1 for s, _ in self.states.values() if s == "streaming")
         down = sum(1 for s, _ in self.states.values() if s in ("reconnecting", "failed"))
+        n_hosts = len(self.hosts)
         parts = [
-            self.tr("{n} hosts").format(n=len(self.hosts)),
+            (self.tr("{n} host") if n_hosts == 1 else self.tr("{n} hosts")).format(n=n_hosts),
             self.tr("{n} streaming").format(n=streaming),
         ]
         if down:
             parts.append(self.tr("{n} down").format(n=down))
-        parts.append(self.tr("{n} samples/s").format(n=f"{st.samples_per_s:.0f}"))
+        parts.append(self.tr("{n} samples/s").format(n=f"{self._sample_rate(st):.0f}"))
         if st.history_bytes is not None:
             parts.append(
                 self.tr("history {size} MiB").format(size=f"{st.history_bytes / 2**20:.1f}")
@@ -224,6 +290,17 @@ class MainWindow(QMainWindow):
             parts.append(self.tr("{n} events dropped (the app fell behind)").format(n=st.dropped))
         self.stats_text = " · ".join(parts)
         self.status_label.setText(self.stats_text)
+
+    def _sample_rate(self, st: HubStats) -> float:
+        """Samples per second (one per host and interval), from the live buffers' count of
+        samples: the bridge's own rate counts every message, procs, links and events too."""
+        now = time.monotonic()
+        total = self.live.samples_total
+        last = self._rate_mark
+        self._rate_mark = (now, total)
+        if last is None or now - last[0] <= 0 or total < last[1]:
+            return st.samples_per_s
+        return (total - last[1]) / (now - last[0])
 
     def set_hosts(self, hosts: Sequence[HostConfig]) -> None:
         self.hosts = {h.name: h for h in hosts}
@@ -242,10 +319,7 @@ class MainWindow(QMainWindow):
 
     def set_range(self, seconds: float) -> None:
         self.range_s = seconds
-        for i, (_, s) in enumerate(RANGES):
-            btn = self.range_group.button(i)
-            if btn is not None:
-                btn.setChecked(s == seconds)
+        self.range_selector.set_current(seconds)
         if not self.follow_live and self.custom is not None:
             mid = (self.custom[0] + self.custom[1]) / 2
             self.custom = (mid - seconds / 2, mid + seconds / 2)
@@ -333,6 +407,15 @@ class MainWindow(QMainWindow):
             tab = 4
         self.tabs.setCurrentIndex(tab)
         self.show_moment(float(alert.started_t))
+        # A process alert (a miner, a stranger on the GPU): its process row selected, ready
+        # for Kill…, when the process is still in the table.
+        ev = dict(getattr(alert, "evidence", {}) or {})
+        values = ev.get("values")
+        procs = (values if isinstance(values, dict) else ev).get("processes")
+        if tab == 3 and isinstance(procs, (list, tuple)) and procs:
+            pid = procs[0].get("pid") if isinstance(procs[0], dict) else None
+            if isinstance(pid, int):
+                self.memory.select_pid(pid)
 
     def select_tab(self, name: str) -> None:
         key = name.lower()
@@ -393,9 +476,11 @@ class MainWindow(QMainWindow):
             self.summaries,
             "<b>" + self.tr("Fleet") + "</b> "
             f'<span style="color:{m}">'
-            + self.tr("{hosts} hosts · {gpus} GPUs · {rate}/h").format(
-                hosts=len(self.hosts), gpus=n_gpu, rate=rate_text
-            )
+            + (
+                self.tr("{hosts} host · {gpus} GPUs · {rate}/h")
+                if len(self.hosts) == 1
+                else self.tr("{hosts} hosts · {gpus} GPUs · {rate}/h")
+            ).format(hosts=len(self.hosts), gpus=n_gpu, rate=rate_text)
             + (self.tr(" · spent {money}").format(money=spent) if spent else "")
             + "</span>",
         )
@@ -409,10 +494,11 @@ class MainWindow(QMainWindow):
                 (
                     a,
                     CRIT if a.severity == "critical" else WARN if a.severity == "warning" else OK,
-                    self._text(a)[1],
+                    *self._text(a),
                 )
                 for a in items
-            ]
+            ],
+            self.now(),
         )
         self._update_header()
         self.summaries_updated.emit(self.summaries)
@@ -449,7 +535,7 @@ class MainWindow(QMainWindow):
         host = self.selected_host
         h = self.live.hello(host) if host else None
         if host is None:
-            self.host_label.setText("")
+            self.host_label.set_parts([])
             return
         m = self.theme.muted
         bits = []
@@ -489,7 +575,7 @@ class MainWindow(QMainWindow):
         if state != "streaming":
             name = i18n.session_state_name(state)
             bits.append(f"{name}{': ' + reason if reason else ''}")
-        self.host_label.setText(f'<b>{host}</b> <span style="color:{m}">{" · ".join(bits)}</span>')
+        self.host_label.set_parts([Part(host, bold=True), Part(" " + " · ".join(bits), colour=m)])
 
     def view(self) -> View:
         t0, t1 = self.time_range()
