@@ -9,6 +9,9 @@
    exporter's own CPU per scrape from /proc (its idle sampling CPU, measured first over the
    same time, subtracted).
 3. The fleet exporter's render for 32 hosts × 8 GPUs (``FleetMetrics``, in process).
+4. One GPU (the recorded H200 trace through the fake pynvml), keep-alive scrapes of the
+   sampler's HTTP server in process: small responses are where headers and body sent apart
+   waited ~40 ms for the client's delayed ACK.
 """
 
 from __future__ import annotations
@@ -129,6 +132,47 @@ def scrape_bench(scrapes: int) -> dict[str, float]:
         p.wait(30)
 
 
+def one_gpu_scrapes(scrapes: int = 500) -> dict[str, float]:
+    """Keep-alive scrape latency of a 1-GPU exposition (in process, loopback)."""
+    import threading
+
+    sys.path.insert(0, str(ROOT / "tests" / "remote"))
+    from gpufleet_sampler.backends.nvml import NvmlBackend
+    from gpufleet_sampler.metrics_http import make_server
+    from nvml_fake import fake_nvml
+
+    with fake_nvml("h200x1"):
+        b = NvmlBackend(interval=1.0, events=False)
+        try:
+            s = Sampler(b, 1.0)
+            st = MetricsState("node")
+            st.set_hello(s.hello())
+            st.update(s.step(1.0, time.time()))
+        finally:
+            b.close()
+    server = make_server(st, "127.0.0.1", 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=5)
+        lat = []
+        body = b""
+        for _ in range(scrapes):
+            t = time.perf_counter()
+            conn.request("GET", "/metrics")
+            body = conn.getresponse().read()
+            lat.append(time.perf_counter() - t)
+        conn.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    lat.sort()
+    return {
+        "bytes": float(len(body)),
+        "p50_ms": 1000 * statistics.median(lat),
+        "p99_ms": 1000 * lat[int(0.99 * len(lat)) - 1],
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--scrapes", type=int, default=2000)
@@ -152,6 +196,11 @@ def main() -> None:
         f" sampling alone at 1 Hz: {idle}"
     )
     print(f"fleet exporter render, 32 hosts x 8 GPUs: {fleet_render_cost() * 1e3:.1f} ms CPU")
+    one = one_gpu_scrapes()
+    print(
+        f"1 GPU ({one['bytes']:.0f} bytes), keep-alive scrapes on loopback: "
+        f"p50 {one['p50_ms']:.2f} ms, p99 {one['p99_ms']:.2f} ms"
+    )
 
 
 if __name__ == "__main__":

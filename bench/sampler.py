@@ -11,13 +11,28 @@ Prints, for the sim backend (healthy-8xa100) and the nvml backend through the fa
 - RSS (VmRSS, VmHWM from /proc/PID/status) and CPU % of a real ``stream`` subprocess at 1 Hz
   with 8 GPUs, measured over its steady state.
 
+The NVML bill (``--bill``, or ``--only bill``): the same nvml backend with every call of the
+fake pynvml costing the CPU time the recorded H200 run gave it (``--cost h200``: a field-value
+read costs 4 ms per call; ``h200-per-field``: per field), for 1, 8 and 64 GPUs over
+simulated minutes (every tier included): CPU per GPU per tick, by call kind, whole-process CPU
+% at 1 Hz and tick wall times; beside a bare pynvml loop reading the same columns every tick
+and, where installed, nvitop's and gpustat's per-refresh work through the same fake; and a
+real ``stream`` subprocess at 1 Hz under the profile.
+
 Budgets (DESIGN.md): < 150 µs per GPU per tick (aim 40), < 400 bytes per GPU-sample,
-RSS < 30 MiB. Run: ``.venv/bin/python bench/sampler.py [--minutes 5] [--stream-seconds 12]``.
+RSS < 30 MiB; under the H200 profile < 1 % of a core at 8 GPUs, 1 Hz (the sampler's CPU
+budget). Run: ``.venv/bin/python bench/sampler.py [--minutes 5] [--stream-seconds 12]
+[--bill] [--only bill]``. Sections are the ``SECTIONS`` list: add one by appending to it.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib
+import importlib.util
+import io
+import json
 import os
 import subprocess
 import sys
@@ -175,15 +190,17 @@ def bench_nvml(minutes: int, repeats: int) -> dict[str, float]:
         with fake_nvml(profile("h100x8")) as fake:
             rp = _Replay(fake)
             nvml_mod.N = rp.module  # restored by fake_nvml on exit
-            b = nvml_mod.NvmlBackend(interval=1.0)
+            # One reader thread: this thread's CPU clock then holds all of the work.
+            b = nvml_mod.NvmlBackend(interval=1.0, workers=1)
             try:
                 s = Sampler(b, interval=1.0, procs_interval=2.0)
                 s.hello()
                 spent_live, nbytes, _ = _drive(s, ticks, fake._fake.set_time)
                 # Replay the same simulated minutes with every tier due again.
                 rp.recording = False
-                b._next_medium = None
                 for g in b._gpus:
+                    g.next_fields = None
+                    g.next_putil = 0.0
                     g.gpm_t = -1.0
                 s._last_procs_mono = None
                 rp.hits = rp.misses = 0
@@ -268,13 +285,16 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def bench_stream(backend: str, seconds: float) -> dict[str, float]:
-    """RSS and CPU % of a real ``stream`` subprocess at 1 Hz, 8 GPUs."""
+def bench_stream(backend: str, seconds: float, cost: str | None = None) -> dict[str, float]:
+    """RSS and CPU % of a real ``stream`` subprocess at 1 Hz, 8 GPUs (NVML costing ``cost``:
+    a latency profile of the fake)."""
     from nvml_fake import PROFILES, fake_env
 
     cmd = [sys.executable, "-m", "gpufleet_sampler", "stream", "--interval", "1.0"]
     if backend == "nvml":
         env = fake_env(PROFILES / "h100x8.json", tick_s=1.0)
+        if cost:
+            env["GPUFLEET_FAKE_NVML_COST"] = cost
         cmd += ["--backend", "nvml"]
     else:
         env = dict(os.environ, PYTHONPATH=str(ROOT / "remote"))
@@ -406,19 +426,283 @@ def print_process_tier() -> None:
     )
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--minutes", type=int, default=5, help="simulated minutes per run")
-    ap.add_argument("--repeats", type=int, default=3, help="best of N runs")
-    ap.add_argument("--stream-seconds", type=float, default=12.0)
-    ap.add_argument(
-        "--process-tier", action="store_true", help="only the process tier's /proc scan"
-    )
-    args = ap.parse_args()
-    if args.process_tier:
-        print_process_tier()
-        return 0
+# -- the NVML bill under a latency profile ------------------------------------------------
 
+BILL_GPUS = (1, 8, 64)
+
+
+def _scaled_profile(n: int) -> dict[str, Any]:
+    """h100x8.json with ``n`` GPUs (the ones past 8 take the defaults)."""
+    from nvml_fake import profile
+
+    prof = profile("h100x8")
+    prof["count"] = n
+    return prof
+
+
+def _charges(fake: Any) -> dict[str, float]:
+    return dict(fake._fake.charged_us)
+
+
+def bench_bill(n: int, cost: str, minutes: int, workers: int | None = None) -> dict[str, Any]:
+    """The nvml backend + loop over ``minutes`` simulated minutes, NVML costing ``cost``
+    (``workers``: reader threads, the backend's default when None)."""
+    from gpufleet_sampler.backends.nvml import NvmlBackend
+    from nvml_fake import fake_nvml
+
+    ticks = 60 * minutes
+    enc = protocol.encode
+    with fake_nvml(_scaled_profile(n)) as fake:
+        fake._fake.set_cost(cost)
+        try:
+            c0, w0 = time.process_time(), time.perf_counter()
+            b = NvmlBackend(interval=1.0, events=False, workers=workers)
+            s = Sampler(b, interval=1.0, procs_interval=2.0)
+            s.hello()
+            start_cpu, start_wall = time.process_time() - c0, time.perf_counter() - w0
+            plan = b.cpu_plan()
+            before = _charges(fake)
+            calls0 = dict(fake._fake.charged_n)
+            walls: list[float] = []
+            cpu = 0.0
+            try:
+                for t in range(1, ticks + 1):
+                    fake._fake.set_time(float(t))
+                    c0, w0 = time.process_time(), time.perf_counter()
+                    for m in s.step(float(t), 1.7e9 + t):
+                        enc(m)
+                    walls.append(time.perf_counter() - w0)
+                    cpu += time.process_time() - c0
+                plan = b.cpu_plan()
+            finally:
+                b.close()
+            after = _charges(fake)
+            calls = {k: v - calls0.get(k, 0) for k, v in fake._fake.charged_n.items()}
+        finally:
+            fake._fake.set_cost(None)
+    per_call = {
+        k: (after[k] - before.get(k, 0.0)) / (ticks * n)
+        for k in after
+        if after[k] - before.get(k, 0.0) > 0
+    }
+    first = walls[0]
+    walls.sort()
+    return {
+        "gpus": n,
+        "wall_ms_first": first * 1e3,
+        "wall_ms_mean": sum(walls) / len(walls) * 1e3,
+        "us_per_gpu_tick": cpu / (ticks * n) * 1e6,
+        "cpu_pct": cpu / ticks * 100.0,
+        "per_call": per_call,
+        "calls_per_gpu_tick": {k: v / (ticks * n) for k, v in calls.items() if v},
+        "wall_ms_median": walls[len(walls) // 2] * 1e3,
+        "wall_ms_p99": walls[int(len(walls) * 0.99)] * 1e3,
+        "wall_ms_max": walls[-1] * 1e3,
+        "start_cpu_s": start_cpu,
+        "start_wall_s": start_wall,
+        "plan": plan,
+    }
+
+
+# Field ids a script reading the sampler's columns every tick would ask for in one call.
+_BARE_FIELDS = [83, 82, 197, 198, 94, 74, 271, 269, 270, 3, 4, (138, 0xFFFFFFFF), (139, 0xFFFFFFFF)]
+
+
+def bench_bare(n: int, cost: str, ticks: int = 60) -> dict[str, Any]:
+    """A bare pynvml loop: the same columns every tick with the obvious calls (nine cheap
+    getters and one field read; GPM sample and metrics), the process lists and per-process
+    utilization every 2 s, one GPU after another."""
+    from nvml_fake import fake_nvml
+
+    with fake_nvml(_scaled_profile(n)) as fake:
+        nv = fake
+        nv.nvmlInit()
+        hs = [nv.nvmlDeviceGetHandleByIndex(i) for i in range(n)]
+        bufs = [(nv.nvmlGpmSampleAlloc(), nv.nvmlGpmSampleAlloc()) for _ in hs]
+        for h, (a, _) in zip(hs, bufs, strict=True):
+            nv.nvmlGpmSampleGet(h, a)
+        fake._fake.set_cost(cost)
+        try:
+            cpu = 0.0
+            for t in range(1, ticks + 1):
+                fake._fake.set_time(float(t))
+                c0 = time.process_time()
+                for h, (a, b2) in zip(hs, bufs, strict=True):
+                    nv.nvmlDeviceGetUtilizationRates(h)
+                    for clk in (nv.NVML_CLOCK_SM, nv.NVML_CLOCK_MEM, nv.NVML_CLOCK_GRAPHICS):
+                        nv.nvmlDeviceGetClockInfo(h, clk)
+                    nv.nvmlDeviceGetTemperatureV(h, nv.NVML_TEMPERATURE_GPU)
+                    nv.nvmlDeviceGetPerformanceState(h)
+                    nv.nvmlDeviceGetCurrentClocksEventReasons(h)
+                    nv.nvmlDeviceGetPowerUsage(h)
+                    nv.nvmlDeviceGetMemoryInfo(h, nv.nvmlMemory_v2)
+                    nv.nvmlDeviceGetFieldValues(h, _BARE_FIELDS)
+                    nv.nvmlGpmSampleGet(h, b2)
+                    req = nv.c_nvmlGpmMetricsGet_t()
+                    req.version = nv.NVML_GPM_METRICS_GET_VERSION
+                    req.numMetrics = 4
+                    req.sample1, req.sample2 = a, b2
+                    for i, mid in enumerate((2, 3, 5, 10)):
+                        req.metrics[i].metricId = mid
+                    nv.nvmlGpmMetricsGet(req)
+                    if t % 2 == 0:
+                        nv.nvmlDeviceGetComputeRunningProcesses_v3(h)
+                        nv.nvmlDeviceGetGraphicsRunningProcesses_v3(h)
+                        with contextlib.suppress(nv.NVMLError):
+                            nv.nvmlDeviceGetProcessUtilization(h, 0)
+                cpu += time.process_time() - c0
+        finally:
+            fake._fake.set_cost(None)
+    return {"us_per_gpu_tick": cpu / (ticks * n) * 1e6, "cpu_pct": cpu / ticks * 100.0}
+
+
+def bench_tool(name: str, n: int, cost: str, ticks: int = 30) -> dict[str, Any] | None:
+    """One refresh of nvitop or gpustat per tick, through the same fake (None: not
+    installed). nvitop: ``Device.as_snapshot()`` and its processes' snapshots per device,
+    as its one-shot view does; gpustat: ``GPUStatCollection.new_query()``, as ``--watch``."""
+    from nvml_fake import fake_nvml
+
+    if importlib.util.find_spec(name) is None:
+        return None
+    with fake_nvml(_scaled_profile(n)) as fake:
+        # nvitop calls process lists and memory through ctypes, and asks which exist once.
+        fake._fake.c_entry_points = True
+        # Imported with the fake in place: nvitop copies pynvml's names at import.
+        mod = importlib.import_module(name)
+        # Both import pynvml lazily or keep a module reference: point them at the fake.
+        if name == "nvitop":
+            importlib.import_module("nvitop.api.libnvml")._pynvml = fake
+        else:
+            importlib.import_module("gpustat.core").N = fake
+        devices: list[Any] = []
+        if name == "nvitop":
+            devices = mod.Device.all()
+
+        def refresh() -> None:
+            if name == "nvitop":
+                for d in devices:
+                    d.as_snapshot()
+                    procs = d.processes()
+                    mod.GpuProcess.take_snapshots(procs.values(), failsafe=True)
+            else:
+                mod.GPUStatCollection.new_query()
+
+        # One refresh first, as a running tool has made: its caches are warm and the calls
+        # the profile charges only once (start-up costs) are paid.
+        fake._fake.set_cost(cost)
+        with contextlib.redirect_stderr(io.StringIO()):
+            refresh()
+        before = _charges(fake)
+        try:
+            cpu = 0.0
+            with contextlib.redirect_stderr(io.StringIO()):
+                for t in range(1, ticks + 1):
+                    fake._fake.set_time(float(t))
+                    c0 = time.process_time()
+                    refresh()
+                    cpu += time.process_time() - c0
+            after = _charges(fake)
+        finally:
+            fake._fake.set_cost(None)
+            fake._fake.c_entry_points = False
+    top = sorted(
+        ((k, (v - before.get(k, 0.0)) / (ticks * n)) for k, v in after.items()),
+        key=lambda kv: -kv[1],
+    )[:3]
+    return {
+        "us_per_gpu_tick": cpu / (ticks * n) * 1e6,
+        "cpu_pct": cpu / ticks * 100.0,
+        "top": top,
+    }
+
+
+def _tool_in_subprocess(name: str, cost: str) -> dict[str, Any] | None:
+    """bench_tool in a fresh interpreter: nvitop patches functions into the pynvml module it
+    imports, which must not leak into the next run's fake."""
+    res = subprocess.run(
+        [sys.executable, __file__, "--tool-json", name, "--cost", cost],
+        capture_output=True,
+        timeout=600,
+        check=False,
+    )
+    if res.returncode != 0:
+        raise RuntimeError(f"{name} benchmark failed: {res.stderr.decode()[-2000:]}")
+    out: dict[str, Any] | None = json.loads(res.stdout.decode().strip().splitlines()[-1])
+    return out
+
+
+def _call_label(name: str) -> str:
+    return name.replace("nvmlDeviceGet", "").replace("nvml", "")
+
+
+def section_bill(args: argparse.Namespace) -> None:
+    """The NVML bill under the latency profile (see the module docstring)."""
+    for cost in args.cost:
+        print()
+        print(
+            f"NVML bill under the '{cost}' profile (docs/device/h200-nvml-call-times.json), "
+            f"{args.bill_minutes} simulated min at 1 Hz, every tier included:"
+        )
+        rows = [bench_bill(n, cost, args.bill_minutes) for n in BILL_GPUS]
+        one = bench_bill(8, cost, max(1, args.bill_minutes // 5), workers=1)
+        one["gpus"] = "8/1"
+        print(
+            "  GPUs  CPU/GPU/tick  process CPU at 1 Hz  tick wall mean / median / p99 / max"
+            "  (first)   start"
+        )
+        for r in [*rows, one]:
+            print(
+                f"  {r['gpus']!s:>4}  {r['us_per_gpu_tick']:8.0f} µs"
+                f"  {r['cpu_pct']:8.2f} % of a core"
+                f"   {r['wall_ms_mean']:6.2f} / {r['wall_ms_median']:6.2f}"
+                f" / {r['wall_ms_p99']:6.2f} / {r['wall_ms_max']:6.2f} ms"
+                f" ({r['wall_ms_first']:.0f})"
+                f"   {r['start_wall_s']:.2f} s"
+            )
+        print(f"  (8/1: 8 GPUs read by one thread; this machine has {os.cpu_count()} cores)")
+        r8 = next(r for r in rows if r["gpus"] == 8)
+        plan = r8["plan"]
+        print(
+            f"  plan (8 GPUs): budget {plan['budget_pct']} % of a core, planned "
+            f"{plan['planned_pct']} %, {plan['workers']} reader threads; tiers (s) "
+            + ", ".join(f"{k} {v:g}" for k, v in plan["tiers_s"].items())
+        )
+        print("  per call kind, µs per GPU per tick (8 GPUs; charged by the profile):")
+        shown = sorted(r8["per_call"].items(), key=lambda kv: -kv[1])
+        accounted = sum(v for _, v in shown)
+        for k, v in shown[:10]:
+            calls = r8["calls_per_gpu_tick"].get(k, 0.0)
+            print(f"    {_call_label(k):36s} {v:8.1f} µs   {calls:6.3f} calls")
+        print(
+            f"    {'(everything else: the sampler, the fake)':36s}"
+            f" {r8['us_per_gpu_tick'] - accounted:8.1f} µs"
+        )
+        bare = bench_bare(8, cost)
+        print(
+            f"  bare pynvml loop, 8 GPUs        {bare['us_per_gpu_tick']:8.0f} µs/GPU/tick"
+            f"  {bare['cpu_pct']:6.2f} % of a core"
+        )
+        for tool in ("nvitop", "gpustat"):
+            t = _tool_in_subprocess(tool, cost)
+            if t is None:
+                print(f"  {tool:8s} not installed (pip install {tool} into the venv to compare)")
+                continue
+            top = ", ".join(f"{_call_label(k)} {v:.0f}" for k, v in t["top"])
+            print(
+                f"  {tool:8s} per refresh, 8 GPUs {t['us_per_gpu_tick']:8.0f} µs/GPU/tick"
+                f"  {t['cpu_pct']:6.2f} % of a core   (top µs: {top})"
+            )
+        if args.stream_seconds > 0:
+            secs = max(args.stream_seconds, 20.0)
+            r = bench_stream("nvml", secs, cost=cost)
+            print(
+                f"  a real `stream` subprocess, 8 GPUs at 1 Hz, {secs:.0f} s:"
+                f" CPU {r['cpu_pct']:5.2f} % of a core (event thread included)"
+            )
+
+
+def section_python(args: argparse.Namespace) -> None:
+    """The sampler's own Python work, bytes on the wire, a real stream's RSS and CPU."""
     print(
         f"Sampler benchmark: {GPUS} GPUs, 1 s ticks, {args.minutes} simulated min, best of "
         f"{args.repeats}; Python {sys.version.split()[0]}"
@@ -470,6 +754,53 @@ def main() -> int:
             f"   peak RSS {r['hwm_mib']:5.1f} MiB"
         )
     print("  budget: RSS < 30 MiB; CPU < 2 % of a core on a real GPU (driver time not here)")
+
+
+def section_process_tier(args: argparse.Namespace) -> None:
+    """The process tier's /proc scan (device holders)."""
+    print_process_tier()
+
+
+# The benchmark's sections, in the order they print: (name, function(args)).
+SECTIONS: list[tuple[str, Any]] = [
+    ("python", section_python),
+    ("bill", section_bill),
+    ("process-tier", section_process_tier),
+]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--minutes", type=int, default=5, help="simulated minutes per run")
+    ap.add_argument("--repeats", type=int, default=3, help="best of N runs")
+    ap.add_argument("--stream-seconds", type=float, default=12.0)
+    ap.add_argument("--bill", action="store_true", help="add the NVML bill section")
+    ap.add_argument(
+        "--process-tier", action="store_true", help="only the process tier's /proc scan"
+    )
+    ap.add_argument(
+        "--only", choices=[n for n, _ in SECTIONS], action="append", help="run only these"
+    )
+    ap.add_argument(
+        "--cost",
+        action="append",
+        help="latency profile(s) for the bill: h200 (default), h200-per-field, or a file",
+    )
+    ap.add_argument("--bill-minutes", type=int, default=10, help="simulated minutes (bill)")
+    ap.add_argument("--tool-json", help=argparse.SUPPRESS)  # one tool's run, as JSON
+    args = ap.parse_args()
+    args.cost = args.cost or ["h200"]
+    if args.tool_json:
+        with contextlib.redirect_stderr(io.StringIO()):
+            print(json.dumps(bench_tool(args.tool_json, 8, args.cost[0])))
+        # nvitop's exit handler shuts NVML down again: the fake is gone by then.
+        os._exit(0)
+    wanted = set(args.only or ["python"] + (["bill"] if args.bill else []))
+    if args.process_tier:
+        wanted = {"process-tier"}
+    for name, fn in SECTIONS:
+        if name in wanted:
+            fn(args)
     return 0
 
 

@@ -115,8 +115,9 @@ def _bisect_fields(nvml: Any, backend: Any, reps: int, interval: float) -> Dict[
     g = next((x for x in gpus if not x.lost), None)
     if g is None:
         return {"error": "no GPU to bisect"}
-    # The medium ticks' list is the per-tick one plus the error counters: time them all.
-    ids = list(getattr(g, "fv_ids_med", None) or g.fv_ids)
+    # Every field group the backend reads (per tick, counters, error counters): time them all.
+    layouts = getattr(g, "fv_layouts", None) or {}
+    ids = list(layouts[max(layouts)][1]) if layouts else []
     if not ids:
         return {"error": "this GPU answers no per-tick field"}
     fv = nvml.nvmlDeviceGetFieldValues  # the wrapped one: calls made here are not counted

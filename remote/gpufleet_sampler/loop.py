@@ -109,6 +109,9 @@ class Sampler(object):
         # None: the first step always sends a process list, so a client knows the processes
         # from the start of a run.
         self._last_procs_mono = None  # type: Optional[float]
+        # Ticks dropped because one overran its interval (the caller counts them with
+        # ``skip``); sent in each sample once non-zero.
+        self.skipped = 0
 
     @property
     def next_seq(self) -> int:
@@ -137,7 +140,18 @@ class Sampler(object):
             ),
             "host": host,
             "gpus": info.get("gpus") or [],
+            **(
+                {protocol.CPU_BUDGET_KEY: info[protocol.CPU_BUDGET_KEY]}
+                if info.get(protocol.CPU_BUDGET_KEY)
+                else {}
+            ),
         }
+
+    def skip(self, ticks: int) -> None:
+        """Count ``ticks`` deadlines the caller dropped because a tick overran: a late tick
+        is never made up by a burst, and the client can tell a gap from a lost message."""
+        if ticks > 0:
+            self.skipped += int(ticks)
 
     def step(self, mono: float, wall: float) -> List[Dict[str, Any]]:
         """One tick: a ``sample``, a ``procs`` when ``procs_interval`` has elapsed, a ``links``
@@ -154,6 +168,8 @@ class Sampler(object):
                 "gpus": self.backend.tick(mono),
             }
         ]
+        if self.skipped:
+            out[0][protocol.SKIPPED_KEY] = self.skipped
         seq += 1
         last = self._last_procs_mono
         # A small slack so that a procs interval that is a multiple of the tick interval

@@ -77,7 +77,9 @@ def run(args: argparse.Namespace) -> int:
         _fail("--scenario applies to --backend sim only", "usage")
         return EXIT_USAGE
     try:
-        backend = open_backend(args)
+        # No Xid event thread: a one-shot command cannot see events (``xid`` comes from a
+        # running daemon), and stopping the thread cost up to one event wait (0.5 s) at exit.
+        backend = open_backend(args, events=False)
     except Exception as e:  # one clear line, never a traceback
         _fail(backend_error(args, e), "backend")
         return EXIT_USAGE if isinstance(e, ValueError) else EXIT_BACKEND

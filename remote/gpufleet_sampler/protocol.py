@@ -171,6 +171,21 @@ def mig_index(parent: int, slot: int) -> int:
     return MIG_INDEX_BASE * (parent + 1) + slot
 
 
+# The hello key with the sampler's CPU budget and the plan that fits it: ``budget_pct`` (% of
+# one core), ``planned_pct``, ``within``, ``per_gpu_us_per_s``, ``tiers_s`` (the period each
+# tier is read at), ``needed_s`` (the period each is wanted at), ``workers``. Absent: the
+# backend does not plan (sim).
+CPU_BUDGET_KEY = "cpu_budget"
+# The key of ``hello["gpus"][i]`` with what each kind of read cost at start-up (µs of CPU).
+GPU_COST_KEY = "cost_us"
+# The daemon request key (in ``attach``; or ``{"op": "watch_links", "seconds": S}``) by which
+# a client says it looks at the per-link NVLink values for S seconds (at most the cap).
+WATCH_LINKS_KEY = "watch_links"
+WATCH_LINKS_MAX_S = 600.0
+# The key of a ``sample`` message counting the ticks skipped so far because a tick overran
+# (absent while none was).
+SKIPPED_KEY = "skipped"
+
 # Keys of each process entry in a ``procs`` message.
 PROC_KEYS = ("gpu", "pid", "start_ticks", "user", "name", "cmd", "mem_bytes", "sm_pct", "type")
 # Keys a backend that tells the host's PIDs from its own adds to each entry (the nvml one

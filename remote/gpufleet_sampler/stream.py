@@ -75,11 +75,15 @@ def validate(args: argparse.Namespace) -> Optional[str]:
     return None
 
 
-def open_backend(args: argparse.Namespace) -> Backend:
+def open_backend(args: argparse.Namespace, events: bool = True) -> Backend:
     """Build the backend; raises ``ValueError`` / ``RuntimeError`` / ``ImportError`` /
     ``OSError`` with a readable message when it cannot start."""
     return make_backend(
-        args.backend, scenario=args.scenario, seed=args.seed, interval=args.interval
+        args.backend,
+        scenario=args.scenario,
+        seed=args.seed,
+        interval=args.interval,
+        events=events,
     )
 
 
@@ -177,8 +181,11 @@ def _loop(sampler: Sampler, out: Any, interval: float, count: Optional[int], no_
                 now = time.monotonic()
             elif now - deadline > interval:
                 # Fell behind (a stalled driver call, a suspended VM): skip to the current
-                # deadline rather than emitting a burst of late samples.
-                k = int((now - mono0) / interval)
+                # deadline rather than emitting a burst of late samples, and count the
+                # skipped ticks (each sample says how many so far).
+                k_now = int((now - mono0) / interval)
+                sampler.skip(k_now - k)
+                k = k_now
             mono = now
             wall = time.time()
         _write(out, sampler.step(mono, wall))

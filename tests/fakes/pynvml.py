@@ -24,6 +24,25 @@ arguments after the handle, colon-separated (``nvmlDeviceGetClockInfo:1``), ``fi
 (a counter; ``mod`` makes it wrap), ``{"wave": [mean, amplitude, period_ticks]}``, or a list /
 object of specs. Strings may use ``{i}`` for the GPU index; pid ``"$self"`` is this process.
 
+The cost model (off unless asked): with ``GPUFLEET_FAKE_NVML_COST=h200`` (or
+``_fake.set_cost("h200")``) every call the fake answers costs the CPU time the recorded H200
+run gave that pynvml function (``docs/device/h200-nvml-call-times.json``): the call
+busy-waits on the thread's CPU clock until that much CPU time has passed since it began, so
+the fake's own Python work counts inside the charge. NVML's time is CPU time (the recorded
+sampler thread's CPU matched its calls' wall time), so this is what a real driver costs a
+sampler and what benchmarks through the fake then measure. The wait hashes a 2 KiB buffer in
+a loop: hashlib releases the GIL for inputs that size, so calls made from several threads
+burn CPU in parallel as ctypes calls into libnvidia-ml would. ``h200`` charges
+``nvmlDeviceGetFieldValues`` per call (4 ms whatever the fields); ``h200-per-field`` charges
+it per field (the 4 ms spread over the 11 fields it was measured with): the two answers the
+unrun field bisection can give. A function the run did not time costs ``default_us`` (the
+median of the cheap calls it timed); one it timed only at start-up (``init_top``: handles,
+max clocks, thresholds) costs that on its first call with given arguments in the process
+and ``default_us`` after (an assumption: the run timed no second call; a tool that calls
+``nvmlInit`` each refresh pays that call's recorded 11 ms each time, not its handles again). Any
+file of the call-time tool's shape (``per_tick`` / ``init_top``, optional ``field_us``) can be
+named instead.
+
 The fake clock: ``now()`` is seconds since load (or the time set with ``_fake.set_time``);
 tick = ``int(now / tick_s)``. NVML timestamps (field values, process-utilization samples) are
 the start of the current tick in *profile* time: tick × the profile's own ``tick_s``, in µs.
@@ -188,6 +207,11 @@ class FakeNvml:
         self.ts_base_us = 1700000000000000
         self.mig_children: Dict[int, List[_FakeGpu]] = {}
         self.mig_parent: Dict[int, _FakeGpu] = {}
+        self.cost: Optional[CostModel] = None
+        self.charged_us: Counter = Counter()  # µs charged per function (cost model on)
+        self.charged_n: Counter = Counter()  # calls charged per function
+        self.init_seen: set = set()
+        self.c_entry_points = False
 
     # -- set-up ----------------------------------------------------------------------------
 
@@ -241,6 +265,14 @@ class FakeNvml:
         self.putil_args = {}
         self.gpm_samples = {}
         return self
+
+    def set_cost(self, spec: Any) -> Optional["CostModel"]:
+        """Charge every call from now on what ``spec`` gives it (see load_cost); None: free."""
+        self.cost = load_cost(spec)
+        self.charged_us = Counter()
+        self.charged_n = Counter()
+        self.init_seen = set()
+        return self.cost
 
     def tick_keys(self, index: int) -> set:
         """Keys a recorded trace gives this GPU at some tick."""
@@ -347,6 +379,178 @@ class FakeNvml:
         return _compile(sysvals[fname], 0)(self.tick())
 
 
+# -- cost model -----------------------------------------------------------------------------
+
+_REPO = os.path.dirname(os.path.dirname(_HERE))
+COST_PROFILES = {
+    "h200": os.path.join(_REPO, "docs", "device", "h200-nvml-call-times.json"),
+    "h200-per-field": os.path.join(_REPO, "docs", "device", "h200-nvml-call-times.json"),
+}
+# Fields in the per-tick call when the H200 run timed it at 4 ms (docs/benchmarks.md).
+_H200_FIELDS_TIMED = 11
+# Not NVML work: waits that block without using CPU, and pynvml's own Python helpers.
+_NOT_CHARGED = ("nvmlEventSetWait", "nvmlEventSetWait_v2", "nvmlStructToFriendlyObject")
+# The real pynvml's ``nvmlInit`` calls ``nvmlInitWithFlags``: the run timed both as one.
+_SAME_AS = {"nvmlInitWithFlags": "nvmlInit"}
+# Start-up calls the run timed only in total (init_top: ms for all calls of one start on one
+# GPU): how many calls that total was, to charge each its share.
+_INIT_CALLS = {
+    "nvmlDeviceGetMaxClockInfo": 2,
+    "nvmlDeviceGetTemperatureThreshold": 3,
+    "nvmlDeviceGetFieldValues": 4,
+}
+
+
+class CostModel:
+    """µs of CPU each call costs: ``us[name]`` per call, ``default_us`` for the rest, and for
+    ``nvmlDeviceGetFieldValues`` ``fv_base_us`` + ``fv_field_us`` per field id asked."""
+
+    def __init__(
+        self,
+        us: Dict[str, float],
+        default_us: float,
+        fv_base_us: float,
+        fv_field_us: Dict[int, float],
+        fv_field_default_us: float,
+        name: str = "",
+        once: Optional[Dict[str, float]] = None,
+    ) -> None:
+        # Calls the run timed only at start-up: that cost for the first call with given
+        # arguments in the process, default_us for the next ones.
+        self.once = once or {}
+        self.us = us
+        self.default_us = default_us
+        self.fv_base_us = fv_base_us
+        self.fv_field_us = fv_field_us
+        self.fv_field_default_us = fv_field_default_us
+        self.name = name
+
+    def charge_us(self, fname: str, args: Tuple[Any, ...]) -> float:
+        if fname == "nvmlDeviceGetFieldValues":
+            ids = args[1] if len(args) > 1 else ()
+            per = self.fv_field_us
+            dflt = self.fv_field_default_us
+            total = self.fv_base_us
+            for f in ids:
+                fid = f[0] if type(f) is tuple else f
+                total += per.get(int(fid), dflt)
+            return total
+        once = self.once.get(fname)
+        if once is not None:
+            key = (fname, *(_arg_key(a) for a in args))
+            if key not in _fake.init_seen:
+                _fake.init_seen.add(key)
+                return once
+        return self.us.get(fname, self.default_us)
+
+
+def _arg_key(a: Any) -> Any:
+    """A hashable stand-in for a call argument (a device handle by its address)."""
+    if isinstance(a, (int, float, str, bytes)):
+        return a
+    try:
+        return ctypes.cast(a, ctypes.c_void_p).value
+    except (TypeError, ctypes.ArgumentError):
+        return id(a)
+
+
+def load_cost(spec: Any) -> Optional[CostModel]:
+    """A CostModel from a name in COST_PROFILES, a path to a call-time JSON, a dict of that
+    shape, or None / "" / "0" (no charges)."""
+    if spec is None or spec in ("", "0", "off"):
+        return None
+    if isinstance(spec, CostModel):
+        return spec
+    name = ""
+    per_field = False
+    if isinstance(spec, str):
+        name = spec
+        per_field = spec.endswith("per-field")
+        path = COST_PROFILES.get(spec, spec)
+        if spec in ("1", "on"):
+            name, path = "h200", COST_PROFILES["h200"]
+        if not os.path.exists(path):
+            raise ValueError(
+                f"unknown cost profile {spec!r}: expected one of {sorted(COST_PROFILES)} "
+                "or a call-time JSON file (tools/nvml_call_times.py)"
+            )
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    elif isinstance(spec, dict):
+        data = spec
+        per_field = bool(data.get("per_field"))
+    else:
+        raise ValueError(f"a cost profile is a name, a path or a dict, not {spec!r}")
+    us: Dict[str, float] = {}
+    for row in data.get("per_tick", ()):
+        fn = str(row["fn"])
+        if fn not in _NOT_CHARGED:
+            us[fn] = float(row["us_per_call"])
+    once: Dict[str, float] = {}
+    for fn, ms in data.get("init_top", ()):
+        if fn in _SAME_AS or fn in _SAME_AS.values():
+            us.setdefault(fn, float(ms) * 1000.0)  # nvmlInit: every call costs the same
+        elif fn not in us and fn not in _NOT_CHARGED:
+            once[fn] = float(ms) * 1000.0 / _INIT_CALLS.get(fn, 1)
+    for alias, fn in _SAME_AS.items():
+        if fn in us:
+            us[alias] = us[fn]
+    us.update({str(k): float(v) for k, v in data.get("call_us", {}).items()})
+    cheap = sorted(v for v in us.values() if v < 200.0)
+    default_us = float(data.get("default_us", cheap[len(cheap) // 2] if cheap else 20.0))
+    fv_call = us.pop("nvmlDeviceGetFieldValues", 0.0)
+    field_us = {int(k): float(v) for k, v in data.get("field_us", {}).items()}
+    if per_field:
+        timed = int(data.get("fields_timed", _H200_FIELDS_TIMED))
+        return CostModel(us, default_us, 0.0, field_us, fv_call / timed, name, once)
+    base = float(data.get("fv_base_us", fv_call))
+    return CostModel(us, default_us, base, field_us, 0.0, name, once)
+
+
+_BURN = bytes(2048)  # hashlib releases the GIL from 2048 bytes up
+_BURN_BIG = bytes(32768)  # ~25 µs a hash: fewer GIL hand-overs while much is left
+_local = threading.local()
+
+
+def _burn_until(end: float) -> None:
+    """Spin until this thread's CPU clock reaches ``end`` (seconds)."""
+    # Imported only when charging: its libcrypto mapping would add ~1-2 MiB to the RSS of
+    # every sampler run through the fake, and benchmarks measure that RSS.
+    import hashlib
+
+    tt = time.thread_time
+    h = hashlib.sha256
+    big, small = _BURN_BIG, _BURN
+    left = end - tt()
+    while left > 0:
+        h(big if left > 60e-6 else small)
+        left = end - tt()
+
+
+def _charged(fname: str, fn: Any) -> Any:
+    """``fn`` costing what the cost model gives ``fname`` (the outermost charged call only:
+    a fake function calling another is charged once)."""
+
+    def call(*args: Any, **kw: Any) -> Any:
+        cost = _fake.cost
+        if cost is None or getattr(_local, "depth", 0):
+            return fn(*args, **kw)
+        t0 = time.thread_time()
+        _local.depth = 1
+        try:
+            return fn(*args, **kw)
+        finally:
+            _local.depth = 0
+            us = cost.charge_us(fname, args)
+            _fake.charged_us[fname] += us
+            _fake.charged_n[fname] += 1
+            _burn_until(t0 + us * 1e-6)
+
+    call.__name__ = fname
+    call.__wrapped__ = fn  # type: ignore[attr-defined]
+    return call
+
+
 _fake = FakeNvml()
 
 
@@ -354,10 +558,65 @@ _fake = FakeNvml()
 
 
 def _nvmlGetFunctionPointer(name: str) -> Any:
-    """Every symbol the fake does not implement is missing from this "driver"."""
+    """Every symbol the fake does not implement is missing from this "driver"; with
+    ``_fake.c_entry_points`` set (benchmarks of other tools), the few C entry points that
+    nvitop calls through ctypes directly answer from the profile too."""
     if not _fake.initialized:
         raise _err("Uninitialized")
+    if _fake.c_entry_points:
+        fn = _C_ENTRY.get(name)
+        if fn is not None:
+            return fn
     raise _err("FunctionNotFound")
+
+
+def _c_procs(fname: str, key: str) -> Any:
+    """``nvmlReturn_t fname(device, unsigned *count, nvmlProcessInfo_t *infos)``."""
+
+    def c_call(handle: Any, count_ref: Any, infos: Any) -> int:
+        try:
+            plist = _fake.value(_fake.dev(handle, fname), key)
+        except NVMLError as e:
+            return int(e.value)
+        count = count_ref._obj
+        if infos is None or count.value < len(plist):
+            count.value = len(plist)
+            return 0 if not plist else int(_g["NVML_ERROR_INSUFFICIENT_SIZE"])
+        na = _g["NVML_VALUE_NOT_AVAILABLE_ulonglong"].value
+        for k, p in enumerate(plist):
+            infos[k].pid = int(p["pid"])
+            mem = p.get("usedGpuMemory")
+            infos[k].usedGpuMemory = na if mem is None else int(mem)
+            infos[k].gpuInstanceId = 0xFFFFFFFF
+            infos[k].computeInstanceId = 0xFFFFFFFF
+        count.value = len(plist)
+        return 0
+
+    return c_call
+
+
+def _c_memory(fname: str, key: str) -> Any:
+    """``nvmlReturn_t fname(device, nvmlMemory[_v2]_t *memory)``."""
+
+    def c_call(handle: Any, mem_ref: Any) -> int:
+        try:
+            v = _fake.value(_fake.dev(handle, fname), key)
+        except NVMLError as e:
+            return int(e.value)
+        m = mem_ref._obj
+        total, used = int(v["total"]), int(v["used"])
+        reserved = int(v.get("reserved", 0))
+        if hasattr(m, "reserved"):
+            m.reserved = reserved
+            m.used = used
+            m.free = int(v.get("free", total - reserved - used))
+        else:
+            m.used = used + reserved
+            m.free = total - used - reserved
+        m.total = total
+        return 0
+
+    return c_call
 
 
 def nvmlInitWithFlags(flags: int) -> None:
@@ -812,8 +1071,14 @@ def nvmlEventSetWait_v2(eventSet: Any, timeoutms: int) -> Any:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise _err("Timeout")
-            # Poll now and then too: with the real-time clock nobody notifies a new tick.
-            _fake.cond.wait(min(left, 0.05))
+            # With the real-time clock nobody notifies a new tick: wake at the next one (a
+            # driver's wait blocks; polling every 50 ms cost ~0.15 % of a core, which the
+            # benchmarks of a whole sampler process would have counted as the sampler's).
+            wait = left
+            if _fake.fixed_t is None:
+                now = time.monotonic() - _fake.t0
+                wait = min(left, max(0.001, (int(now / _fake.tick_s) + 1) * _fake.tick_s - now))
+            _fake.cond.wait(wait)
 
 
 def nvmlEventSetWait(eventSet: Any, timeoutms: int) -> Any:
@@ -934,5 +1199,29 @@ def nvmlDeviceGetAttributes_v2(device: Any) -> Any:
     return a
 
 
+_C_ENTRY: Dict[str, Any] = {}
+for _kind in ("Compute", "Graphics"):
+    for _suffix in ("_v3", "_v2", ""):
+        _sym = f"nvmlDeviceGet{_kind}RunningProcesses{_suffix}"
+        _C_ENTRY[_sym] = _charged(_sym, _c_procs(_sym, f"nvmlDeviceGet{_kind}RunningProcesses"))
+_C_ENTRY["nvmlDeviceGetMemoryInfo_v2"] = _charged(
+    "nvmlDeviceGetMemoryInfo", _c_memory("nvmlDeviceGetMemoryInfo_v2", "nvmlDeviceGetMemoryInfo_v2")
+)
+_C_ENTRY["nvmlDeviceGetMemoryInfo"] = _charged(
+    "nvmlDeviceGetMemoryInfo", _c_memory("nvmlDeviceGetMemoryInfo", "nvmlDeviceGetMemoryInfo_v2")
+)
+
+# Every library function this file answers (not the real module's Python helpers) goes
+# through the cost model; with no model set a call pays one attribute check.
+for _name, _fn in list(_g.items()):
+    if (
+        _name.startswith("nvml")
+        and callable(_fn)
+        and getattr(getattr(_fn, "__code__", None), "co_filename", None) == __file__
+    ):
+        _g[_name] = _charged(_name, _fn)
+
 if os.environ.get("GPUFLEET_FAKE_NVML"):
     _fake.load(os.environ["GPUFLEET_FAKE_NVML"])
+if os.environ.get("GPUFLEET_FAKE_NVML_COST"):
+    _fake.set_cost(os.environ["GPUFLEET_FAKE_NVML_COST"])

@@ -19,6 +19,7 @@ import pytest
 from gpufleet_sampler import state_dir
 from gpufleet_sampler.daemon import client, server
 from gpufleet_sampler.ring import Ring
+from nvml_fake import PROFILES, fake_env
 
 REMOTE = Path(__file__).resolve().parents[2] / "remote"
 INTERVAL = "0.05"
@@ -460,3 +461,34 @@ def test_slow_client_is_dropped_and_sampling_goes_on(
         pass
     slow.close()
     fast.close()
+
+
+def test_a_watch_links_request_is_answered(sd: Path) -> None:
+    """The laptop's per-link view asks the daemon for per-link NVLink values at their full
+    rate (the sim reads them every 5 s anyway; the nvml backend's plan may not)."""
+    assert sampler("daemon", *_common(sd)).returncode == 0
+    p = _paths(sd)
+    assert client.request(p, {"op": "watch_links", "seconds": 60}) == {"ok": True}
+    assert client.request(p, {"op": "watch_links", "seconds": "soon"}) == {"ok": True}
+    a = Attach(sd, "--from-seq", "0")
+    assert (a.line() or {})["kind"] == "hello"
+    assert a.close() == 0
+
+
+def test_an_nvml_daemon_sends_its_settled_cpu_plan_on_attach(sd: Path) -> None:
+    """The plan is provisional in the hello made at start (GPM not yet timed); the hello an
+    attach gets once the daemon has ticked a few times carries the settled one."""
+    env = fake_env(PROFILES / "h100x8.json", tick_s=0.2)
+    env["GPUFLEET_FAKE_NVML_COST"] = "h200"
+    r = sampler("daemon", "--backend", "nvml", "--interval", "0.2", "--state-dir", str(sd), env=env)
+    assert r.returncode == 0, r.stderr
+    p = state_dir.Paths(str(sd), state_dir.daemon_key("nvml", None, 0))
+    _wait(
+        lambda: (client.request(p, {"op": "status"}) or {}).get("last_seq", 0) >= 10,
+        what="10 messages",
+    )
+    hello = client.request(p, {"op": "attach", "from_seq": 0})
+    assert hello is not None and hello["kind"] == "hello"
+    plan = hello["cpu_budget"]
+    assert plan["settled"] is True and plan["within"] is True
+    assert hello["gpus"][0]["gpm_throughput"] == ["nvlink", "pcie"]

@@ -299,14 +299,18 @@ def test_tiers_processes_never_per_tick_medium_every_5s_slow_every_minute() -> N
         return after.get(name, 0) - start.get(name, 0)
 
     assert n("nvmlDeviceGetUtilizationRates") == 125 * 8
-    # One field read per tick, plus NVLink link states and the per-link counters (medium
-    # tier: two reads per NVLink GPU), plus the slow tier's.
-    assert n("nvmlDeviceGetFieldValues") == 125 * 8 + 2 * 24 * 8 + 2 * 8
+    # One field read per tick (the medium tier's error counters and NVLink link states ride
+    # along in it: no NVML cost here makes fields the cheaper way), plus the per-link
+    # counters every 5 s (at 6, 11, ... 121 s: 24 per GPU), plus the slow tier's (twice).
+    assert n("nvmlDeviceGetFieldValues") == 125 * 8 + 24 * 8 + 2 * 8
     assert n("nvmlDeviceGetComputeRunningProcesses_v3") == 0
     assert n("nvmlDeviceGetProcessUtilization") == 0
-    assert n("nvmlDeviceGetCurrPcieLinkGeneration") == 24 * 8  # at 6, 11, ... 121 s
+    # Medium tier every 5 s. GPUs take it on different ticks: GPU k of 8 first at
+    # 6 - k * 5 // 8 s (6, 6, 5, 5, 4, 3, 3, 2), so GPUs 2-7 have 25 by 125 s, GPUs 0-1 24.
+    assert n("nvmlDeviceGetCurrPcieLinkGeneration") == 2 * 24 + 6 * 25
     assert n("nvmlDeviceGetNvLinkState") == 0  # field 165 answers all 18 links at once
-    assert n("nvmlDeviceGetRemappedRows") == 2 * 8  # at 61 s and 121 s
+    # Slow tier: GPU k first at 61 - k * 60 // 8 s, then 60 s later.
+    assert n("nvmlDeviceGetRemappedRows") == 2 * 8
     assert n("nvmlDeviceGetRetiredPagesPendingStatus") == 2 * 8
     assert n("nvmlDeviceGetPcieThroughput") == 0
 
@@ -322,7 +326,9 @@ def test_nvlink_state_falls_back_to_per_link_calls_and_a_link_down_is_an_event()
             events = b.events(13.0)
         finally:
             b.close()
-    assert fake._fake.calls["nvmlDeviceGetNvLinkState"] == 3 * 8 * 18  # start, 6 s, 11 s
+    # At start for every GPU, then every 5 s from 6 - k * 5 // 8 s for GPU k (6, 6, 5, 5, 4,
+    # 3, 3, 2: GPU 7 a third time at 12 s), up to 12 s.
+    assert fake._fake.calls["nvmlDeviceGetNvLinkState"] == (8 + 7 * 2 + 3) * 18
     assert col(ticks[0][0], "nvlink_up") == 18
     assert col(ticks[-1][0], "nvlink_up") == 17
     (ev,) = [e for e in events if e["type"] == protocol.EVENT_NVLINK]
@@ -376,17 +382,22 @@ def test_process_utilization_timestamp_is_carried_between_calls() -> None:
         try:
             fake._fake.set_time(1.0)
             first = b.procs(1.0)
-            again = b.procs(1.2)  # same tick: no newer samples (NotFound), ts kept
+            again = b.procs(1.2)  # before the per-process utilization tier is due again
             fake._fake.set_time(3.0)
-            third = b.procs(3.0)
+            third = b.procs(3.0)  # 2 s later: due (GPU k of 8 at 3 - k * 2 // 8 s)
+            fourth = b.procs(5.0)  # due for GPU 0 again, the fake's clock still at 3 s
         finally:
             b.close()
     args = fake._fake.putil_args[0]
     base = fake._fake.ts_base_us
     # The probe passes 0; then each call passes the newest timestamp seen so far.
-    assert args == [0, 0, base + 1_000_000, base + 1_000_000]
+    assert args == [0, 0, base + 1_000_000, base + 3_000_000]
+    assert fake._fake.putil_args[7] == args  # GPU 7's turn (due at 2 s) came at 3 s
     assert all(p["sm_pct"] is not None and p["sm_pct"] > 0 for p in first + third)
-    assert [p["sm_pct"] for p in again] == [0] * 8  # nothing ran since: 0, not unknown
+    # In between, each process keeps the share last read (the call costs ~1.8 ms on an H200).
+    assert [p["sm_pct"] for p in again] == [p["sm_pct"] for p in first]
+    # Read again with nothing new since the last read (NotFound): 0, not unknown.
+    assert fourth[0]["gpu"] == 0 and fourth[0]["sm_pct"] == 0
     me = first[0]
     assert me["name"] and me["user"] and me["start_ticks"] and me["cmd"]
     assert set(me) == set(protocol.PROC_KEYS) | set(protocol.PROC_MAP_KEYS)

@@ -92,6 +92,7 @@ def test_every_protocol_name_is_documented() -> None:
         + list(protocol.KINDS)
         + list(protocol.LINK_COLUMN_NAMES)
         + [protocol.LINKS_UNSUPPORTED_KEY]
+        + [protocol.CPU_BUDGET_KEY, protocol.GPU_COST_KEY, protocol.SKIPPED_KEY]
     )
     missing = [n for n in names if f"`{n}`" not in text]
     assert not missing, f"not documented in docs/protocol.md: {missing}"

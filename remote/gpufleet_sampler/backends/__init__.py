@@ -12,16 +12,21 @@ NAMES = ("nvml", "sim")
 
 
 def make_backend(
-    name: str, scenario: Optional[str] = None, seed: int = 0, interval: float = 1.0
+    name: str,
+    scenario: Optional[str] = None,
+    seed: int = 0,
+    interval: float = 1.0,
+    events: bool = True,
 ) -> Backend:
-    """Build a backend by name."""
+    """Build a backend by name. ``events=False``: no Xid event thread (a one-shot command
+    that exits at once would only wait for it to stop)."""
     # Each backend is imported only when chosen: pynvml is an optional dependency that only
     # the real driver backend needs (the demo runs where there is no NVIDIA library), and a
     # sampler on a real GPU does not carry the simulator's code.
     if name == "nvml":
         from gpufleet_sampler.backends.nvml import NvmlBackend
 
-        return NvmlBackend(interval=interval)
+        return NvmlBackend(interval=interval, events=events)
     if name == "sim":
         from gpufleet_sampler.backends.sim import SimBackend
 

@@ -37,6 +37,11 @@ class Backend(object):
         ``links`` message when there are rows. The default: no NVLink, nothing to send."""
         return []
 
+    def watch_links(self, seconds: float, mono: float) -> None:
+        """Someone looks at the per-link NVLink values (the laptop's per-link view is open, or
+        it evaluates a link alert) for the next ``seconds``: read them at the period they are
+        wanted at even where the CPU plan stretched them. The default: nothing to do."""
+
     def events(self, mono: float) -> List[Dict[str, Any]]:
         """Events since the last call (Xid, ECC / remap changes, lost GPUs, notes), each a
         dict with ``type``, ``gpu`` (index or None), optional ``code``, and ``message``."""

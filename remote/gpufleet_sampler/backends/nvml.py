@@ -6,14 +6,31 @@ Tiers (see reference/nvml.md, "Sampling plan"):
   call that fails with NotSupported / NoPermission / FunctionNotFound is dropped for good and
   its reason kept for ``hello`` (``unsupported``: {column: reason}; ``probes``: {call: reason});
   its column is ``null`` on the wire, never 0.
-- every tick: one ``nvmlDeviceGetFieldValues`` call for the counters (energy, PCIe and NVLink
-  bytes, throttle-time, ECC, memory temperature), plus the cheap calls (clocks, temperature,
-  utilization, P-state, clock event reasons, memory v2, power, fan), plus GPM on Hopper+.
-- every ``medium_s`` (5 s): current PCIe generation/width, NVLink link states, enforced power limit,
-  and on NVLink GPUs the per-link counters, states and speeds of the ``links`` message.
-- every ``slow_s`` (60 s): row remapping, retired pages, ECC totals, NVLink error totals; a
-  change produces an event.
-- process lists are read only when the loop asks (``procs``, every few seconds).
+- every tick: the cheap calls (clocks, temperature, utilization, P-state, clock event
+  reasons, memory v2, power, fan) and GPM on Hopper+ (SM activity, tensor, DRAM; PCIe and
+  NVLink throughput too); what the GUI plots as curves is read here, never less often.
+- the ``fields`` tier (every tick if the budget allows, else up to 30 s): one
+  ``nvmlDeviceGetFieldValues`` for the counters whose rate is exact however seldom they are
+  read (energy, throttle time) and HBM temperature; PCIe / NVLink byte counters join it every
+  tick where GPM does not give their throughput (a 32-bit counter read less often under-reads).
+- the ``medium`` tier (5 s, up to 30 s): current PCIe generation/width, NVLink link states,
+  enforced power limit, the error counters that change rarely (PCIe replays 94, volatile ECC
+  3/4: in the same field read, no extra call).
+- the ``links`` tier (5 s, up to 300 s unless a client watches, see ``watch_links``): the
+  per-link counters, states and speeds of the ``links`` message.
+- the ``slow`` tier (60 s, up to 600 s): row remapping, retired pages, ECC totals, NVLink error
+  totals; a change produces an event.
+- process lists only when the loop asks (``procs``, every few seconds); per-process
+  utilization (~1.8 ms a call on an H200) on its own ``putil`` tier (2 s, up to 30 s), and only
+  while a process is on the GPU.
+
+What each tier costs is timed once at start on each GPU (µs of the thread's CPU: NVML's time
+is CPU time). The plan (``_plan``, hello's ``cpu_budget``) starts from the periods above and,
+where they cost more than the CPU budget (1 % of a core per 8 GPUs at 1 Hz), takes throughput
+from GPM instead of the byte-counter fields and stretches the slow tiers first. Between reads
+of a tier its last values are sent. GPUs are read side by side on a small pool of threads, and
+each GPU takes its costly tiers at its own phase, so that a tick's wall time is about one
+GPU's and its costly reads do not all land on one tick.
 
 Rates come from counter deltas over NVML's own timestamps (µs). A 64-bit counter that goes
 down was reset: that tick's rate is ``null``, never negative, and an implausible jump is
@@ -21,11 +38,11 @@ down was reset: that tick's rate is ``null``, never negative, and an implausible
 down wrapped once, and is counted so. A GPU that raises ``NVMLError_GpuIsLost`` gets a row
 of nulls with ``lost`` = 1 and one ``gpu_lost`` event; the others go on.
 
-The per-tick field read: on a real H200 (driver 580) it took ~4 ms, the most of any per-tick
-call (tools/nvml_call_times.py). Which field costs what was not bisected: ``--bisect-fields``
-of that tool times each alone. The error counters that change rarely (PCIe replays 94,
-volatile ECC 3/4) are left out of it except on medium ticks, when they ride along in the same
-call (no extra call); in between their last values are sent.
+The field read: on a real H200 (driver 580) it took ~4 ms, the most of any call of a tick
+(tools/nvml_call_times.py). Whether that is per call or per field was not bisected
+(``--bisect-fields`` of that tool answers it); the start-up timing of a one-field and an
+all-field read tells the two apart on the GPU itself, and the plan follows (per call: the
+groups share one read; per field: the link states come from one call per link instead).
 
 Python 3.8, stdlib + pynvml only. ``nvmlDeviceGetPcieThroughput`` is never called (it blocks
 for ~20 ms) and no process is ever spawned.
@@ -35,7 +52,9 @@ import contextlib
 import ctypes
 import socket
 import struct
+import time
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Deque, Dict, List, Optional, Set, Tuple
 
 from gpufleet_sampler import gpu_holders, procfs, protocol
@@ -103,6 +122,25 @@ if _ROW_ORDER != protocol.COLUMN_NAMES:  # pragma: no cover - guards a protocol 
 _NCOL = len(_ROW_ORDER)
 _ALL_LINKS = 0xFFFFFFFF
 
+# The default CPU budget: % of one core for 8 GPUs at 1 Hz, NVML's time included, so 1.25 ms
+# of CPU per GPU per tick; it grows with the GPU count and the sampling rate.
+CPU_BUDGET_PCT = 1.0
+# GPUs read side by side: at most this many threads.
+MAX_WORKERS = 8
+# The periods (s) a stretched tier steps through.
+_PERIODS = (1.0, 2.0, 3.0, 5.0, 10.0, 15.0, 20.0, 30.0, 60.0, 120.0, 300.0, 600.0)
+# The share of the budget the plan fills (the rest: what the start-up timing cannot see).
+_PLAN_SHARE = 0.8
+# How far each tier may be stretched to fit the budget (s), in the order they are stretched:
+# the slowest first, the per-tick calls never.
+_STRETCH = (
+    ("slow", 600.0),
+    ("links", 300.0),
+    ("putil", 30.0),
+    ("medium", 30.0),
+    ("fields", 30.0),
+)
+
 # Field ids (numbers from the NVML header; the names are pynvml's NVML_FI_DEV_*).
 FI_ECC_SBE_VOL = 3
 FI_ECC_DBE_VOL = 4
@@ -156,6 +194,22 @@ _NROLES = 15
 # Error counters that change rarely: read on medium ticks only (appended to that tick's
 # field read), their last values sent in between.
 _MED_ROLES = (_R_REPLAY, _R_SBE, _R_DBE)
+# Field groups, read together in one call when several are due on a tick (bits of a mask):
+# _G_FAST the byte counters whose rate is plotted per tick (PCIe / NVLink, where GPM does not
+# give them) and instant power where there is no power getter; _G_COUNTERS the cumulative
+# counters whose rate stays exact however seldom they are read (energy, throttle time) and
+# HBM temperature; _G_ERRORS the error counters (and, where fields are the cheaper way, the
+# NVLink link states) of the medium tier.
+_G_FAST, _G_COUNTERS, _G_ERRORS = 1, 2, 4
+_G_ALL = 7
+_FAST_ROLES = (_R_PCIE_TX, _R_PCIE_RX, _R_NVL_TX, _R_NVL_RX, _R_PINST)
+# Slots of _Gpu.fv_held: what the field read gave last, sent on the ticks it is not read.
+_H_TMEM, _H_ENERGY, _H_VPOW, _H_VTH, _H_PTX, _H_PRX, _H_NTX, _H_NRX, _H_PINST = range(9)
+_NHELD = 9
+# A layout (_Gpu.fv_layouts[mask]): the reads of that tick, the field ids, the struct that
+# unpacks them, their value types, each role's offset (-1: not in it), where the link
+# states start (-1: none) and how many.
+_L_READS, _L_IDS, _L_STRUCT, _L_TYPES, _L_ROLE, _L_STATES, _L_NSTATES = range(7)
 # A 32-bit counter (valueType 1: unsigned int; the H200's PCIe byte counters 197/198 are) wraps
 # every 4 GiB: a decrease is a wrap, not a reset. 64-bit counters have no entry.
 _WRAP = {1: 1 << 32, 6: 1 << 16}
@@ -190,6 +244,8 @@ class _Gpu(object):
         "clk_sm",
         # rate state
         "cnt",
+        # what each kind of read cost at start (µs of this thread's CPU), for the plan
+        "cost",
         "dbe_events",
         "ecc_agg",
         "ecc_vol",
@@ -208,17 +264,18 @@ class _Gpu(object):
         "f_temp",
         # per-tick callables (None = unsupported)
         "f_util",
-        # fast fields
-        "fv_ids",
-        "fv_ids_med",
-        "fv_struct",
-        "fv_struct_med",
-        "fv_types",
-        "fv_types_med_t",
-        "fv_types_t",
+        # field reads
+        "fv_held",
+        "fv_keep",
+        "fv_layouts",
+        "fv_merge",
+        "fv_state_type",
         # GPM
         "gpm",
+        "gpm_checks",
+        "gpm_covers",
         "gpm_flip",
+        "gpm_has",
         "gpm_ids",
         "gpm_new",
         "gpm_offset",
@@ -237,6 +294,7 @@ class _Gpu(object):
         "link_fields",
         "link_row",
         "link_states",
+        "link_states_via",
         "links_why",
         "lost",
         "m_struct",
@@ -244,6 +302,11 @@ class _Gpu(object):
         "mem_v2",
         # the minor number N of /dev/nvidiaN (None when NVML cannot say)
         "minor",
+        "next_fields",
+        "next_links",
+        "next_medium",
+        "next_putil",
+        "next_slow",
         "nominal",
         "nvlink_errors",
         "nvlink_links",
@@ -252,12 +315,14 @@ class _Gpu(object):
         "pcie_gen",
         "pcie_replays_call",
         "pcie_width",
+        "phase",
         # cached medium / slow tier values
         "power_limit_w",
         "probes",
+        "putil_due",
+        "putil_sm",
         "putil_ts",
         "reads",
-        "reads_med",
         "remap",
         "retired_pending",
         "role",
@@ -288,18 +353,11 @@ class _Gpu(object):
         self.clk_gfx = False
         self.f_energy: Optional[Callable[..., Any]] = None
         self.reads: List[Tuple[Optional[Callable[..., Any]], Tuple[Any, ...]]] = []
-        self.reads_med: List[Tuple[Optional[Callable[..., Any]], Tuple[Any, ...]]] = []
         self.u_struct: Optional[struct.Struct] = None
         self.m_struct: Optional[struct.Struct] = None
         self.m_used = 0
-        self.fv_types_t: Tuple[int, ...] = ()
-        self.fv_ids: List[Any] = []
-        self.fv_struct: Optional[struct.Struct] = None
-        self.fv_types: List[int] = []
-        # The same read on medium ticks, with the error counters (_MED_ROLES) appended.
-        self.fv_ids_med: List[Any] = []
-        self.fv_struct_med: Optional[struct.Struct] = None
-        self.fv_types_med_t: Tuple[int, ...] = ()
+        self.fv_state_type = 1
+        self.fv_merge = False  # read counters and error counters together (per-call cost)
         self.role: List[int] = [-1] * _NROLES
         self.cnt: List[Optional[List[Any]]] = [None] * _NCOUNTERS
         self.power_limit_w: Optional[float] = None
@@ -339,6 +397,49 @@ class _Gpu(object):
         self.f_putil: Optional[Callable[..., Any]] = None
         self.putil_ts = 0
         self.minor: Optional[int] = None
+        # Scheduling: per GPU, so that GPUs take their costly reads on different ticks.
+        self.phase = 0
+        self.next_fields: Optional[float] = None
+        self.next_medium = 0.0
+        self.next_slow = 0.0
+        self.next_links = 0.0
+        self.next_putil = 0.0
+        self.putil_due = True
+        self.putil_sm: Dict[int, int] = {}
+        self.cost: Dict[str, float] = {}
+        # Field reads: (role, field id, valueType, group) kept at start; one layout per set
+        # of groups read together (mask of _G_* bits): (ids, struct, types, role offsets).
+        self.fv_keep: List[Tuple[int, Any, int, int]] = []
+        self.fv_layouts: Dict[int, Any] = {}
+        # Last values of what the field read gives, sent on ticks it is not read.
+        self.fv_held: List[Any] = [None] * _NHELD
+        self.gpm_covers: Dict[str, bool] = {"pcie": False, "nvlink": False}
+        # First GPM reads left that time it and ask whether it gives PCIe / NVLink (None:
+        # none made yet).
+        self.gpm_checks: Optional[int] = None
+        self.gpm_has: Dict[str, bool] = {"pcie": False, "nvlink": False}
+        self.link_states_via = "fields"
+
+
+def _pool_size(gpus: int, workers: Optional[int]) -> int:
+    """Threads to read ``gpus`` GPUs with: ``workers`` if given, else one per GPU up to
+    MAX_WORKERS. Not bounded by the core count: a thread waits in NVML without the GIL, and
+    one GPU's long call (a 4 ms field read) then overlaps the other GPUs' short ones even on
+    two cores, where two threads measured slower than one."""
+    if workers is not None:
+        return max(1, min(int(workers), gpus))
+    return max(1, min(gpus, MAX_WORKERS))
+
+
+def _one_malloc_arena() -> None:
+    """Have the reader threads share the main malloc arena (glibc's M_ARENA_MAX = 1): each
+    thread would otherwise get one of its own, most of a MiB of RSS apiece, on a machine
+    someone pays for. Nothing to do where the C library is not glibc."""
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt(-8, 1)  # M_ARENA_MAX (malloc.h); NVML's calls allocate little
 
 
 def _lost_row(index: int) -> List[Any]:
@@ -360,6 +461,9 @@ class NvmlBackend(Backend):
         slow_s: float = 60.0,
         events: bool = True,
         event_wait_ms: int = 500,
+        cpu_budget_pct: float = CPU_BUDGET_PCT,
+        workers: Optional[int] = None,
+        putil_s: float = 2.0,
     ) -> None:
         if N is None:
             raise NvmlUnavailable(
@@ -370,6 +474,28 @@ class NvmlBackend(Backend):
         # How often the links message comes: the per-link read rides on the medium tier.
         self.links_interval = self.medium_s
         self.slow_s = float(slow_s)
+        if not cpu_budget_pct > 0:
+            raise ValueError(
+                "the CPU budget must be > 0 % of a core (got {})".format(cpu_budget_pct)
+            )
+        self.cpu_budget_pct = float(cpu_budget_pct)
+        # The period each tier is needed at (what a user sees change at; see the module
+        # docstring); the plan stretches them to fit the CPU budget.
+        self._needed: Dict[str, float] = {
+            "fields": self.interval,
+            "medium": self.medium_s,
+            "slow": self.slow_s,
+            "links": self.medium_s,
+            "putil": float(putil_s),
+        }
+        self.tiers: Dict[str, float] = dict(self._needed)
+        self.plan_facts: Dict[str, Any] = {}
+        self._replan = False
+        # Until when someone watches the per-link NVLink values (watch_links): read at the
+        # period they are wanted at, whatever the plan.
+        self._links_watch_until = -1.0
+        self._pool: Optional[ThreadPoolExecutor] = None
+        self._workers = 1
         try:
             N.nvmlInit()
         except N.NVMLError as e:
@@ -411,11 +537,19 @@ class NvmlBackend(Backend):
                 self._gpus.append(g)
                 continue
             g = _Gpu(i, h)
-            try:
-                self._probe(g)
-            except _Lost:
-                self._mark_lost(g, "during start-up")
+            g.phase = len(self._gpus)
             self._gpus.append(g)
+        n = sum(1 for g in self._gpus if not g.lost)
+        self._workers = _pool_size(n, workers)
+        if self._workers > 1:
+            _one_malloc_arena()
+            self._pool = ThreadPoolExecutor(
+                max_workers=self._workers, thread_name_prefix="gpufleet-nvml"
+            )
+            list(self._pool.map(self._probe_safe, self._gpus))
+        else:
+            for g in self._gpus:
+                self._probe_safe(g)
         for g in self._gpus:
             if g.lost:
                 self._mark_lost(g, "during start-up")
@@ -423,6 +557,7 @@ class NvmlBackend(Backend):
         self._mig: List[nvml_mig.MigSlice] = [
             s for g in self._gpus if not g.lost for s in nvml_mig.probe(N, g.index, g.h)
         ]
+        self._plan()
         self._event_thread: Optional[EventThread] = None
         if events:
             live = [(g.index, g.h) for g in self._gpus if not g.lost]
@@ -457,6 +592,15 @@ class NvmlBackend(Backend):
                 continue
         host["cuda_version"] = cuda
         return host
+
+    def _probe_safe(self, g: _Gpu) -> None:
+        """Probe one GPU (on the pool at start-up); a lost GPU is marked, not raised."""
+        if g.lost:
+            return
+        try:
+            self._probe(g)
+        except _Lost:
+            g.lost = True
 
     def _try(self, g: _Gpu, call: str, fn: Callable[..., Any], *args: Any) -> Any:
         """Call once at start-up; on failure record why and return None. GpuIsLost -> _Lost."""
@@ -632,7 +776,10 @@ class NvmlBackend(Backend):
             g.f_energy, _ = self._pick(g, "energy_j", [("nvmlDeviceGetTotalEnergyConsumption", ())])
 
         # Medium tier: read now, so the first rows are complete.
-        self._medium(g)
+        t0 = _cpu()
+        self._medium(g, first=True)
+        # The link states are timed on their own (_time_reads): they may ride in a field read.
+        g.cost["medium"] = max(0.0, _us(t0) - g.cost.pop("link_states_read", 0.0))
         if g.pcie_gen is None:
             g.unsupported["pcie_gen"] = g.probes.get("nvmlDeviceGetCurrPcieLinkGeneration", "")
         if g.pcie_width is None:
@@ -672,8 +819,14 @@ class NvmlBackend(Backend):
                 ("nvmlDeviceGetGraphicsRunningProcesses", ()),
             ],
         )
+        t0 = _cpu()
+        for f in (g.f_procs_c, g.f_procs_g):
+            if f is not None:
+                self._call(g, getattr(f, "__name__", "processes"), f)
+        g.cost["procs"] = _us(t0)
         fn = self._fn("nvmlDeviceGetProcessUtilization")
         if fn is not None:
+            t0 = _cpu()
             try:
                 fn(g.h, 0)
                 g.f_putil = fn
@@ -688,10 +841,132 @@ class NvmlBackend(Backend):
                     g.probes["nvmlDeviceGetProcessUtilization"] = _reason(
                         e, "nvmlDeviceGetProcessUtilization"
                     )
+            g.cost["putil"] = _us(t0)
 
         self._build_reads(g)
-        # One read now primes the counters, so the first tick already has rates.
-        self._row(g, 0.0, gpm=False, med=True)
+        self._time_reads(g)
+        if g.link_fields is not None:
+            # Primes the per-link counters (the first links message has states and speeds).
+            t0 = _cpu()
+            self._links_read(g)
+            g.cost["links"] = _us(t0)
+
+    def _time_reads(self, g: _Gpu) -> None:
+        """Time the per-tick reads once, on this GPU (µs of this thread's CPU): the calls
+        alone, then with every field group, then a one-field read, from which the field
+        read's cost per call and per field follow. The plan (_plan) is made from these. The
+        read with every group also primes the counters, so the first tick has rates."""
+        calls = []
+        for _ in range(2):  # the cheaper of two: a first call can pay one-off costs
+            t0 = _cpu()
+            self._row(g, 0.0, gpm=False, mask=0)
+            calls.append(_us(t0))
+        g.cost["calls"] = min(calls)
+        t0 = _cpu()
+        self._row(g, 0.0, gpm=False, mask=_G_ALL)
+        fields_all = max(0.0, _us(t0) - g.cost["calls"])
+        ids = g.fv_layouts[_G_ALL][_L_IDS]
+        base, per = fields_all, 0.0
+        if len(ids) > 1:
+            t0 = _cpu()
+            _fields(g.h, ids[:1])
+            one = _us(t0)
+            per = max(0.0, (fields_all - one) / (len(ids) - 1))
+            base = max(0.0, one - per)
+        g.cost["fv_call"] = round(base, 1)
+        g.cost["fv_field"] = round(per, 1)
+        if g.nvlink_state_fields is not None:
+            # The cheaper way to read the link states: one call per link, or their fields
+            # added to the medium tier's field read (which costs per field, if anything).
+            t0 = _cpu()
+            self._call(g, "nvmlDeviceGetNvLinkState", N.nvmlDeviceGetNvLinkState, 0)
+            getter = _us(t0)
+            n = len(g.nvlink_state_fields)
+            g.link_states_via = "fields" if per * n <= getter * n else "calls"
+            g.cost["link_states"] = round(min(per, getter) * n, 1)
+            self._build_layouts(g)
+
+    def _fv_cost(self, g: _Gpu, mask: int) -> float:
+        """µs of a field read of the groups in ``mask`` (0 when it asks for nothing)."""
+        n = len(g.fv_layouts[mask][_L_IDS])
+        return g.cost.get("fv_call", 0.0) + g.cost.get("fv_field", 0.0) * n if n else 0.0
+
+    def _merge_fields(self, g: _Gpu) -> bool:
+        """Whether the counters and the error counters are best read in one call whenever
+        either is due: where a field read costs per call rather than per field."""
+        per = g.cost.get("fv_field", 0.0)
+        n = len(g.fv_layouts[_G_COUNTERS | _G_ERRORS][_L_IDS])
+        return g.cost.get("fv_call", 0.0) > 4.0 * per * max(1, n)
+
+    def _gpu_cost(self, g: _Gpu, tiers: Dict[str, float]) -> float:
+        """µs per second this GPU costs under ``tiers`` (periods in s), from the timings."""
+        c = g.cost
+        every = self.interval
+        fast = self._fv_cost(g, _G_FAST)
+        per_s = (c.get("calls", 0.0) + c.get("gpm", 0.0) + fast) / every
+        # A group read with the per-tick fast fields shares their call; alone it pays one.
+        cnt = self._fv_cost(g, _G_FAST | _G_COUNTERS) - fast
+        err = self._fv_cost(g, _G_FAST | _G_ERRORS) - fast
+        t_cnt = max(every, tiers["fields"])
+        if g.fv_merge:
+            both = self._fv_cost(g, _G_ALL) - fast
+            per_s += both / min(t_cnt, tiers["medium"])
+        else:
+            per_s += cnt / t_cnt + err / tiers["medium"]
+        per_s += c.get("medium", 0.0) / tiers["medium"]
+        if g.link_states_via == "calls":
+            per_s += c.get("link_states", 0.0) / tiers["medium"]
+        per_s += c.get("slow", 0.0) / tiers["slow"]
+        if g.link_fields is not None:
+            per_s += c.get("links", 0.0) / tiers["links"]
+        # Process lists come every procs interval (the loop's, 2 s by default).
+        per_s += c.get("procs", 0.0) / self._needed["putil"]
+        if g.f_putil is not None:
+            # Only paid while a process is on the GPU; planned as if one always were.
+            per_s += c.get("putil", 0.0) / tiers["putil"]
+        return per_s
+
+    def _plan(self) -> None:
+        """Fit the CPU budget: start from the periods each tier is needed at, and stretch
+        the slow tiers first (error totals, per-link NVLink, per-process utilization, the
+        medium tier, the counters), each doubled up to its limit, until the GPUs' cost fits.
+        The per-tick calls are never stretched: they are what the plots show."""
+        live = [g for g in self._gpus if not g.lost]
+        tiers = dict(self._needed)
+        # µs of CPU per second: the budget is per GPU and per tick (1.25 ms by default).
+        budget = self.cpu_budget_pct / 100.0 / 8.0 * 1e6 * max(1, len(live)) / self.interval
+        # Planned to 80 % of it: the rest is for what no start-up timing sees (encoding the
+        # messages, /proc reads of new processes, the event thread).
+        target = budget * _PLAN_SHARE
+        for g in live:
+            g.fv_merge = self._merge_fields(g)
+
+        def total() -> float:
+            return sum(self._gpu_cost(g, tiers) for g in live)
+
+        if total() > target:
+            # The cheaper source first: throughput from GPM frees the per-tick field read.
+            for g in live:
+                self._use_gpm_throughput(g)
+        for name, limit in _STRETCH:
+            while total() > target and tiers[name] < limit:
+                longer = [p for p in _PERIODS if p > tiers[name] * 1.0001]
+                tiers[name] = min(limit, longer[0] if longer else limit)
+        self.tiers = tiers
+        self.links_interval = tiers["links"]
+        spent = total()
+        self.plan_facts = {
+            "budget_pct": round(budget / 1e4, 3),
+            "planned_pct": round(spent / 1e4, 3),
+            "within": spent <= target * 1.0001,
+            "per_gpu_us_per_s": round(spent / max(1, len(live)), 1),
+            "tiers_s": {k: round(v, 3) for k, v in sorted(tiers.items())},
+            "needed_s": {k: round(v, 3) for k, v in sorted(self._needed.items())},
+            "workers": self._workers,
+            # False until the first ticks have timed GPM and seen what it answers: the plan
+            # of a hello written at start-up is provisional.
+            "settled": all(g.gpm_checks == 0 for g in live if g.gpm),
+        }
 
     def _build_reads(self, g: _Gpu) -> None:
         """The per-tick calls as (function, extra args), None where unsupported, plus the
@@ -710,13 +985,9 @@ class NvmlBackend(Backend):
             (g.f_power, ()),
             (g.f_mem, (N.nvmlMemory_v2,) if g.mem_v2 else ()),
             (g.f_energy, ()),
-            (N.nvmlDeviceGetFieldValues if g.fv_ids else None, (g.fv_ids,)),
+            (None, ()),
         ]
-        g.reads_med = list(g.reads)
-        g.reads_med[_S_FIELDS] = (
-            N.nvmlDeviceGetFieldValues if g.fv_ids_med else None,
-            (g.fv_ids_med,),
-        )
+        self._build_layouts(g)
         g.u_struct = _layout(getattr(N, "c_nvmlUtilization_t", None), "=II")
         if g.mem_v2:
             g.m_struct = _layout(getattr(N, "c_nvmlMemory_v2_t", None), "=I4xQQQQ")
@@ -724,7 +995,39 @@ class NvmlBackend(Backend):
         else:
             g.m_struct = _layout(getattr(N, "c_nvmlMemory_t", None), "=QQQ")
             g.m_used = 2
-        g.fv_types_t = tuple(g.fv_types)
+
+    def _build_layouts(self, g: _Gpu) -> None:
+        """One field read per combination of due groups (see _G_*): its ids, its struct and
+        where each role sits in it. The link states join the medium tier's group when the
+        start-up timing found fields the cheaper way to read them."""
+        g.fv_layouts = {}
+        states = g.nvlink_state_fields if g.link_states_via == "fields" else None
+        for mask in range(_G_ALL + 1):
+            keep = sorted((k for k in g.fv_keep if k[3] & mask), key=lambda k: k[3])
+            ids: List[Any] = [k[1] for k in keep]
+            types = [k[2] for k in keep]
+            role = [-1] * _NROLES
+            for pos, k in enumerate(keep):
+                role[k[0]] = pos * 7
+            st_pos = -1
+            n_st = 0
+            if states and mask & _G_ERRORS:
+                st_pos = len(ids) * 7
+                n_st = len(states)
+                ids = ids + list(states)
+                # Link states are unsigned ints; the struct reads them that way.
+                types = types + [g.fv_state_type] * n_st
+            reads = list(g.reads)
+            reads[_S_FIELDS] = (N.nvmlDeviceGetFieldValues if ids else None, (ids,))
+            g.fv_layouts[mask] = (
+                reads,
+                ids,
+                _fv_struct(types),
+                tuple(types),
+                role,
+                st_pos,
+                n_st,
+            )
 
     def _probe_fields(self, g: _Gpu) -> None:
         """Ask for every candidate field once; keep those that answer."""
@@ -742,6 +1045,7 @@ class NvmlBackend(Backend):
             st = _fields(g.h, ids)
             if st is not None and all(r.nvmlReturn == N.NVML_SUCCESS for r in st):
                 g.nvlink_state_fields = ids
+                g.fv_state_type = int(st[0].valueType)
             self._probe_links(g, links)
         else:
             why = "NotSupported: this GPU has no NVLink links (field 91 = 0)"
@@ -785,16 +1089,21 @@ class NvmlBackend(Backend):
         roles = {k[0] for k in keep}
         if _R_VSW in roles or _R_VHW in roles:
             keep = [k for k in keep if k[0] != _R_VOLD]
-        med = [k for k in keep if k[0] in _MED_ROLES]
-        keep = [k for k in keep if k[0] not in _MED_ROLES]
-        g.fv_ids = [k[1] for k in keep]
-        g.fv_types = [k[2] for k in keep]
-        for pos, k in enumerate(keep + med):
+        g.fv_keep = [
+            (
+                role,
+                fid,
+                vt,
+                _G_FAST
+                if role in _FAST_ROLES
+                else _G_ERRORS
+                if role in _MED_ROLES
+                else _G_COUNTERS,
+            )
+            for role, fid, vt in keep
+        ]
+        for pos, k in enumerate(sorted(g.fv_keep, key=lambda k: k[3])):
             g.role[k[0]] = pos * 7
-        g.fv_struct = _fv_struct(g.fv_types)
-        g.fv_ids_med = g.fv_ids + [k[1] for k in med]
-        g.fv_types_med_t = tuple(g.fv_types + [k[2] for k in med])
-        g.fv_struct_med = _fv_struct(list(g.fv_types_med_t))
         why = g.probes.get("nvmlDeviceGetFieldValues", "")
 
         def gone(col: str, *fids: Any) -> None:
@@ -892,10 +1201,11 @@ class NvmlBackend(Backend):
         g.gpm_t = -1.0  # taken at start-up; the first tick's sample is far enough apart
         ids = [GPM_SM_UTIL, GPM_SM_OCCUPANCY, GPM_ANY_TENSOR, GPM_DRAM_BW]
         ids += [GPM_FP64, GPM_FP32, GPM_FP16]
-        # PCIe and NVLink from GPM only where the fields are missing (older drivers).
-        if g.role[_R_PCIE_TX] < 0:
-            ids += [GPM_PCIE_TX, GPM_PCIE_RX]
-        if g.nvlink_links and g.role[_R_NVL_TX] < 0:
+        # PCIe and NVLink throughput from GPM too: it is read every tick anyway, and where it
+        # answers them (seen at its first read) the byte-counter fields leave the per-tick
+        # field read, the costliest call of a tick.
+        ids += [GPM_PCIE_TX, GPM_PCIE_RX]
+        if g.nvlink_links:
             ids += [GPM_NVLINK_TX, GPM_NVLINK_RX]
         reqs = []
         for first, second in ((g.gpm_old, g.gpm_new), (g.gpm_new, g.gpm_old)):
@@ -927,7 +1237,9 @@ class NvmlBackend(Backend):
         if fv is not None:
             ok = N.NVML_SUCCESS
             g.slow_fields = [f for f, r in zip(cand, fv) if r.nvmlReturn == ok]  # noqa: B905
+        t0 = _cpu()
         self._slow(g, first=True)
+        g.cost["slow"] = _us(t0)
         if g.remap is None:
             reason = g.probes.get("nvmlDeviceGetRemappedRows", "")
             g.unsupported["remap_pending"] = reason
@@ -959,7 +1271,7 @@ class NvmlBackend(Backend):
             g.errors[name] = g.errors.get(name, 0) + 1
             return None
 
-    def _medium(self, g: _Gpu) -> None:
+    def _medium(self, g: _Gpu, first: bool = False) -> None:
         v = self._call(
             g, "nvmlDeviceGetCurrPcieLinkGeneration", N.nvmlDeviceGetCurrPcieLinkGeneration
         )
@@ -972,50 +1284,55 @@ class NvmlBackend(Backend):
         if g.role[_R_REPLAY] < 0 and "pcie_replays" not in g.unsupported:
             v = self._call(g, "nvmlDeviceGetPcieReplayCounter", N.nvmlDeviceGetPcieReplayCounter)
             g.pcie_replays_call = _int(v)
-        if g.nvlink_links and "nvlink_up" not in g.unsupported:
-            up = 0
-            ok = False
-            fv = None
-            if g.nvlink_state_fields is not None:
-                # One field read for every link's state instead of a call per link.
-                fv = self._call(
-                    g, "nvmlDeviceGetFieldValues", N.nvmlDeviceGetFieldValues, g.nvlink_state_fields
-                )
-            states: List[Optional[int]] = []  # per link, for the links message
-            if fv is not None:
-                for r in fv:
-                    if r.nvmlReturn == N.NVML_SUCCESS:
-                        ok = True
-                        if _fv_value(r):
-                            up += 1
-                        states.append(1 if _fv_value(r) else 0)
-                    else:
-                        states.append(None)
-            else:
-                for link in range(g.nvlink_links):
-                    st = self._call(g, "nvmlDeviceGetNvLinkState", N.nvmlDeviceGetNvLinkState, link)
-                    if st is not None:
-                        ok = True
-                        if int(st):
-                            up += 1
-                    states.append(None if st is None else 1 if int(st) else 0)
-            g.link_states = states
-            prev = g.nvlink_up
-            g.nvlink_up = up if ok else None
-            if prev is not None and ok and up < prev:
-                self._events.append(
-                    {
-                        "type": protocol.EVENT_NVLINK,
-                        "gpu": g.index,
-                        "code": up,
-                        "message": "GPU {}: NVLink links up fell from {} to {} of {}".format(
-                            g.index, prev, up, g.nvlink_links
-                        ),
-                    }
-                )
+        # Else the states come with this tick's field read (the medium tier's group).
+        merged = g.nvlink_state_fields is not None and g.link_states_via == "fields"
+        if g.nvlink_links and "nvlink_up" not in g.unsupported and (first or not merged):
+            t0 = _cpu()
+            self._read_link_states(g)
+            if first:
+                g.cost["link_states_read"] = _us(t0)
 
-        if g.link_fields is not None:
-            self._links_read(g)
+    def _read_link_states(self, g: _Gpu) -> None:
+        """Every link's state: one field read for all links where fields answer and the
+        start-up timing found them the cheaper way (and at start-up, to time them), else one
+        call per link."""
+        fv = None
+        if g.nvlink_state_fields is not None and g.link_states_via == "fields":
+            fv = self._call(
+                g, "nvmlDeviceGetFieldValues", N.nvmlDeviceGetFieldValues, g.nvlink_state_fields
+            )
+        states: List[Optional[int]] = []  # per link, for the links message
+        if fv is not None:
+            for r in fv:
+                if r.nvmlReturn == N.NVML_SUCCESS:
+                    states.append(1 if _fv_value(r) else 0)
+                else:
+                    states.append(None)
+        else:
+            for link in range(g.nvlink_links):
+                st = self._call(g, "nvmlDeviceGetNvLinkState", N.nvmlDeviceGetNvLinkState, link)
+                states.append(None if st is None else 1 if int(st) else 0)
+        self._apply_link_states(g, states)
+
+    def _apply_link_states(self, g: _Gpu, states: List[Optional[int]]) -> None:
+        """Links up from per-link states (None: that link did not answer); an event when
+        fewer are up than at the last read."""
+        g.link_states = states
+        ok = any(v is not None for v in states)
+        up = sum(1 for v in states if v)
+        prev = g.nvlink_up
+        g.nvlink_up = up if ok else None
+        if prev is not None and ok and up < prev:
+            self._events.append(
+                {
+                    "type": protocol.EVENT_NVLINK,
+                    "gpu": g.index,
+                    "code": up,
+                    "message": "GPU {}: NVLink links up fell from {} to {} of {}".format(
+                        g.index, prev, up, g.nvlink_links
+                    ),
+                }
+            )
 
     def _links_read(self, g: _Gpu) -> None:
         """The per-link row of the ``links`` message. Cost: one extra nvmlDeviceGetFieldValues
@@ -1051,6 +1368,15 @@ class NvmlBackend(Backend):
                 else:
                     rx[link] = rate
         g.link_row = [g.index, tx, rx, up, speed]
+
+    def watch_links(self, seconds: float, mono: float) -> None:
+        """Per-link reads at their wanted period (medium_s) for ``seconds`` from ``mono``,
+        the first at the next tick (see base). Not counted against the CPU budget: someone
+        asked for them."""
+        self._links_watch_until = max(self._links_watch_until, mono + float(seconds))
+        for g in self._gpus:
+            if g.link_fields is not None and g.next_fields is not None:
+                g.next_links = min(g.next_links, mono)
 
     def links(self, mono: float) -> List[List[Any]]:
         """The per-link rows read by the medium tiers since the last call (see base)."""
@@ -1183,37 +1509,122 @@ class NvmlBackend(Backend):
     # ------------------------------------------------------------------ per tick
 
     def tick(self, mono: float) -> List[List[Any]]:
-        if self._next_medium is None:
-            self._next_medium = mono + self.medium_s
-            self._next_slow = mono + self.slow_s
-            medium = slow = False
+        gpus = self._gpus
+        pool = self._pool
+        if pool is not None:
+            # NVML is thread-safe and its calls are CPU work in the driver: GPUs read side by
+            # side take about one GPU's wall time. map() returns when all are done, so a tick
+            # never overlaps the next (a late one is skipped by the loop, never queued).
+            out = list(pool.map(self._gpu_tick, gpus, [mono] * len(gpus)))
         else:
-            medium = mono >= self._next_medium
-            slow = mono >= (self._next_slow or 0.0)
-            if medium:
-                self._next_medium = mono + self.medium_s
-            if slow:
-                self._next_slow = mono + self.slow_s
+            out = [self._gpu_tick(g, mono) for g in gpus]
         rows: List[List[Any]] = []
-        for g in self._gpus:
-            if g.lost:
-                rows.append(_lost_row(g.index))
-                continue
-            try:
-                if medium:
-                    self._medium(g)
-                if slow:
-                    self._slow(g)
-                rows.append(self._row(g, mono, med=medium))
-            except _Lost:
+        for g, (row, lost) in zip(gpus, out):  # noqa: B905 - Python 3.8
+            if lost:
                 self._mark_lost(g, "while sampling")
-                rows.append(_lost_row(g.index))
+            rows.append(row)
         rows.extend(nvml_mig.row(N, s) for s in self._mig)
+        if self._replan:
+            self._replan = False
+            self._plan()
+            for g in gpus:
+                if g.next_fields is not None:
+                    self._clamp_schedule(g, mono)
         return rows
 
-    def _row(self, g: _Gpu, mono: float, gpm: bool = True, med: bool = False) -> List[Any]:
+    def _clamp_schedule(self, g: _Gpu, mono: float) -> None:
+        """After a new plan: no tier waits longer than its new period (plus its phase)."""
+        for tier, nxt in (
+            ("fields", g.next_fields or 0.0),
+            ("medium", g.next_medium),
+            ("slow", g.next_slow),
+            ("links", g.next_links),
+        ):
+            if nxt > mono + self.tiers[tier] + 1e-6:
+                self._schedule(g, tier, mono, first=True)
+
+    def _due(self, mono: float, when: float) -> bool:
+        # Half a tick of slack: a tick that comes a little early must not push a tier a
+        # whole tick late.
+        return mono >= when - 0.5 * self.interval
+
+    def _gpu_tick(self, g: _Gpu, mono: float) -> Tuple[List[Any], bool]:
+        """One GPU's part of a tick (run on the pool): its due tiers, then its row."""
+        if g.lost:
+            return _lost_row(g.index), False
+        tiers = self.tiers
+        every = self.interval
+        try:
+            if g.next_fields is None:
+                # First tick: start-up read every tier; from here each GPU keeps its own
+                # phase, so that GPUs take their costly reads on different ticks.
+                for name in ("fields", "medium", "slow", "links"):
+                    self._schedule(g, name, mono, first=True)
+                mask = _G_FAST
+                medium = slow = links = False
+                if tiers["fields"] <= every:
+                    mask |= _G_COUNTERS
+            else:
+                medium = self._due(mono, g.next_medium)
+                slow = self._due(mono, g.next_slow)
+                links = g.link_fields is not None and self._due(mono, g.next_links)
+                mask = _G_FAST
+                if tiers["fields"] <= every or self._due(mono, g.next_fields):
+                    mask |= _G_COUNTERS
+                    self._schedule(g, "fields", mono)
+                if medium:
+                    mask |= _G_ERRORS
+                    self._schedule(g, "medium", mono)
+                if g.fv_merge and mask & (_G_COUNTERS | _G_ERRORS):
+                    # A field read costs per call here: whichever group is due, read both.
+                    if not mask & _G_COUNTERS:
+                        self._schedule(g, "fields", mono)
+                    mask |= _G_COUNTERS | _G_ERRORS
+                if slow:
+                    self._schedule(g, "slow", mono)
+                if links:
+                    self._schedule(g, "links", mono)
+            if medium:
+                self._medium(g)
+            if slow:
+                self._slow(g)
+            row = self._row(g, mono, mask=mask)
+            if links:
+                self._links_read(g)
+            return row, False
+        except _Lost:
+            return _lost_row(g.index), True
+
+    def _schedule(self, g: _Gpu, tier: str, mono: float, first: bool = False) -> None:
+        """Set when ``tier`` is next due for this GPU: one period on, and on the first tick
+        less this GPU's share of the period (GPU k of n: k/n of it, in whole ticks), so that
+        the costly reads of different GPUs fall on different ticks."""
+        period = self.tiers[tier]
+        if tier == "links" and mono < self._links_watch_until:
+            period = min(period, self._needed["links"])
+        nxt = mono + period
+        # Not the per-link reads: one links message carries every GPU's rows.
+        if first and tier != "links":
+            ticks = max(1, round(period / self.interval))
+            n = max(1, len(self._gpus))
+            # Earlier, not later: no GPU waits longer than the period for its first read.
+            nxt -= int(g.phase * ticks // n) * self.interval
+        if tier == "fields":
+            g.next_fields = nxt
+        elif tier == "medium":
+            g.next_medium = nxt
+        elif tier == "slow":
+            g.next_slow = nxt
+        elif tier == "links":
+            g.next_links = nxt
+        else:
+            g.next_putil = nxt
+
+    def _row(self, g: _Gpu, mono: float, gpm: bool = True, mask: int = _G_ALL) -> List[Any]:
+        """One GPU's sample row; ``mask``: the field groups (_G_*) read on this tick."""
         h = g.h
-        reads = g.reads_med if med else g.reads
+        lay = g.fv_layouts[mask]
+        reads = lay[_L_READS]
         try:
             # Fast path: every per-tick call straight, in one comprehension.
             raw = [fn(h, *args) if fn is not None else None for fn, args in reads]
@@ -1244,79 +1655,124 @@ class NvmlBackend(Backend):
         e = raw[_S_ENERGY]
         energy = e // 1000 if e is not None else None
 
-        tmem = ptx = prx = replays = ntx = nrx = vpow = vth = sbe = dbe = None
+        held = g.fv_held
+        tmem, energy_f, vpow, vth, ptx, prx, ntx, nrx, pinst = held
+        replays = sbe = dbe = None
         fv = raw[_S_FIELDS]
         if fv is not None:
-            t = _unpack(g, fv, med)
-            nt = len(t)  # the error counters' roles point past a plain tick's fields
-            role = g.role
+            t = _unpack(lay, fv)
+            role = lay[_L_ROLE]
             cnt = g.cnt
             b = role[_R_ENERGY]
-            if b >= 0 and t[b + 5] == 0:
-                energy = t[b + 6] // 1000
+            if b >= 0:
+                energy_f = t[b + 6] // 1000 if t[b + 5] == 0 else None
             b = role[_R_MEMTEMP]
-            if b >= 0 and t[b + 5] == 0:
-                tmem = t[b + 6]
+            if b >= 0:
+                tmem = t[b + 6] if t[b + 5] == 0 else None
             b = role[_R_PCIE_TX]
-            if b >= 0 and t[b + 5] == 0:
-                ptx = _rate(
-                    cnt, _C_PCIE_TX, t[b + 6], t[b + 2], 1.0, _PCIE_CAP, _WRAP.get(t[b + 4], 0)
-                )
+            if b >= 0:
+                ptx = None
+                if t[b + 5] == 0:
+                    ptx = _rate(
+                        cnt, _C_PCIE_TX, t[b + 6], t[b + 2], 1.0, _PCIE_CAP, _WRAP.get(t[b + 4], 0)
+                    )
             b = role[_R_PCIE_RX]
-            if b >= 0 and t[b + 5] == 0:
-                prx = _rate(
-                    cnt, _C_PCIE_RX, t[b + 6], t[b + 2], 1.0, _PCIE_CAP, _WRAP.get(t[b + 4], 0)
-                )
+            if b >= 0:
+                prx = None
+                if t[b + 5] == 0:
+                    prx = _rate(
+                        cnt, _C_PCIE_RX, t[b + 6], t[b + 2], 1.0, _PCIE_CAP, _WRAP.get(t[b + 4], 0)
+                    )
             b = role[_R_REPLAY]
-            if 0 <= b < nt and t[b + 5] == 0:
+            if b >= 0 and t[b + 5] == 0:
                 replays = t[b + 6]
                 g.pcie_replays_call = replays  # (from field 94 here) sent until the next read
             b = role[_R_NVL_TX]
-            if b >= 0 and t[b + 5] == 0:
-                ntx = _rate(
-                    cnt, _C_NVL_TX, t[b + 6], t[b + 2], 1024.0, _NVLINK_CAP, _WRAP.get(t[b + 4], 0)
-                )
+            if b >= 0:
+                ntx = None
+                if t[b + 5] == 0:
+                    ntx = _rate(
+                        cnt,
+                        _C_NVL_TX,
+                        t[b + 6],
+                        t[b + 2],
+                        1024.0,
+                        _NVLINK_CAP,
+                        _WRAP.get(t[b + 4], 0),
+                    )
             b = role[_R_NVL_RX]
-            if b >= 0 and t[b + 5] == 0:
-                nrx = _rate(
-                    cnt, _C_NVL_RX, t[b + 6], t[b + 2], 1024.0, _NVLINK_CAP, _WRAP.get(t[b + 4], 0)
-                )
+            if b >= 0:
+                nrx = None
+                if t[b + 5] == 0:
+                    nrx = _rate(
+                        cnt,
+                        _C_NVL_RX,
+                        t[b + 6],
+                        t[b + 2],
+                        1024.0,
+                        _NVLINK_CAP,
+                        _WRAP.get(t[b + 4], 0),
+                    )
             b = role[_R_VPOW]
-            if b >= 0 and t[b + 5] == 0:
-                ns = t[b + 6]
-                b2 = role[_R_VBRAKE]
-                if b2 >= 0 and t[b2 + 5] == 0:
-                    ns += t[b2 + 6]
-                vpow = _pct(cnt, _C_VPOW, ns, t[b + 2])
+            if b >= 0:
+                vpow = None
+                if t[b + 5] == 0:
+                    ns = t[b + 6]
+                    b2 = role[_R_VBRAKE]
+                    if b2 >= 0 and t[b2 + 5] == 0:
+                        ns += t[b2 + 6]
+                    vpow = _pct(cnt, _C_VPOW, ns, t[b + 2])
             ns = None
             ts = 0
+            seen = False
             b = role[_R_VSW]
-            if b >= 0 and t[b + 5] == 0:
-                ns = t[b + 6]
-                ts = t[b + 2]
+            if b >= 0:
+                seen = True
+                if t[b + 5] == 0:
+                    ns = t[b + 6]
+                    ts = t[b + 2]
             b = role[_R_VHW]
-            if b >= 0 and t[b + 5] == 0:
-                ns = t[b + 6] + (ns or 0)
-                ts = t[b + 2]
+            if b >= 0:
+                seen = True
+                if t[b + 5] == 0:
+                    ns = t[b + 6] + (ns or 0)
+                    ts = t[b + 2]
             b = role[_R_VOLD]
-            if b >= 0 and t[b + 5] == 0:
-                ns = t[b + 6]
-                ts = t[b + 2]
-            if ns is not None:
-                vth = _pct(cnt, _C_VTHERM, ns, ts)
+            if b >= 0:
+                seen = True
+                if t[b + 5] == 0:
+                    ns = t[b + 6]
+                    ts = t[b + 2]
+            if seen:
+                vth = _pct(cnt, _C_VTHERM, ns, ts) if ns is not None else None
             b = role[_R_SBE]
-            if 0 <= b < nt and t[b + 5] == 0:
+            if b >= 0 and t[b + 5] == 0:
                 sbe = t[b + 6]
                 g.ecc_vol = (sbe, g.ecc_vol[1])
             b = role[_R_DBE]
-            if 0 <= b < nt and t[b + 5] == 0:
+            if b >= 0 and t[b + 5] == 0:
                 dbe = t[b + 6]
                 g.ecc_vol = (g.ecc_vol[0], dbe)
                 if dbe != g.last_dbe:
                     self._dbe_check(g, dbe, g.last_dbe is None)
             b = role[_R_PINST]
-            if b >= 0 and t[b + 5] == 0:
-                power = t[b + 6] / 1000.0
+            if b >= 0:
+                pinst = t[b + 6] / 1000.0 if t[b + 5] == 0 else None
+            b = lay[_L_STATES]
+            if b >= 0:
+                self._apply_link_states(
+                    g,
+                    [
+                        (1 if t[b + 7 * k + 6] else 0) if t[b + 7 * k + 5] == 0 else None
+                        for k in range(lay[_L_NSTATES])
+                    ],
+                )
+            held[:] = [tmem, energy_f, vpow, vth, ptx, prx, ntx, nrx, pinst]
+        r_all = g.role
+        if r_all[_R_ENERGY] >= 0:
+            energy = energy_f
+        if r_all[_R_PINST] >= 0:
+            power = pinst
         # Between medium ticks (or from the slow tier's call): the last values read.
         if sbe is None:
             sbe = g.ecc_vol[0]
@@ -1327,7 +1783,16 @@ class NvmlBackend(Backend):
 
         sma = smo = tens = dram = fp64 = fp32 = fp16 = None
         if g.gpm and gpm:
-            if mono - g.gpm_t >= 0.1 or g.gpm_t < 0:
+            if g.gpm_t < 0 or g.gpm_checks:
+                # The first reads: timed for the plan (the cheapest of them: a first call
+                # pays one-off costs), and asked whether GPM gives PCIe and NVLink
+                # throughput (the first one may come too soon after start-up).
+                t0 = _cpu()
+                self._gpm(g, mono)
+                took = _us(t0)
+                g.cost["gpm"] = min(took, g.cost.get("gpm", took))
+                self._gpm_covers(g)
+            elif mono - g.gpm_t >= 0.1:
                 self._gpm(g, mono)
             gv = g.gpm_vals
             sma = gv[GPM_SM_UTIL]
@@ -1335,12 +1800,13 @@ class NvmlBackend(Backend):
             tens = gv[GPM_ANY_TENSOR]
             dram = gv[GPM_DRAM_BW]
             fp64, fp32, fp16 = gv[GPM_FP64], gv[GPM_FP32], gv[GPM_FP16]
-            if ptx is None and GPM_PCIE_TX in gv:
+            # GPM's throughput where the plan chose it, or where there are no such fields.
+            if g.role[_R_PCIE_TX] < 0 and GPM_PCIE_TX in gv:
                 v = gv[GPM_PCIE_TX]
                 ptx = int(v * _MIB) if v is not None else None
                 v = gv[GPM_PCIE_RX]
                 prx = int(v * _MIB) if v is not None else None
-            if ntx is None and GPM_NVLINK_TX in gv:
+            if g.role[_R_NVL_TX] < 0 and GPM_NVLINK_TX in gv:
                 v = gv[GPM_NVLINK_TX]
                 ntx = int(v * _MIB) if v is not None else None
                 v = gv[GPM_NVLINK_RX]
@@ -1401,6 +1867,46 @@ class NvmlBackend(Backend):
             if name not in g.probes:
                 g.probes[name] = _reason(e, name) + " (while sampling)"
             return None
+
+    def _gpm_covers(self, g: _Gpu) -> None:
+        """After the first GPM reads: note whether GPM answers PCIe (NVLink) throughput, and
+        have the CPU plan made again with this GPU's GPM cost known (_plan may then take
+        throughput from GPM instead of the per-tick byte-counter fields)."""
+        vals = g.gpm_vals
+        has = g.gpm_has
+        if vals.get(GPM_PCIE_TX) is not None and vals.get(GPM_PCIE_RX) is not None:
+            has["pcie"] = True
+        if vals.get(GPM_NVLINK_TX) is not None and vals.get(GPM_NVLINK_RX) is not None:
+            has["nvlink"] = True
+        # Three reads are asked in all (timed each); fewer are not enough to time it.
+        g.gpm_checks = 2 if g.gpm_checks is None else max(0, g.gpm_checks - 1)
+        self._replan = True
+
+    def _use_gpm_throughput(self, g: _Gpu) -> bool:
+        """Take PCIe / NVLink throughput from GPM (which is read every tick anyway) instead of
+        the byte-counter fields, which then leave the per-tick field read. GPM's rate is an
+        average over the tick, exact whatever the traffic; a 32-bit byte counter read once a
+        second under-reads above 4 GiB/s. True when something changed."""
+        drop: List[int] = []
+        held: List[int] = []
+        cov = g.gpm_covers
+        for what, roles, slots in (
+            ("pcie", (_R_PCIE_TX, _R_PCIE_RX), (_H_PTX, _H_PRX)),
+            ("nvlink", (_R_NVL_TX, _R_NVL_RX), (_H_NTX, _H_NRX)),
+        ):
+            if g.gpm_has[what] and not cov[what]:
+                cov[what] = True
+                drop += roles
+                held += slots
+        if not drop:
+            return False
+        g.fv_keep = [k for k in g.fv_keep if k[0] not in drop]
+        for r in drop:
+            g.role[r] = -1
+        for h in held:
+            g.fv_held[h] = None
+        self._build_layouts(g)
+        return True
 
     def _gpm(self, g: _Gpu, mono: float) -> None:
         # Two requests, one per order of the two samples, so no field is written per tick.
@@ -1473,6 +1979,11 @@ class NvmlBackend(Backend):
         for g in self._gpus:
             if g.lost:
                 continue
+            # Per-process utilization (~1.8 ms a call on an H200) on its own tier: in between,
+            # each process keeps the SM share last read.
+            g.putil_due = self._due(mono, g.next_putil)
+            if g.putil_due:
+                self._schedule(g, "putil", mono, first=not g.next_putil)
             try:
                 entries.extend(self._gpu_entries(g))
             except _Lost:
@@ -1571,7 +2082,9 @@ class NvmlBackend(Backend):
                         ent[0] = max(ent[0] or 0, mem)
         sm: Dict[int, int] = {}
         putil_ok = g.f_putil is not None
-        if putil_ok and by_pid:
+        if putil_ok and by_pid and not g.putil_due:
+            sm = {pid: v for pid, v in g.putil_sm.items() if pid in by_pid}
+        elif putil_ok and by_pid:
             try:
                 samples = g.f_putil(g.h, g.putil_ts)  # type: ignore[misc]
             except N.NVMLError_GpuIsLost:
@@ -1597,6 +2110,7 @@ class NvmlBackend(Backend):
                     best[pid] = ts
                     sm[pid] = int(s.smUtil)
             g.putil_ts = newest
+            g.putil_sm = sm
         return [
             gpu_holders.Entry(
                 g.index,
@@ -1639,6 +2153,10 @@ class NvmlBackend(Backend):
             "device": gpu_holders.device_path(g.minor, self._dev_dir)
             if g.minor is not None
             else None,
+            # What each kind of read cost at start-up (µs of CPU), and which reads GPM
+            # replaced: what the CPU plan (hello's cpu_budget) was made from.
+            protocol.GPU_COST_KEY: {k: round(v, 1) for k, v in sorted(g.cost.items())},
+            "gpm_throughput": sorted(k for k, v in g.gpm_covers.items() if v),
         }
 
     def _where_facts(self) -> Dict[str, Any]:
@@ -1662,7 +2180,11 @@ class NvmlBackend(Backend):
         gpus.extend(nvml_mig.hello(s, by_index.get(s.parent, {})) for s in self._mig)
         host = dict(self._host)
         host.update(self._where_facts())
-        return {"host": host, "gpus": gpus}
+        return {"host": host, "gpus": gpus, protocol.CPU_BUDGET_KEY: self.cpu_plan()}
+
+    def cpu_plan(self) -> Dict[str, Any]:
+        """The CPU budget and the plan that fits it (hello's ``cpu_budget``)."""
+        return dict(self.plan_facts, tiers_s=dict(self.plan_facts.get("tiers_s") or {}))
 
     def info(self) -> Dict[str, Any]:
         host = dict(self._host)
@@ -1766,6 +2288,9 @@ class NvmlBackend(Backend):
         if self._event_thread is not None:
             self._event_thread.stop()
             self._event_thread = None
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
         for g in self._gpus:
             for s in (g.gpm_old, g.gpm_new):
                 if s is not None:
@@ -1780,13 +2305,20 @@ class NvmlBackend(Backend):
 
 
 def _monotonic() -> float:
-    import time
-
     return time.monotonic()
 
 
 def _gpus_held(h: gpu_holders.Holder, gpu_of_minor: Dict[int, int]) -> List[int]:
     return [gpu_of_minor[m] for m in h.minors if m in gpu_of_minor]
+
+
+def _cpu() -> float:
+    """This thread's CPU clock (s): NVML's time is CPU time, and other threads' is not ours."""
+    return time.thread_time()
+
+
+def _us(t0: float) -> float:
+    return (time.thread_time() - t0) * 1e6
 
 
 def _text(v: Any) -> Optional[str]:
@@ -1895,13 +2427,13 @@ def _fv_struct(types: List[int]) -> Optional[struct.Struct]:
     return s
 
 
-def _unpack(g: _Gpu, fv: Any, med: bool = False) -> Tuple[Any, ...]:
+def _unpack(lay: Any, fv: Any) -> Tuple[Any, ...]:
     """Flat tuple, 7 items per field: id, scope, ts, latency, type, return, value."""
-    s = g.fv_struct_med if med else g.fv_struct
+    s = lay[_L_STRUCT]
     if s is not None:
-        t = s.unpack_from(fv)
+        t: Tuple[Any, ...] = s.unpack_from(fv)
         # Every entry still has the value type seen at start-up (else read it the slow way).
-        if t[4::7] == (g.fv_types_med_t if med else g.fv_types_t):
+        if t[4::7] == lay[_L_TYPES]:
             return t
     out: List[Any] = []
     for r in fv:

@@ -22,8 +22,10 @@ loop, no process spawned per tick); clients are fed from shared line objects thr
 non-blocking sockets; a client that does not keep up is dropped rather than ever blocking the
 sampler.
 
-Socket requests are one JSON line: ``{"op": "attach", "from_seq": N}``, ``{"op": "status"}``
-or ``{"op": "stop"}``.
+Socket requests are one JSON line: ``{"op": "attach", "from_seq": N}`` (optionally with
+``"watch_links": S``), ``{"op": "status"}``, ``{"op": "watch_links", "seconds": S}`` (the
+per-link NVLink view is open: read per-link values every 5 s for S seconds, whatever the CPU
+plan) or ``{"op": "stop"}``.
 
 Python 3.8, stdlib only.
 """

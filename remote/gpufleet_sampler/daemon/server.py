@@ -170,6 +170,11 @@ class Daemon(object):
                 mem_totals[g["index"]] = float(total)
         self.watchdog = wd.Watchdog(wd.state_path(self.p.dir, self.p.key), mem_totals)
         self._build_hello()
+        # The nvml backend's CPU plan settles over the first ticks (hello's cpu_budget says
+        # so): the hello sent on attach is written again once it has.
+        self.hello_settled = bool(
+            (self.hello_msg.get(protocol.CPU_BUDGET_KEY) or {}).get("settled", True)
+        )
         # We hold the lock, so a socket file left here is stale.
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.p.sock)
@@ -250,8 +255,11 @@ class Daemon(object):
             deadline = mono0 + k * self.interval
             if now >= deadline:
                 if now - deadline > self.interval:
-                    # Fell behind (stalled driver, suspended VM): skip, do not burst.
-                    k = int((now - mono0) / self.interval)
+                    # Fell behind (stalled driver, suspended VM): skip, do not burst, and
+                    # count what was skipped (each sample says how many so far).
+                    k_now = int((now - mono0) / self.interval)
+                    self.sampler.skip(k_now - k)
+                    k = k_now
                 self.tick(now, time.time())
                 k += 1
                 continue
@@ -290,6 +298,12 @@ class Daemon(object):
                         msgs.append(self.sampler.extra(ev, wall))
             if w.changed:
                 self._build_hello()
+        if not self.hello_settled:
+            hello = self.sampler.hello()
+            if (hello.get(protocol.CPU_BUDGET_KEY) or {}).get("settled", True):
+                self.hello_msg = hello
+                self._build_hello()
+                self.hello_settled = True
         lines = []
         xid_seen = False
         for m in msgs:
@@ -399,6 +413,14 @@ class Daemon(object):
             op = req.get("op") if isinstance(req, dict) else None
         except (UnicodeDecodeError, ValueError):
             req, op = {}, None
+        if op in ("attach", "watch_links"):
+            # The per-link NVLink view is open on the laptop: read per-link values at their
+            # wanted period for that long (capped: a client that forgets cannot pin it).
+            secs = req.get(protocol.WATCH_LINKS_KEY) if op == "attach" else req.get("seconds")
+            if isinstance(secs, (int, float)) and not isinstance(secs, bool) and secs > 0:
+                self.sampler.backend.watch_links(
+                    min(float(secs), protocol.WATCH_LINKS_MAX_S), time.monotonic()
+                )
         if op == "attach":
             c.mode = "attach"
             from_seq = req.get("from_seq", 0)
@@ -426,6 +448,8 @@ class Daemon(object):
                 reply = {"ok": False, "message": str(e), "watchdog": self.watchdog.summary()}
             if self.watchdog.changed:
                 self._build_hello()
+        elif op == "watch_links":
+            reply = {"ok": True}
         elif op == "stop":
             reply = {"ok": True, "pid": os.getpid(), "run_id": self.sampler.run_id}
             self.stopping = True

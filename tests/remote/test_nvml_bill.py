@@ -1,0 +1,388 @@
+"""The sampler's NVML bill: the fake pynvml's cost model (every call costs the CPU time the
+recorded H200 run gave it, docs/device/h200-nvml-call-times.json), the CPU plan the backend
+makes from its own start-up timing (hello's ``cpu_budget``), GPUs read on a thread pool, and
+what the GUI plots still arriving as often as it is plotted.
+
+CPU figures here are lower bounds only (a charge is a busy wait until the thread's CPU clock
+has advanced that much, so it can never come out cheaper); speed is measured in
+bench/sampler.py, not asserted.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from typing import Any
+
+import pytest
+from gpufleet.core.wire.messages import Sample, StreamDecoder
+from gpufleet_sampler import oneshot, protocol
+from gpufleet_sampler.__main__ import build_parser
+from gpufleet_sampler.backends.nvml import NvmlBackend
+from gpufleet_sampler.loop import Sampler
+from nvml_fake import fake_nvml, import_fake, profile
+
+POS = protocol.ROW_POS
+
+
+def _cpu_us(fn: Any, *args: Any) -> float:
+    t0 = time.thread_time()
+    fn(*args)
+    return (time.thread_time() - t0) * 1e6
+
+
+# ---------------------------------------------------------------------------- cost model
+
+
+def test_the_h200_profile_charges_each_call_its_recorded_cpu_time() -> None:
+    with fake_nvml("h100x8") as fake:
+        fake.nvmlInit()
+        h = fake.nvmlDeviceGetHandleByIndex(0)
+        model = fake._fake.set_cost("h200")
+        try:
+            assert model is not None and model.name == "h200"
+            # The recorded run: 4024 µs per field-value call, 1779 µs per process
+            # utilization call, 56 µs for memory info (docs/device/h200-nvml-call-times.json).
+            assert _cpu_us(fake.nvmlDeviceGetFieldValues, h, [83]) >= 4024
+            assert _cpu_us(fake.nvmlDeviceGetFieldValues, h, [83, 82, 197, 198]) >= 4024
+            assert _cpu_us(fake.nvmlDeviceGetMemoryInfo, h, fake.nvmlMemory_v2) >= 56
+            charged = fake._fake.charged_us
+            assert charged["nvmlDeviceGetFieldValues"] == pytest.approx(2 * 4024.4)
+            assert charged["nvmlDeviceGetMemoryInfo"] == pytest.approx(56.4)
+            # A call the run did not time costs the median of the cheap ones it did.
+            fake.nvmlDeviceGetRemappedRows(h)
+            assert charged["nvmlDeviceGetRemappedRows"] == pytest.approx(model.default_us)
+            # Timed only at start-up: that cost once per arguments, then the default.
+            fake.nvmlDeviceGetMaxClockInfo(h, 0)
+            fake.nvmlDeviceGetMaxClockInfo(h, 0)
+            assert charged["nvmlDeviceGetMaxClockInfo"] == pytest.approx(2340 + model.default_us)
+        finally:
+            fake._fake.set_cost(None)
+        # Off again: the same call costs what the fake's Python costs.
+        assert fake._fake.cost is None
+        assert _cpu_us(fake.nvmlDeviceGetFieldValues, h, [83]) < 4024
+
+
+def test_the_per_field_variant_spreads_the_field_read_over_its_fields() -> None:
+    with fake_nvml("h100x8") as fake:
+        fake.nvmlInit()
+        h = fake.nvmlDeviceGetHandleByIndex(0)
+        fake._fake.set_cost("h200-per-field")
+        try:
+            one = 4024.4 / 11  # the recorded call asked for 11 fields
+            assert _cpu_us(fake.nvmlDeviceGetFieldValues, h, [83, 82]) >= 2 * one
+            assert fake._fake.charged_us["nvmlDeviceGetFieldValues"] == pytest.approx(2 * one)
+        finally:
+            fake._fake.set_cost(None)
+
+
+def test_a_bad_cost_profile_is_a_clear_error() -> None:
+    fake = import_fake()
+    with pytest.raises(ValueError, match=r"unknown cost profile 'h300'.*h200"):
+        fake._fake.set_cost("h300")
+
+
+# ---------------------------------------------------------------------------- the plan
+
+
+def _backend(fake: Any, cost: str | None, n: int = 8, **kw: Any) -> NvmlBackend:
+    fake._fake.set_cost(cost)
+    return NvmlBackend(interval=1.0, events=False, **kw)
+
+
+def _ticks(fake: Any, b: NvmlBackend, t0: int, t1: int) -> list[list[list[Any]]]:
+    out = []
+    for t in range(t0, t1):
+        fake._fake.set_time(float(t))
+        out.append(b.tick(float(t)))
+    return out
+
+
+def test_without_nvml_cost_every_tier_runs_at_the_period_it_is_needed_at() -> None:
+    with fake_nvml("h100x8") as fake:
+        b = _backend(fake, None)
+        try:
+            _ticks(fake, b, 1, 4)
+            plan = b.hello()[protocol.CPU_BUDGET_KEY]
+        finally:
+            b.close()
+    assert plan["within"] is True and plan["budget_pct"] == 1.0
+    assert plan["tiers_s"] == plan["needed_s"]
+    assert plan["tiers_s"]["fields"] == 1.0  # the counters every tick, as before
+    assert plan["workers"] == 8
+
+
+@pytest.mark.parametrize("cost", ["h200", "h200-per-field"])
+def test_under_the_h200_profile_the_plan_fits_one_percent_of_a_core(cost: str) -> None:
+    prof = profile("h100x8")
+    with fake_nvml(prof) as fake:
+        try:
+            b = _backend(fake, cost)
+            try:
+                _ticks(fake, b, 1, 3)  # the first GPM reads: GPM's cost and what it answers
+                hello = b.hello()
+                calls0 = fake._fake.calls["nvmlDeviceGetFieldValues"]
+                _ticks(fake, b, 3, 33)
+                field_reads = fake._fake.calls["nvmlDeviceGetFieldValues"] - calls0
+            finally:
+                b.close()
+        finally:
+            fake._fake.set_cost(None)
+    plan = hello[protocol.CPU_BUDGET_KEY]
+    assert plan["within"] is True
+    assert plan["planned_pct"] <= 0.8 * plan["budget_pct"]
+    tiers, needed = plan["tiers_s"], plan["needed_s"]
+    # The slow tiers were stretched first, to their limits, before the counters were.
+    assert tiers["slow"] == 600.0 and tiers["links"] == 300.0 and tiers["putil"] == 30.0
+    # The counters: stretched too, not to their limit (30 s); ~10 s on this profile, the exact
+    # period depends on what the start-up timing measured.
+    assert needed["fields"] < tiers["fields"] < 30.0
+    # GPM gives PCIe and NVLink throughput on this Hopper profile: no field read per tick.
+    g0 = hello["gpus"][0]
+    assert g0["gpm_throughput"] == ["nvlink", "pcie"]
+    assert field_reads < 8 * 30 / 2  # not one a tick: at most one every 2 ticks per GPU
+    # What the plan was made from: the field read's cost per call and per field.
+    cost_us = g0[protocol.GPU_COST_KEY]
+    if cost == "h200":
+        assert cost_us["fv_call"] > 3000 and cost_us["fv_field"] < 100
+    else:
+        assert cost_us["fv_call"] < 100 and cost_us["fv_field"] > 300
+        # 18 link states by 18 calls are cheaper than 18 fields at ~366 µs each.
+        assert b._gpus[0].link_states_via == "calls"
+
+
+def test_a_budget_that_cannot_be_met_says_so_and_stretches_every_tier_to_its_limit() -> None:
+    with fake_nvml("h100x8") as fake:
+        try:
+            b = _backend(fake, "h200", cpu_budget_pct=0.01)
+            try:
+                _ticks(fake, b, 1, 3)
+                plan = b.cpu_plan()
+            finally:
+                b.close()
+        finally:
+            fake._fake.set_cost(None)
+    assert plan["within"] is False and plan["planned_pct"] > plan["budget_pct"]
+    assert plan["tiers_s"] == {
+        "fields": 30.0,
+        "links": 300.0,
+        "medium": 30.0,
+        "putil": 30.0,
+        "slow": 600.0,
+    }
+
+
+def test_a_budget_of_zero_is_refused_with_a_clear_message() -> None:
+    with fake_nvml("h100x8"), pytest.raises(ValueError, match="CPU budget must be > 0"):
+        NvmlBackend(interval=1.0, events=False, cpu_budget_pct=0.0)
+
+
+# ---------------------------------------------------------------------------- the pool
+
+
+def test_gpus_read_on_the_pool_give_the_rows_read_one_by_one() -> None:
+    prof = profile("h100x8")
+    prof["inject"] = [{"gpu": 5, "from_tick": 4, "key": "*", "error": "GpuIsLost"}]
+    out = {}
+    for workers in (1, 4):
+        with fake_nvml(prof) as fake:
+            b = NvmlBackend(interval=1.0, events=False, workers=workers)
+            try:
+                out[workers] = (_ticks(fake, b, 1, 8), b.events(8.0))
+            finally:
+                b.close()
+    assert out[1] == out[4]
+    rows, events = out[4]
+    assert [r[POS["lost"]] for r in rows[-1]] == [0] * 5 + [1] + [0] * 2
+    assert [e["gpu"] for e in events if e["type"] == protocol.EVENT_GPU_LOST] == [5]
+
+
+# ---------------------------------------------------------------------------- skipped ticks
+
+
+def test_skipped_ticks_are_counted_in_each_sample_and_the_client_reads_them() -> None:
+    with fake_nvml("h100x8") as fake:
+        b = NvmlBackend(interval=1.0, events=False)
+        try:
+            s = Sampler(b, 1.0, procs_interval=1e9)
+            hello = s.hello()
+            fake._fake.set_time(1.0)
+            first = s.step(1.0, 1.7e9 + 1)[0]
+            s.skip(3)  # the loop found itself three deadlines late
+            fake._fake.set_time(5.0)
+            later = s.step(5.0, 1.7e9 + 5)[0]
+        finally:
+            b.close()
+    assert protocol.SKIPPED_KEY not in first
+    assert later[protocol.SKIPPED_KEY] == 3
+    dec = StreamDecoder()
+    msgs = dec.feed_many([protocol.encode(m).encode() for m in (hello, first, later)])
+    assert dec.bad_lines == 0
+    assert [type(m) for m in msgs[1:]] == [Sample, Sample]
+
+
+# ---------------------------------------------------------------------------- what is plotted
+
+# What the GUI draws as curves, one point per sample (gui/gpufleet/ui/tabs: clocks, thermal,
+# memory, interconnect; the summary and cost views read util_gpu_pct): each must be read
+# afresh every tick. HBM temperature (a dotted line beside the GPU's) and the enforced power
+# limit (a dashed step line drawn only where it changes) are plotted at the sampler's own
+# periods for them: the counters tier and the medium tier, which hello's cpu_budget states.
+PER_TICK = (
+    "util_gpu_pct",
+    "sm_clock_mhz",
+    "mem_clock_mhz",
+    "temp_gpu_c",
+    "power_w",
+    "mem_used_bytes",
+    "clock_reasons",
+    "pcie_tx_bps",
+    "pcie_rx_bps",
+    "nvlink_tx_bps",
+    "nvlink_rx_bps",
+)
+PER_TIER = {"temp_mem_c": "fields", "power_limit_w": "medium"}
+
+
+def _changing_profile(n: int) -> dict[str, Any]:
+    """h100x8 where every plotted value differs from one tick to the next (counters grow
+    by a different amount each tick, so their rates change too)."""
+    prof = profile("h100x8")
+    prof["count"] = n
+    prof["gpus"] = []
+    d = prof["defaults"]
+    ticks = 200
+    tri = [k * (k + 1) // 2 for k in range(ticks)]
+    d["nvmlDeviceGetUtilizationRates"] = {
+        "gpu": {"seq": [k % 90 for k in range(ticks)]},
+        "memory": 40,
+    }
+    for clk in (0, 1, 2):
+        d[f"nvmlDeviceGetClockInfo:{clk}"] = {"seq": [1000 + k for k in range(ticks)]}
+    d["nvmlDeviceGetTemperatureV:0"] = {"seq": [30 + k % 50 for k in range(ticks)]}
+    d["nvmlDeviceGetPowerUsage"] = {"seq": [300000 + 1000 * k for k in range(ticks)]}
+    mem = d["nvmlDeviceGetMemoryInfo_v2"]
+    d["nvmlDeviceGetMemoryInfo_v2"] = dict(mem, used={"seq": [10**9 + k for k in range(ticks)]})
+    d["nvmlDeviceGetCurrentClocksEventReasons"] = {"seq": [0, 4]}
+    d["nvmlDeviceGetEnforcedPowerLimit"] = {"seq": [700000 - 1000 * k for k in range(ticks)]}
+    for mid in (20, 21, 60, 61):  # GPM throughput (MiB/s), where the plan takes it from GPM
+        d[f"gpm:{mid}"] = {"seq": [1000.0 + 10 * k for k in range(ticks)]}
+    d["field:82"] = {"seq": [40 + k % 40 for k in range(ticks)]}
+    for key, scale in (("field:197", 10**6), ("field:198", 2 * 10**6)):
+        d[key] = {"seq": [scale * v for v in tri], "cycle": False}
+    for key in ("field:138:4294967295", "field:139:4294967295"):
+        d[key] = {"seq": [10**5 * v for v in tri], "cycle": False}
+    return prof
+
+
+def _longest_unchanged(values: list[Any]) -> int:
+    """The longest run of ticks showing the same value (1: a new value every tick)."""
+    best = run = 1
+    for a, b in itertools.pairwise(values):
+        run = run + 1 if a == b else 1
+        best = max(best, run)
+    return best
+
+
+@pytest.mark.parametrize("cost", [None, "h200"])
+def test_every_plotted_metric_arrives_at_least_once_per_interval_it_is_plotted_at(
+    cost: str | None,
+) -> None:
+    ticks = 70
+    with fake_nvml(_changing_profile(2)) as fake:
+        try:
+            b = _backend(fake, cost, n=2)
+            try:
+                s = Sampler(b, 1.0, procs_interval=2.0)
+                s.hello()
+                samples = []
+                for t in range(1, ticks + 1):
+                    fake._fake.set_time(float(t))
+                    samples += [m for m in s.step(float(t), 1.7e9 + t) if m["kind"] == "sample"]
+                plan = b.cpu_plan()
+            finally:
+                b.close()
+        finally:
+            fake._fake.set_cost(None)
+    assert plan["within"] is True
+    for gpu in (0, 1):
+        # From tick 3: the first tick primes the rates, the second the plan with GPM's cost.
+        series = {name: [m["gpus"][gpu][POS[name]] for m in samples[2:]] for name in POS}
+        for name in PER_TICK:
+            assert None not in series[name], (name, cost)
+            assert _longest_unchanged(series[name]) == 1, (name, cost, series[name])
+        for name, tier in PER_TIER.items():
+            period = plan["tiers_s"][tier]
+            assert None not in series[name], (name, cost)
+            assert _longest_unchanged(series[name]) <= period, (name, cost, period)
+        if cost is None:
+            assert _longest_unchanged(series["temp_mem_c"]) == 1  # as before: every tick
+        else:
+            assert plan["tiers_s"]["fields"] < 30.0 and plan["tiers_s"]["medium"] <= 30.0
+
+
+# ---------------------------------------------------------------------------- check
+
+
+def test_check_starts_no_event_thread_to_wait_for(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A one-shot ``check`` sees no Xid events (they come from a running daemon) and used to
+    wait up to one event wait (0.5 s) at exit for the thread it started."""
+    parser = build_parser()
+    args = parser.parse_args(["check", "--backend", "nvml", "--state-dir", str(tmp_path)])
+    with fake_nvml("h100x8") as fake:
+        assert oneshot.run(args) == 0
+        assert fake._fake.calls["nvmlEventSetCreate"] == 0
+        assert fake._fake.calls["nvmlDeviceRegisterEvents"] == 0
+    facts = json.loads(capsys.readouterr().out)
+    assert facts["kind"] == "check" and len(facts["gpus"]) == 8
+    assert facts["xid"]["seen"] == "unknown"
+
+
+# ---------------------------------------------------------------------------- per-link views
+
+
+def test_per_link_values_come_every_5_s_while_someone_watches_them() -> None:
+    """Where the plan stretched the per-link NVLink reads (to 300 s under the H200 profile),
+    a client that shows them (the laptop's per-link view) asks for them: every 5 s for as long
+    as it said, then back to the plan's period."""
+    prof = profile("h100x8")
+    prof["count"] = 2
+    with fake_nvml(prof) as fake:
+        try:
+            b = _backend(fake, "h200", n=2)
+            try:
+                s = Sampler(b, 1.0, procs_interval=1e9)
+                s.hello()
+                at: list[int] = []
+                for t in range(1, 61):
+                    if t == 10:
+                        assert b.cpu_plan()["tiers_s"]["links"] == 300.0
+                        b.watch_links(20.0, float(t))
+                    fake._fake.set_time(float(t))
+                    msgs = s.step(float(t), 1.7e9 + t)
+                    if any(m["kind"] == protocol.KIND_LINKS for m in msgs):
+                        at.append(t)
+            finally:
+                b.close()
+        finally:
+            fake._fake.set_cost(None)
+    # The start-up read on the first tick; then, asked at 10 s for 20 s: 10, 15, ... 30; the
+    # next per the plan's 300 s.
+    assert at == [1, 10, 15, 20, 25, 30]
+
+
+def test_the_plan_settles_after_the_first_gpm_reads() -> None:
+    with fake_nvml("h100x8") as fake:
+        b = NvmlBackend(interval=1.0, events=False)
+        try:
+            settled = [b.cpu_plan()["settled"]]
+            for t in range(1, 5):
+                _ticks(fake, b, t, t + 1)
+                settled.append(b.cpu_plan()["settled"])
+        finally:
+            b.close()
+    # Three timed GPM reads (ticks 1-3), then the plan stands.
+    assert settled == [False, False, False, True, True]
