@@ -2,7 +2,7 @@
 
 Records an hour of the healthy-8xa100 sim stream (8 GPUs, samples every second and a process
 snapshot every two) and feeds it line by line, the way a HostSession does. Prints the rate for
-sample lines alone (the budget in DESIGN.md: over 250,000 GPU-samples/s on one core) and for the
+sample lines alone (the budget: over 250,000 GPU-samples/s on one core) and for the
 whole stream including process snapshots.
 
     .venv/bin/python bench/parse.py

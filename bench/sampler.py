@@ -19,7 +19,7 @@ simulated minutes (every tier included): CPU per GPU per tick, by call kind, who
 and, where installed, nvitop's and gpustat's per-refresh work through the same fake; and a
 real ``stream`` subprocess at 1 Hz under the profile.
 
-Budgets (DESIGN.md): < 150 µs per GPU per tick (aim 40), < 400 bytes per GPU-sample,
+Budgets: < 150 µs per GPU per tick (aim 40), < 400 bytes per GPU-sample,
 RSS < 30 MiB; under the H200 profile < 1 % of a core at 8 GPUs, 1 Hz (the sampler's CPU
 budget). Run: ``.venv/bin/python bench/sampler.py [--minutes 5] [--stream-seconds 12]
 [--bill] [--only bill]``. Sections are the ``SECTIONS`` list: add one by appending to it.

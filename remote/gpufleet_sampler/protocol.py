@@ -7,7 +7,7 @@ every stream and names the per-GPU columns of ``sample`` lines; ``sample``, ``pr
 A ``sample`` carries ``gpus`` as a list of positional rows, one per GPU, whose first element
 is the GPU index and whose other elements follow ``hello["columns"]`` (``COLUMNS`` below).
 Columnar rows are about a third of the size of keyed objects and parse twice as fast (see
-DESIGN.md); the names and units travel once, in ``hello``.
+docs/benchmarks.md); the names and units travel once, in ``hello``.
 
 A value the GPU does not report is ``null`` (never 0); the reason is given once, in
 ``hello["gpus"][i]["unsupported"]``.

@@ -1,4 +1,4 @@
-"""One definition of idle (DESIGN.md "Definitions") in the idle rule, the cost tracker and the
+"""One definition of idle (core.cost.idle) in the idle rule, the cost tracker and the
 array form the GUI's Cost tab uses (``cost.idle_mask`` + ``cost.accumulate``).
 
 The crashed-idle scenario's real sampler stream (simulated time): the job dies 180 s in, the

@@ -1,4 +1,4 @@
-"""The Cost tab counts idle as the cost tracker does (one definition, DESIGN.md): on the
+"""The Cost tab counts idle as the cost tracker does (one definition, core.cost.idle): on the
 crashed-idle demo host, with the whole history in range, its "in range" and "of which idle"
 figures equal the tracker's since-billing-start ones, which it shows beside them."""
 

@@ -1,6 +1,6 @@
 """Thousands of repaints of every tab: a Qt/pyqtgraph reference-count regression (PySide6
-6.12's "Fatal Python error: bool_dealloc" after a few hundred repaints, DESIGN.md) must kill
-this test in CI, not a user's app."""
+6.12's "Fatal Python error: bool_dealloc" after a few hundred repaints, pinned out in
+pyproject.toml) must kill this test in CI, not a user's app."""
 
 from __future__ import annotations
 

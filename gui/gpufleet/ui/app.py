@@ -64,8 +64,8 @@ def make_qapp(argv: Sequence[str] | None = None) -> QApplication:
         i18n.install(app)
     app.setApplicationName("gpufleet")
     app.setOrganizationName("gpufleet")
-    # The freedesktop id of resources/io.github.gpufleet.GpuFleet.desktop (helper H, issue
-    # 8): Wayland compositors and docks match the window to its launcher entry and icon.
+    # The freedesktop id of resources/io.github.gpufleet.GpuFleet.desktop: Wayland compositors
+    # and docks match the window to its launcher entry and icon.
     app.setDesktopFileName("io.github.gpufleet.GpuFleet")
     return app
 

@@ -1,6 +1,6 @@
 """The real NVML backend: reads what each GPU supports, in tiers, through pynvml.
 
-Tiers (see reference/nvml.md, "Sampling plan"):
+Tiers:
 
 - once: inventory, nominal values, and a probe of every call and field this backend uses. A
   call that fails with NotSupported / NoPermission / FunctionNotFound is dropped for good and

@@ -36,7 +36,7 @@ def register(subparsers: Any) -> None:
     lp.add_argument("--host", metavar="NAME", help="with this host's overrides applied")
     lp.add_argument("--format", choices=("text", "json"), default="text")
     lp.set_defaults(func=run_list)
-    from gpufleet.cli.commands._rules_export import ENTRY  # `rules export` (issue 7)
+    from gpufleet.cli.commands._rules_export import ENTRY  # `rules export`
 
     SUBCOMMANDS.setdefault("export", ENTRY)
     for name, (help_text, add_args, func) in SUBCOMMANDS.items():

@@ -8,7 +8,7 @@ answers, at one moment, one of three things:
 - ``HOLD``: neither (inside the hysteresis band, or no data): timers do not move.
 
 The rule engine (``gpufleet.core.alerts.rules``) turns these answers into alerts with for-durations,
-clear-durations and cooldowns. Conditions read the definitions of DESIGN.md: "nominal" SM
+clear-durations and cooldowns. Conditions share these definitions (``core.cost.idle``): "nominal" SM
 clock = the max clock; a GPU is idle when utilization < 5 % and memory used < 10 % of its
 capacity; a host is idle when all its GPUs are.
 

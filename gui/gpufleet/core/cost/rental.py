@@ -1,6 +1,6 @@
 """Rental cost per host: what it has cost, how much of it was busy or idle, and advice.
 
-Definitions (the same as the rules and the plots, DESIGN.md "Definitions"):
+Definitions (the same as the rules and the plots):
 
 - billed time = the time the instance was billed: from the billing start
   (``HostConfig.billing_start``, else the first sample) on, measured between consecutive
@@ -129,7 +129,7 @@ def gap_limit(interval_s: float) -> float:
 
 
 def gpu_idle(util: Value, mem: Value, mem_total: float | None, lost: Value = None) -> bool:
-    """DESIGN.md's idle GPU, as the ``idle_billed`` rule decides it
+    """The idle GPU, as the ``idle_billed`` rule decides it
     (``cost.idle.gpu_is_idle``), and a lost GPU counts as idle: it does no work."""
     return bool(lost) or gpu_is_idle(util, mem, mem_total)
 

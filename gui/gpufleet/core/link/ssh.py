@@ -1,6 +1,6 @@
 """One SSH connection to one host, with what paramiko leaves to the caller done here.
 
-See ``reference/paramiko.md``; in short, this module:
+What paramiko leaves to the caller, this module does:
 
 - resolves the host through ``~/.ssh/config`` (with ``Include``) and reaches it through any
   number of ProxyJump hops, each a ``direct-tcpip`` channel of the previous hop;
@@ -89,7 +89,7 @@ class SshError(GpufleetError):
 
 
 def classify(e: BaseException, where: str) -> SshError:
-    """Map a paramiko/socket exception to an SshError (reference/paramiko.md §6)."""
+    """Map a paramiko/socket exception to an SshError."""
     if isinstance(e, SshError):
         return e
     text = str(e) or type(e).__name__

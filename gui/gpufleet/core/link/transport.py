@@ -236,8 +236,8 @@ def _wrap_ssh_error(e: Exception) -> TransportError:
 
 
 class _SshLineStream(LineStream):
-    """Lines of a remote command over one SSH channel (helper C1's ``stream_lines``, whose
-    ``close()`` is safe from another thread: the reading thread wakes up and ends)."""
+    """Lines of a remote command over one SSH channel (``SshConnection.stream_lines``,
+    whose ``close()`` is safe from another thread: the reading thread wakes up and ends)."""
 
     def __init__(self, transport: SshTransport, command: str) -> None:
         self._transport = transport
@@ -299,7 +299,7 @@ class _SshLineStream(LineStream):
 
 
 class SshTransport:
-    """Runs sampler commands on a host over one SSH connection (helper C1's SshConnection)."""
+    """Runs sampler commands on a host over one SSH connection (``link.ssh.SshConnection``)."""
 
     def __init__(self, conn: Any, host: HostConfig) -> None:
         self.conn = conn

@@ -67,7 +67,8 @@ class Tab(QWidget):
 
     def change_key(self, view: View) -> object:
         """What this tab's picture depends on: the redraw timer skips ``refresh`` while it is
-        unchanged (the data arrive at 1 Hz, the timer runs faster; DESIGN.md budgets)."""
+        unchanged (the data arrive at 1 Hz, the timer runs faster; the budgets in
+        docs/benchmarks.md)."""
         return (
             view.host,
             view.t0,

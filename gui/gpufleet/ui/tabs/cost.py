@@ -1,7 +1,7 @@
 """Cost: what each host has cost over the shown time range, with the idle part marked, and
 the totals since billing started (from the core's CostTracker) with the 24 h projection.
 
-"Idle" is the definition used everywhere (DESIGN.md), counted as the cost tracker counts it
+"Idle" is the definition used everywhere (``core.cost.idle``), counted as the cost tracker counts it
 (``gpufleet.core.cost.rental.idle_mask`` and ``accumulate``: every GPU under 5 %
 utilization and under 10 % memory used, a lost GPU idle, an unreported utilization not idle;
 each interval takes the state of its first sample, a gap is billed but not idle), so the range's

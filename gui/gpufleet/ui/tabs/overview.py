@@ -1,7 +1,7 @@
 """Overview: one row per host and GPU of the whole fleet, worst first, sortable by any column.
 
 The fleet is shown as summaries (latest values only), never as curves: it stays cheap at
-128 hosts × 8 GPUs (DESIGN.md budgets)."""
+128 hosts × 8 GPUs (the budgets in docs/benchmarks.md)."""
 
 from __future__ import annotations
 
@@ -116,7 +116,7 @@ class OverviewTab(Tab):
         # The model keeps one stable order (host, GPU); the proxy sorts. Rows are rebuilt
         # only where they can be seen or where a state changed, plus a round-robin share
         # of the rest: at 128 hosts × 8 GPUs, formatting and applying 1,024 rows once a
-        # second would hold the GUI thread ~100 ms (DESIGN.md budgets).
+        # second would hold the GUI thread ~100 ms (the budgets in docs/benchmarks.md).
         entries: list[tuple[tuple[str, int], HostSummary, GpuSummary | None]] = []
         for s in sorted(self.summaries, key=lambda s: s.host):
             if not s.gpus:

@@ -28,7 +28,7 @@ class View:
     t1: float
     theme: Theme
     history: HistoryCache | None = None
-    cost: Mapping[str, Any] = field(default_factory=dict)  # host -> CostSummary (helper D)
+    cost: Mapping[str, Any] = field(default_factory=dict)  # host -> CostSummary
     states: Mapping[str, str] = field(default_factory=dict)  # host -> session state
 
     def hello(self) -> Hello | None:

@@ -1,9 +1,9 @@
 """Time plots shared by the tabs: one pyqtgraph PlotItem with a date axis, a curve per GPU,
 dashed nominal lines, a "not reported by this GPU" note and a crosshair.
 
-Kept cheap per DESIGN.md: curves get NumPy arrays already reduced to the plot's pixel width,
-thin cosmetic pens, no antialiasing, clip-to-view; items are created once and reused, so a
-redraw is only ``setData`` calls.
+Kept cheap (the redraw budget in docs/benchmarks.md): curves get NumPy arrays already reduced
+to the plot's pixel width, thin cosmetic pens, no antialiasing, clip-to-view; items are
+created once and reused, so a redraw is only ``setData`` calls.
 """
 
 from __future__ import annotations

@@ -154,5 +154,5 @@ def dark_palette() -> QPalette:
 
 
 def apply_pyqtgraph(theme: Theme) -> None:
-    # Cheap drawing (DESIGN.md budgets): no antialiasing, no OpenGL surprises.
+    # Cheap drawing (the redraw budget in docs/benchmarks.md): no antialiasing, no OpenGL surprises.
     pg.setConfigOptions(antialias=False, background=theme.bg, foreground=theme.fg, useOpenGL=False)

@@ -1,9 +1,10 @@
 """The main window: the fleet on the left, the selected host's tabs on the right, what the app
 is doing in the status bar.
 
-Redraws happen on a timer, at a fixed rate, for the visible tab only (DESIGN.md budgets);
-fleet summaries (list, cards, overview rows, tray) are recomputed once a second. Data arrives
-through the FleetBridge's signals; the window never reads a socket or a file.
+Redraws happen on a timer, at a fixed rate, for the visible tab only (the budgets in
+docs/benchmarks.md); fleet summaries (list, cards, overview rows, tray) are recomputed once a
+second. Data arrives through the FleetBridge's signals; the window never reads a socket or a
+file.
 """
 
 from __future__ import annotations
@@ -218,8 +219,8 @@ class MainWindow(QMainWindow):
             act.setShortcut(QKeySequence(f"Ctrl+{i + 1}"))
             act.triggered.connect(lambda _=False, i=i: self.tabs.setCurrentIndex(i))
             self.menu_view.addAction(act)
-        # Settings (helper H, issue 8): the dialog lives in gpufleet.ui.dialogs.settings; the
-        # saved refresh rate applies from the start.
+        # Settings: the dialog lives in gpufleet.ui.dialogs.settings; the saved refresh rate
+        # applies from the start.
         from gpufleet.ui.dialogs.settings import apply_at_start, open_settings_dialog
 
         self.menu_settings = self.menuBar().addMenu(self.tr("&Settings"))
