@@ -1213,7 +1213,9 @@ _C_ENTRY["nvmlDeviceGetMemoryInfo"] = _charged(
 
 # Every library function this file answers (not the real module's Python helpers) goes
 # through the cost model; with no model set a call pays one attribute check.
-for _name, _fn in list(_g.items()):
+# A copy taken in one C call: a list() over the live dict can be interrupted by a finalizer
+# that runs Python code (another thread may then touch the namespace).
+for _name, _fn in tuple(_g.copy().items()):
     if (
         _name.startswith("nvml")
         and callable(_fn)

@@ -141,7 +141,7 @@ def test_throttling_reaches_dunst_rate_limited_and_its_action_opens_the_host(
     assert len(got) == 1, dunst_history()
     h = got[0]
     assert h["appname"] == "gpufleet"
-    assert h["summary"] == note.title and "h100-a GPU 5" in h["summary"]
+    assert h["summary"] == note.title and "GPU 5 of h100-a" in h["summary"]
     # dunst parses bodies as markup (capability body-markup): we send it escaped.
     assert html.unescape(h["body"]) == note.body and note.body
     assert h["default_action_name"] == "default"
