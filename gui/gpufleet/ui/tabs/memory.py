@@ -139,8 +139,10 @@ class MemoryTab(PlotTab):
         self.table.doubleClicked.connect(lambda *_: self._kill_clicked())
         bl.addWidget(self.table, 1)
         split.addWidget(bottom)
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 2)
+        # Half and half: on a 768-px laptop screen the process table (what a kill starts from)
+        # showed four rows at 3:2, and the demo's miner was below them.
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 1)
         self.box.addWidget(split, 1)
         self._procs: dict[tuple[str, int, int, int], Proc] = {}
 
