@@ -97,6 +97,10 @@ class _Buffer:
     uniform: bool = True
 
 
+_I64_MIN = -(2**63)
+_I64_MAX = 2**63 - 1
+
+
 def _dumps(obj: Any) -> bytes:
     def default(o: Any) -> Any:
         if isinstance(o, Mapping):
@@ -188,6 +192,17 @@ def _proc_from(d: Mapping[str, Any]) -> Proc:
     )
 
 
+def _storable(s: Sample) -> bool:
+    """Whether a sample fits the store's int64 and float64 columns."""
+    ok = (
+        type(s.seq) is int
+        and _I64_MIN <= s.seq <= _I64_MAX
+        and math.isfinite(s.t)
+        and math.isfinite(s.mono)
+    )
+    return ok and all(r and type(r[0]) is int and _I64_MIN <= r[0] <= _I64_MAX for r in s.rows)
+
+
 def bucket(
     t: Array, mean: Array, vmin: Array, vmax: Array, weight: Array, t0: float, t1: float, n: int
 ) -> tuple[Array, Array, Array, Array]:
@@ -230,7 +245,8 @@ class Store:
         self.retention_rollup_days = float(retention_rollup_days)
         self.read_only = read_only
         self.dropped = 0  # messages refused because the queue was full
-        self.errors = 0  # batches that failed to commit (logged)
+        self.errors = 0  # batches or records that failed to commit (logged)
+        self.last_error: str | None = None  # the reason of the latest such failure
         self._flush_interval = flush_interval_s
         self._batch_rows = batch_rows
         self._local = threading.local()
@@ -872,7 +888,10 @@ class _Writer:
             while item is not None:
                 op = item[0]
                 if op == _OP_MSG:
-                    self.add_msg(item[1], item[2])
+                    try:
+                        self.add_msg(item[1], item[2])
+                    except Exception as e:  # one bad message, not the thread
+                        self.failed(f"cannot buffer a message from {item[1]}", e)
                 elif op == _OP_FLUSH:
                     waiters.append(item[1])
                     break
@@ -904,21 +923,104 @@ class _Writer:
                 self.next_retention = now + RETENTION_EVERY_S
                 self.safe(lambda: self.retention(time.time()))
 
-    def safe(self, fn: Any) -> None:
+    def failed(self, what: str, e: BaseException) -> None:
+        """Count and log one failure; the writer thread carries on whatever it was."""
+        st = self.store
+        st.errors += 1
+        st.last_error = f"{what}: {type(e).__name__}: {e}"
+        # A full traceback for the first failures, then one line each: a hostile host can
+        # make every batch fail, and the log must not grow with it.
+        if st.errors <= 5:
+            log.error("history store: %s", what, exc_info=e)
+        else:
+            log.error("history store: %s", st.last_error)
+
+    def safe(self, fn: Any) -> BaseException | None:
+        """Run ``fn``; on any failure count it, roll back and return the exception (the
+        writer thread must outlive any one batch)."""
         try:
             fn()
-        except sqlite3.Error:
-            self.store.errors += 1
-            log.exception("history store: write failed")
-            if self.con.in_transaction:
+        except Exception as e:
+            self.failed("write failed", e)
+            self.rollback()
+            return e
+        return None
+
+    def rollback(self) -> None:
+        if self.con.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
                 self.con.execute("ROLLBACK")
+        self.forget_ids()
+        # Rows these point at may just have been undone.
+        self.last_procs.clear()
+        self.procs_dirty.clear()
+
+    def forget_ids(self) -> None:
+        """Drop the cached row ids: an undone transaction or savepoint may have created
+        them."""
+        self.host_ids.clear()
+        self.colset_ids.clear()
+        self.last_hello.clear()
+        self.hello_waiting_first.clear()
 
     def safe_flush(self) -> None:
-        self.safe(self.flush)
-        # What failed is not retried: a persistent error (disk full) must not grow memory.
+        e = self.safe(self.flush)
+        if e is not None and not isinstance(e, sqlite3.OperationalError):
+            # One record of the batch cannot be written (a value SQLite cannot hold, say):
+            # write the rest one by one so that the other hosts and the other records of
+            # this host are kept. An operational error (disk full, I/O) would fail every
+            # record: the batch is dropped, as memory must not grow with it.
+            self.flush_each()
+        # What failed is not retried.
         self.closed.clear()
         self.ops.clear()
         self.pending_rows = 0
+
+    def flush_each(self) -> None:
+        items = [*self.closed, *((h, b) for h, b in self.open.items() if b.dirty)]
+        con = self.con
+        try:
+            con.execute("BEGIN IMMEDIATE")
+            for host, buf in items:
+                if not self.one(lambda hb=(host, buf): self.write_buffers([hb]), host):
+                    self.drop_unstorable(host, buf)
+            for item in self.ops:
+                self.one(lambda it=item: self.write_op(it), "a record")
+            self.one(self.flush_procs_updates, "process snapshots")
+            con.execute("COMMIT")
+        except sqlite3.Error as e:
+            self.failed("write failed (record by record)", e)
+            self.rollback()
+        for buf in self.open.values():
+            buf.dirty = False
+
+    def one(self, fn: Any, what: str) -> bool:
+        """Run ``fn`` in a savepoint of the open transaction: undone alone on failure."""
+        con = self.con
+        con.execute("SAVEPOINT one")
+        ok = True
+        try:
+            fn()
+        except Exception as e:  # this record only
+            con.execute("ROLLBACK TO one")
+            self.forget_ids()
+            self.failed(f"cannot store {what}", e)
+            ok = False
+        con.execute("RELEASE one")
+        return ok
+
+    def drop_unstorable(self, host: str, buf: _Buffer) -> None:
+        """After a host's minute failed to encode: keep its samples that fit the int64 and
+        float64 columns (only a hand-made Sample can carry others: the decoder refuses
+        them), write those, and drop the minute if even they fail."""
+        keep = [s for s in buf.samples if _storable(s)]
+        lost = len(buf.samples) - len(keep)
+        if lost:
+            log.error("history store: %d unstorable sample(s) of %s dropped", lost, host)
+        buf.samples, buf.packed, buf.packed_n, buf.uniform = keep, None, 0, True
+        written = bool(keep) and self.one(lambda: self.write_buffers([(host, buf)]), host)
+        if not written and self.open.get(host) is buf:
+            del self.open[host]
 
     # -- batching ------------------------------------------------------------------------
 
