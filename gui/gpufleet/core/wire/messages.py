@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
 from typing import Any, NamedTuple
 
 import orjson
@@ -195,6 +194,9 @@ MAX_LINKS = 64
 INT64_MAX = 2**63 - 1
 INT64_MIN = -(2**63)
 MAX_GPU_INDEX = 2**31 - 1  # NVML indices are small unsigned ints
+# GPUs of one host: the live window preallocates per GPU, so a hello listing a million GPUs
+# must not reach it (the largest boards carry 8-16; 128 leaves room).
+MAX_GPUS = 128
 MAX_PID = 2**31 - 1  # pid_t
 # Wall-clock times from the epoch up to the end of year 9999, what datetime can show.
 MAX_T = 253_402_300_799.0
@@ -286,6 +288,8 @@ def parse_hello(obj: Mapping[str, Any]) -> Hello:
     gpus_raw = obj.get("gpus")
     if not isinstance(gpus_raw, list):
         raise ProtocolError("hello has no gpus list")
+    if len(gpus_raw) > MAX_GPUS:
+        raise ProtocolError(f"hello lists {len(gpus_raw)} GPUs, more than {MAX_GPUS}")
     gpus: list[GpuInfo] = []
     for g in gpus_raw:
         if not isinstance(g, dict):
@@ -318,29 +322,17 @@ def parse_hello(obj: Mapping[str, Any]) -> Hello:
     )
 
 
-# Exact types (bool is not among them): a row made of these needs no per-value cleaning.
-_PLAIN_VALUES = frozenset((int, float, type(None)))
-_LIST_TYPE = frozenset((list,))
-
-
 def _parse_sample(obj: Mapping[str, Any], hello: Hello | None) -> Sample:
     if hello is None:
         raise ProtocolError("sample before hello")
     gpus = obj.get("gpus")
     if not isinstance(gpus, list):
         raise ProtocolError("sample without a gpus list")
+    if len(gpus) > MAX_GPUS:
+        raise ProtocolError(f"sample has {len(gpus)} rows, more than {MAX_GPUS}")
     width = len(hello.columns) + 1
     rows: tuple[tuple[Value, ...], ...]
-    if (
-        _LIST_TYPE.issuperset(map(type, gpus))
-        and all(len(r) == width and type(r[0]) is int and 0 <= r[0] <= MAX_GPU_INDEX for r in gpus)
-        and _PLAIN_VALUES.issuperset(map(type, chain.from_iterable(gpus)))
-    ):
-        # The common case, checked at C speed over the whole message: well-formed rows of
-        # numbers and nulls only. This path is what keeps parsing above 250,000 GPU-samples/s.
-        rows = tuple(map(tuple, gpus))
-    else:
-        rows = tuple(_clean_row(r, width) for r in gpus)
+    rows = tuple(_clean_row(r, width) for r in gpus)
     return Sample(
         seq=_int(obj, "seq", 0),
         t=_num(obj, "t", 0.0, MAX_T),
@@ -350,9 +342,20 @@ def _parse_sample(obj: Mapping[str, Any], hello: Hello | None) -> Sample:
     )
 
 
-# Bytes that may appear in a sample's "gpus" array when it holds only numbers and nulls
-# ("n", "u", "l" only as null: the line already parsed as JSON, so no other word remains).
-_NUMERIC_JSON = b"0123456789.,-+eE[]nul"
+# What a sample's "gpus" array may hold on the fast path, byte by byte: digits become "9",
+# the punctuation of numbers, rows and nulls ("n", "u", "l" only as null: the line already
+# parsed as JSON, so no other word remains) becomes ",", anything else "x". An exponent
+# ("e", "E") is "x" too: the sampler never writes one for a value of normal size, and one
+# is how a value too large for anything downstream would arrive.
+_FAST_BYTES = bytes(
+    0x39 if 0x30 <= b <= 0x39 else 0x2C if bytes((b,)) in b".,-+[]nul" else 0x78 for b in range(256)
+)
+# 20 digits in a row: a number near or past 2**64 (checked value by value on the general
+# path; no metric comes near it).
+_LONG_DIGITS = b"9" * 20
+# Row values beyond this are no GPU metric (byte counters reach ~1e16 in years): refused,
+# as float32 live buffers and int64 columns could not hold them.
+MAX_VALUE = float(2**64)
 
 
 def _fast_sample(obj: Mapping[str, Any], line: bytes, hello: Hello) -> Sample | None:
@@ -363,7 +366,8 @@ def _fast_sample(obj: Mapping[str, Any], line: bytes, hello: Hello) -> Sample | 
     if i < 0 or not line.rstrip().endswith(b"]]}"):
         return None
     tail = line[i + 8 :]
-    if tail.rstrip()[:-1].translate(None, _NUMERIC_JSON):
+    mapped = tail.rstrip()[:-1].translate(_FAST_BYTES)
+    if b"x" in mapped or _LONG_DIGITS in mapped:
         return None
     gpus = obj.get("gpus")
     width = len(hello.columns) + 1
@@ -371,6 +375,7 @@ def _fast_sample(obj: Mapping[str, Any], line: bytes, hello: Hello) -> Sample | 
     # filter above and the row-length check below, but not this count.
     if (
         type(gpus) is not list
+        or len(gpus) > MAX_GPUS
         or tail.count(b"[") != len(gpus)
         or not all(
             type(r) is list and len(r) == width and type(r[0]) is int and 0 <= r[0] <= MAX_GPU_INDEX
@@ -404,8 +409,11 @@ def _clean_row(r: Any, width: int) -> tuple[Value, ...]:
     for v in r:
         # A value that is not a number, a boolean or null (a list, an object, a string)
         # makes the line bad: taking it as null would hide a broken or hostile sampler.
-        if v is not None and type(v) not in (int, float, bool):
-            raise ProtocolError(f"sample value must be a number or null, got {_short(v)}")
+        if v is not None and type(v) is not bool:
+            if type(v) not in (int, float):
+                raise ProtocolError(f"sample value must be a number or null, got {_short(v)}")
+            if not -MAX_VALUE <= v <= MAX_VALUE:
+                raise ProtocolError(f"sample value out of range: {_short(v)}")
     # A boolean is no number: null, as the protocol has no boolean columns.
     return tuple(None if type(v) is bool else v for v in r)
 
@@ -491,8 +499,11 @@ def _link_values(col: Any, n: int | None) -> tuple[Value, ...]:
     if type(col) is not list or len(col) > MAX_LINKS or (n is not None and len(col) != n):
         raise ProtocolError("links row columns must be lists of equal length (one per link)")
     for v in col:
-        if v is not None and type(v) not in (int, float, bool):
-            raise ProtocolError(f"links value must be a number or null, got {_short(v)}")
+        if v is not None and type(v) is not bool:
+            if type(v) not in (int, float):
+                raise ProtocolError(f"links value must be a number or null, got {_short(v)}")
+            if not -MAX_VALUE <= v <= MAX_VALUE:
+                raise ProtocolError(f"links value out of range: {_short(v)}")
     return tuple(v if type(v) in (int, float) else None for v in col)
 
 
@@ -506,8 +517,8 @@ def _parse_links(obj: Mapping[str, Any], hello: Hello | None) -> Links:
         else protocol.LINK_COLUMN_NAMES
     )
     gpus = obj.get("gpus")
-    if type(gpus) is not list:
-        raise ProtocolError("links without a gpus list")
+    if type(gpus) is not list or len(gpus) > MAX_GPUS:
+        raise ProtocolError("links without a gpus list (of at most MAX_GPUS rows)")
     rows: list[LinkRow] = []
     for r in gpus:
         if type(r) is not list or not r or type(r[0]) is not int:
