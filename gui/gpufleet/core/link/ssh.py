@@ -900,10 +900,13 @@ def _connect_hop(
         if verdict.verdict == "changed":
             _close_transport(t)
             expected = tuple(hostkeys.fingerprint(k) for k in verdict.expected)
+            on_file = ", ".join(
+                f"{k.get_name()} {fp}" for k, fp in zip(verdict.expected, expected, strict=True)
+            )
             raise SshError(
-                f"{hop.label}: the {key.get_name()} host key of {hop.key_name} CHANGED: "
-                f"expected {', '.join(expected)}, the server presented {presented}. This can "
-                "be an attack or a reinstalled instance; if you know it was reinstalled, run "
+                f"{hop.label}: the host key of {hop.key_name} CHANGED: on file {on_file}; the "
+                f"server presented {key.get_name()} {presented}. This can be an attack or a "
+                "reinstalled instance; if you know it was reinstalled, run "
                 "`gpufleet hosts forget-key` for this host and connect again.",
                 "hostkey_changed",
                 False,
