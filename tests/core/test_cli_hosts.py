@@ -27,7 +27,11 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return rc, out, err
 
 
-def test_add_from_a_pasted_ssh_command_then_list(capsys):
+def test_add_from_a_pasted_ssh_command_then_list(capsys, tmp_path, monkeypatch):
+    # The key file given with -i must exist (a typo is refused at once).
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / ".ssh").mkdir()
+    (tmp_path / ".ssh" / "k").write_text("key\n")
     rc, out, _ = run(
         capsys,
         "add",

@@ -24,6 +24,7 @@ from typing import Any
 
 from gpufleet_sampler import protocol
 
+from gpufleet.cli import argtypes
 from gpufleet.cli.errors import (
     EXIT_CONNECT,
     EXIT_FAILURE,
@@ -72,7 +73,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("host", metavar="HOST")
     p.add_argument("pid", metavar="PID", type=int)
     p.add_argument("--signal", choices=("TERM", "KILL"), default="TERM")
-    p.add_argument("--grace", type=float, default=5.0, help="seconds to wait for the exit")
+    p.add_argument(
+        "--grace", type=argtypes.non_negative, default=5.0, help="seconds to wait for the exit"
+    )
     p.add_argument(
         "--tree",
         action="store_true",
@@ -80,7 +83,7 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument(
         "--watch",
-        type=float,
+        type=argtypes.non_negative,
         default=WATCH_S,
         help="seconds to watch NVML for its GPU memory to be released (0: do not)",
     )
@@ -108,6 +111,9 @@ def fresh_procs(fleet: Fleet, host: HostConfig, timeout: float) -> Procs:
             raise CliError(
                 f"{host.name}: {ev.reason}{hostkey_hint(ev.kind)}", exit_code_for(ev.kind)
             )
+        if isinstance(ev, HostStatus) and ev.kind == "refused" and latest is None:
+            # Nothing listens there: waiting out the timeout would not change that.
+            raise CliError(f"{host.name}: {ev.reason}", exit_code_for(ev.kind))
         if isinstance(ev, HostMessage) and isinstance(ev.msg, Procs):
             latest = ev.msg
             # Clocks of a remote host may be off by a little: a second of slack.

@@ -15,6 +15,7 @@ import sys
 import time
 from typing import IO, Any
 
+from gpufleet.cli import argtypes
 from gpufleet.cli.errors import EXIT_CONNECT, EXIT_OK, CliError
 from gpufleet.cli.hostarg import exit_code_for, hostkey_hint, resolve_host, unknown_key_callback
 from gpufleet.core.config import paths
@@ -45,7 +46,7 @@ def register(subparsers: Any) -> None:
         "host (demo:a100-train, demo:thermal-throttle-h100, ...).",
     )
     p.add_argument("host", metavar="HOST")
-    p.add_argument("--seconds", type=float, default=None, help="stop after N seconds")
+    p.add_argument("--seconds", type=argtypes.positive, default=None, help="stop after N seconds")
     p.add_argument(
         "--accept-new", action="store_true", help="trust the host key if it is not known yet"
     )

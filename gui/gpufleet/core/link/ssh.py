@@ -53,7 +53,9 @@ from gpufleet.core.model.errors import ErrorKind, GpufleetError
 
 log = logging.getLogger(__name__)
 
-_RETRYABLE_KINDS = {"connect", "timeout", "channel"}
+# "refused": nothing listens on the port; retried by long-running sessions, while one-shot
+# commands (kill) give up at once rather than wait for it to change.
+_RETRYABLE_KINDS = {"connect", "refused", "timeout", "channel"}
 _DEFAULT_KEYS = ("id_ed25519", "id_ecdsa", "id_rsa")
 _KEEPALIVE = "keepalive@openssh.com"
 _POLL_S = 0.5
@@ -108,7 +110,7 @@ def classify(e: BaseException, where: str) -> SshError:
     if isinstance(e, TimeoutError):
         return SshError(f"{where}: timed out", "timeout", True)
     if isinstance(e, ConnectionRefusedError):
-        return SshError(f"{where}: connection refused (is sshd running?)", "connect", True)
+        return SshError(f"{where}: connection refused (is sshd running?)", "refused", True)
     if isinstance(e, paramiko.SSHException):
         low = text.lower()
         if "banner" in low or "timeout" in low or "timed out" in low:
