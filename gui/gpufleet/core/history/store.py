@@ -29,6 +29,7 @@ import numpy as np
 import orjson
 from gpufleet_sampler import protocol
 
+from gpufleet.core.config import paths
 from gpufleet.core.history import codec
 from gpufleet.core.history.rows import RowPacker
 from gpufleet.core.history.schema import PRAGMAS, StoreError, init_schema
@@ -268,7 +269,8 @@ class Store:
             self._wcon: sqlite3.Connection | None = None
             self._reader()  # fail now, not at the first query
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # 0600 before SQLite opens it: its -wal and -shm files take the database's mode.
+        paths.private_file(self.path)
         try:
             self._wcon = self._connect(create=True)
             init_schema(self._wcon)

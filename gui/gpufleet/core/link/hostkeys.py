@@ -137,7 +137,7 @@ class KnownHosts:
 
     def add(self, name: str, key: paramiko.PKey) -> None:
         """Append one line to the app file (created 0600), durably."""
-        self.app_file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        paths.ensure_private_dir(self.app_file.parent)
         line = f"{name} {key.get_name()} {key.get_base64()}\n".encode()
         fd = os.open(self.app_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
