@@ -61,6 +61,12 @@ EVENT_RATE_PER_S = 2.0
 EVENT_BURST = 600
 # The history file's default size cap, on top of the age limits: the oldest data goes first.
 DEFAULT_MAX_BYTES = 8 << 30
+# SQLite's page cache, per connection: it fills up to this over the first hour of a large
+# fleet and then stays (bench/memory50.py: +30 MB over 45 minutes with 32 MB, flat with
+# these). The writer appends to the open minutes, a small working set; a reader (one per
+# thread) scans chunks that the OS caches anyway.
+WRITER_CACHE_KIB = 8 * 1024
+READER_CACHE_KIB = 8 * 1024
 FLOOD_NOTE_EVERY_S = 60.0
 RAW_BUCKET_CHUNKS = 150  # per GPU: 2.5 h at one chunk a minute
 ENCODE_MINUTES = 16  # minute buffers encoded per call (bigger arrays fall out of cache)
@@ -322,6 +328,7 @@ class Store:
             con.execute("PRAGMA auto_vacuum=INCREMENTAL")
         for p in PRAGMAS:
             con.execute(p)
+        con.execute(f"PRAGMA cache_size=-{WRITER_CACHE_KIB if create else READER_CACHE_KIB}")
         return con
 
     def _reader(self) -> sqlite3.Connection:
