@@ -7,12 +7,15 @@ Run as ``python fake_sampler.py MODE <sampler argv...>``; MODE is:
 - ``hostile``: prints a hello, then valid samples at 10 Hz with, early on, the values a
   hostile or broken sampler could send: a ``seq`` of 2**63 (one past int64), a GPU index of
   2**63, a list where a metric belongs, a huge ``t``, a procs entry with a pid of 2**64 - 1
-  and an event with a code of 2**63; then valid samples forever.
+  and an event with a code of 2**63; then valid samples forever;
+- ``lines``: prints the lines of the file named by $GPUFLEET_FAKE_LINES once (the first run;
+  later runs print only its first line, the hello), then nothing (a stalled stream).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 
@@ -84,6 +87,18 @@ def main() -> int:
                     print(bad, flush=True)
             seq += 1
             time.sleep(0.1)
+    if mode == "lines":
+        path = os.environ["GPUFLEET_FAKE_LINES"]
+        with open(path, "rb") as f:
+            lines = f.read().splitlines(keepends=True)
+        done = path + ".done"
+        first = not os.path.exists(done)
+        open(done, "w").close()
+        out = sys.stdout.buffer
+        out.writelines(lines if first else lines[:1])
+        out.flush()
+        time.sleep(3600)
+        return 0
     if mode == "silent":
         print(hello(), flush=True)
         time.sleep(3600)

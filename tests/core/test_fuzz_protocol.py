@@ -14,6 +14,7 @@ import copy
 import json
 import math
 import random
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -21,11 +22,17 @@ from typing import Any
 import pytest
 from _rules_support import sim_stream_lines
 from gpufleet.cli.main import main
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.fleet.events import HostStatus
+from gpufleet.core.fleet.fleet import Fleet
 from gpufleet.core.history.store import Store
+from gpufleet.core.link.transport import LocalTransport
 from gpufleet.core.live.buffers import LiveBuffers
 from gpufleet.core.wire.messages import Message, StreamDecoder, VersionError
+from sampler_daemons import Recorder
 
 SEED = 18
+FAKE = str(Path(__file__).with_name("fake_sampler.py"))
 ROUNDS = 150
 # Keep the whole test well within a minute on a loaded two-core machine.
 BUDGET_S = 50.0
@@ -198,3 +205,43 @@ def test_mutated_streams_raise_nothing_and_every_bad_line_is_counted(
     store.close()
     assert rounds >= 10, f"only {rounds} rounds in {BUDGET_S} s"
     assert total_bad > 0.02 * total_lines
+
+
+def test_mutated_streams_over_a_live_session_are_counted_and_stored(
+    bases: dict[str, tuple[bytes, ...]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same mutations through a real HostSession (a fake sampler prints them): the
+    session counts exactly the decoder's bad lines, never fails on an internal error, and
+    what it publishes is stored without an error."""
+    rng = random.Random(SEED + 1)
+    store = Store(tmp_path / "live.sqlite", flush_interval_s=0.2)
+    for r, scenario in enumerate(SCENARIOS):
+        # The hello intact: a session that never gets one stops reading (by design).
+        lines = [bases[scenario][0], *mutated_stream(rng, bases[scenario])[1:]]
+        path = tmp_path / f"live{r}.jsonl"
+        path.write_bytes(b"".join(lines))
+        dec = StreamDecoder()
+        for ln in lines:
+            dec.feed(ln)
+        monkeypatch.setenv("GPUFLEET_FAKE_LINES", str(path))
+        host = HostConfig(name=f"fz{r}", transport="local", backend="sim")
+        fleet = Fleet([host], opener=lambda h: LocalTransport(h, prefix=[sys.executable, FAKE,
+                                                                       "lines"]))  # fmt: skip
+        rec = Recorder(fleet.subscribe())
+        fleet.start()
+        try:
+            session = fleet.session(host.name)
+            assert session is not None
+            rec.wait(lambda s=session, n=dec.bad_lines: s.bad_lines >= n, 60, "the bad lines")
+            time.sleep(0.5)
+            rec.pump()
+            assert session.bad_lines == dec.bad_lines
+            reasons = [e.reason or "" for e in rec.of(host.name, HostStatus)]
+            assert not [x for x in reasons if "internal error" in x], reasons
+        finally:
+            fleet.stop()
+        for m in rec.msgs(host.name):
+            store.write(host.name, m)
+    store.flush()
+    assert store.errors == 0, store.last_error
+    store.close()
