@@ -498,13 +498,11 @@ def _parse_event(obj: Mapping[str, Any]) -> Event:
 def _link_values(col: Any, n: int | None) -> tuple[Value, ...]:
     if type(col) is not list or len(col) > MAX_LINKS or (n is not None and len(col) != n):
         raise ProtocolError("links row columns must be lists of equal length (one per link)")
-    for v in col:
-        if v is not None and type(v) is not bool:
-            if type(v) not in (int, float):
-                raise ProtocolError(f"links value must be a number or null, got {_short(v)}")
-            if not -MAX_VALUE <= v <= MAX_VALUE:
-                raise ProtocolError(f"links value out of range: {_short(v)}")
-    return tuple(v if type(v) in (int, float) else None for v in col)
+    # A value that is not a number, or is beyond any link's (a hostile 1e300), is "not
+    # reported": one bad link value does not cost the other links of the message.
+    return tuple(
+        v if type(v) in (int, float) and -MAX_VALUE <= v <= MAX_VALUE else None for v in col
+    )
 
 
 def _parse_links(obj: Mapping[str, Any], hello: Hello | None) -> Links:
