@@ -17,10 +17,10 @@ from gpufleet.cli.commands import kill, stream
 from gpufleet.cli.main import main
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.history.store import Store
+from gpufleet.core.model.findings import Finding
 from gpufleet.core.text.catalogue import finding_sentence
 from gpufleet.core.text.sanitize import clean, clean_text
 from gpufleet.core.verdicts.bundle import build_bundle
-from gpufleet.core.verdicts.findings import Finding
 from gpufleet.core.wire.messages import Event, Hello, Proc, Sample
 from gpufleet.core.wire.synth import make_hello
 
@@ -54,7 +54,8 @@ def test_kill_confirmation_escapes_the_remote_process() -> None:
     p = Proc(0, 4242, 77, EVIL, EVIL, f"python {EVIL} --epochs 3", 1 << 30, 50.0, "C")
     text = kill.describe(host, [p])
     assert_escaped(text)
-    assert "--epochs 3" in text and text.count("\n") == 5  # six lines, no forged one
+    plain = kill.describe(host, [p._replace(user="u", name="n", cmd="python x --epochs 3")])
+    assert "--epochs 3" in text and text.count("\n") == plain.count("\n")  # no forged line
 
 
 def evil_hello(gpus: int) -> Hello:
