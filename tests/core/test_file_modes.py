@@ -96,3 +96,17 @@ def test_a_parent_above_the_app_dirs_is_left_alone(
     Store(paths.history_file()).close()
     assert stat.S_IMODE(shared.stat().st_mode) == 0o755
     assert_private(shared / "gpufleet")
+
+
+def test_a_store_outside_the_app_dirs_never_tightens_a_shared_dir(
+    open_umask: None, tmp_path: Path
+) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)  # like /tmp
+    Store(shared / "h.sqlite").close()
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o1777
+    assert stat.S_IMODE((shared / "h.sqlite").stat().st_mode) == 0o600
+    Store(shared / "new" / "deeper" / "h.sqlite").close()
+    assert stat.S_IMODE((shared / "new").stat().st_mode) == 0o700  # made here: private
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o1777

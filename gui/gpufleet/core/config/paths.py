@@ -74,25 +74,29 @@ def _app_root(path: Path) -> Path | None:
 
 
 def ensure_private_dir(path: Path) -> Path:
-    """``path`` and its missing parents, 0700 from the config or data dir down (a parent
-    above those, such as ~/.local/share, is made as mkdir does and left alone)."""
+    """``path`` and its missing parents, 0700. Within the config or data dir (and that dir
+    itself) an existing directory of ours that is wider is tightened too; elsewhere only the
+    directories made here are set (a parent such as ~/.local/share or /tmp is left alone)."""
     path = Path(path)
     root = _app_root(path)
     missing = []
     p = path
-    while not p.exists():
+    while not p.exists() and p.parent != p:
         missing.append(p)
-        if p == root or p.parent == p:
-            break
         p = p.parent
     path.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
-    # mkdir's mode goes through the umask and reaches only the leaf: set each one made.
+    # mkdir's mode goes through the umask and reaches only the leaf: set each one made (above
+    # an app dir, such as a new ~/.local/share, as mkdir -p makes it).
     for p in missing:
         if root is None or p == root or root in p.parents:
             _tighten(p, PRIVATE_DIR)
-    _tighten(path, PRIVATE_DIR)
-    if root is not None and root != path:
-        _tighten(root, PRIVATE_DIR)
+    if root is not None:
+        p = path
+        while True:
+            _tighten(p, PRIVATE_DIR)
+            if p == root or p.parent == p:
+                break
+            p = p.parent
     return path
 
 
