@@ -236,7 +236,7 @@ def _add(args: argparse.Namespace) -> int:
         except SshCommandError as e:
             raise CliError(f"--ssh: {e}", EXIT_USAGE) from None
         fields.update({k: v for k, v in parsed.as_dict().items() if v is not None})
-        key = parsed.as_dict().get("key_path")
+        key = parsed.key_path
         if key and not Path(key).expanduser().is_file():
             raise CliError(f"--ssh: the key file given with -i does not exist: {key}", EXIT_USAGE)
         note = parsed.ignored_note()
