@@ -67,9 +67,11 @@ def test_add_from_a_pasted_ssh_command_then_list(capsys, tmp_path, monkeypatch):
     assert data[1]["jump"] == "b" and data[1]["backend"] == "sim"
 
 
-def test_add_with_the_host_before_its_options_keeps_the_port_and_key(capsys):
+def test_add_with_the_host_before_its_options_keeps_the_port_and_key(capsys, tmp_path, monkeypatch):
     # RunPod's form: before, the options after the destination were taken as a remote
-    # command, and port 22 with no key was saved.
+    # command, and port 22 with no key was saved. (The key file given with -i must exist.)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "KEY").write_text("key\n")
     rc, out, _ = run(
         capsys, "add", "pod", "--ssh", "ssh root@1.2.3.4 -p 14561 -i KEY -L 8888:localhost:8888"
     )
