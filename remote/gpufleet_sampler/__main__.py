@@ -57,6 +57,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         help="send every message after this sequence number, then live",
     )
+    p.add_argument(
+        "--run-id",
+        default=None,
+        help="the run the --from-seq number belongs to (from the hello the client had)",
+    )
     p.add_argument("--start", action="store_true", help="start the daemon first if none runs")
     # Used only when --start starts the daemon.
     p.add_argument("--idle-exit", type=float, default=24 * 3600.0)

@@ -1,13 +1,21 @@
-"""The small HTTP server behind every ``/metrics`` endpoint: the sampler's exporter and the
-laptop's fleet exporter both serve through it.
+"""The small HTTP servers: every ``/metrics`` endpoint (the sampler's exporter, the laptop's
+fleet exporter) and the laptop's Alertmanager receiver serve through ``BoundedHTTPServer``.
+
+A scraper or a stranger on the network must not be able to exhaust the process: each
+connection has a read and idle timeout (``CONNECTION_TIMEOUT_S``: a request that does not
+arrive in full, or a kept-alive connection left idle, is closed), at most
+``MAX_CONNECTIONS`` are served at once (more are closed at once, without a thread), and a
+client that resets or times out costs one closed socket, never a traceback on stderr.
 
 Python 3.8, stdlib only.
 """
 
 import contextlib
 import socket
+import sys
+import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Protocol
+from typing import Any, Optional, Protocol, Tuple, Type
 
 from gpufleet_sampler import metric_names as pn
 
@@ -15,6 +23,10 @@ INDEX_PAGE = (
     b"<html><head><title>gpufleet sampler exporter</title></head><body>"
     b'<h1>gpufleet sampler exporter</h1><p><a href="/metrics">Metrics</a></p></body></html>'
 )
+# Prometheus scrapes every 15 s or more and reconnects at once when a kept-alive connection
+# was closed; a request of ours takes milliseconds.
+CONNECTION_TIMEOUT_S = 10.0
+MAX_CONNECTIONS = 32
 
 
 class Renderer(Protocol):
@@ -23,10 +35,78 @@ class Renderer(Protocol):
     def render(self) -> bytes: ...
 
 
+class BoundedHTTPServer(ThreadingHTTPServer):
+    """A ThreadingHTTPServer with bounded threads and quiet client errors (see the module
+    docstring). Handlers should set ``timeout = CONNECTION_TIMEOUT_S``."""
+
+    daemon_threads = True
+    max_connections = MAX_CONNECTIONS
+    # Connections beyond the slots are accepted and closed at once rather than left to pile
+    # up unseen in the kernel's queue (socketserver's default is 5).
+    request_queue_size = 128
+
+    def __init__(self, address: Tuple[str, int], handler: Type[BaseHTTPRequestHandler]) -> None:
+        self._slots = threading.BoundedSemaphore(self.max_connections)
+        self.refused = 0  # connections closed because all slots were taken
+        super().__init__(address, handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            self.refused += 1
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        e = sys.exc_info()[1]
+        if isinstance(e, OSError):  # reset, broken pipe, timeout: the client's doing
+            return
+        sys.stderr.write("gpufleet http: {}: {!r}\n".format(client_address, e))
+
+
+class _V6Server(BoundedHTTPServer):
+    address_family = socket.AF_INET6
+
+
+def bounded_server(
+    host: str, port: int, handler: Type[BaseHTTPRequestHandler]
+) -> BoundedHTTPServer:
+    """A BoundedHTTPServer on host:port (IPv6 when the host has a colon), not yet serving;
+    raises OSError when the address is unusable."""
+    cls = _V6Server if ":" in host else BoundedHTTPServer
+    return cls((host, port), handler)
+
+
+def content_length(value: Optional[str], limit: int) -> Tuple[Optional[int], int, str]:
+    """A request's Content-Length, strictly: (length, 0, "") when it is a plain decimal
+    within ``limit``, else (None, HTTP status, reason): 411 missing, 400 malformed or
+    negative, 413 too large."""
+    if value is None:
+        return None, 411, "Content-Length required"
+    text = value.strip()
+    if not text.isdigit() or not text.isascii():
+        return None, 400, "Content-Length must be a non-negative decimal number"
+    n = int(text)
+    if n > limit:
+        return None, 413, "body over {} bytes".format(limit)
+    return n, 0, ""
+
+
 def make_handler(state: Renderer) -> Any:
     class Handler(BaseHTTPRequestHandler):
         server_version = "gpufleet-sampler"
         protocol_version = "HTTP/1.1"  # keep-alive: Prometheus reuses its connection
+        timeout = CONNECTION_TIMEOUT_S
 
         def do_GET(self) -> None:
             path = self.path.split("?", 1)[0]
@@ -73,13 +153,6 @@ def make_handler(state: Renderer) -> Any:
     return Handler
 
 
-class _V6Server(ThreadingHTTPServer):
-    address_family = socket.AF_INET6
-
-
-def make_server(state: Renderer, host: str, port: int) -> ThreadingHTTPServer:
-    """The HTTP server (not yet serving); raises OSError when the address is unusable."""
-    cls = _V6Server if ":" in host else ThreadingHTTPServer
-    server = cls((host, port), make_handler(state))
-    server.daemon_threads = True
-    return server
+def make_server(state: Renderer, host: str, port: int) -> BoundedHTTPServer:
+    """The /metrics server (not yet serving); raises OSError when the address is unusable."""
+    return bounded_server(host, port, make_handler(state))

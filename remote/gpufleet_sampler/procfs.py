@@ -6,20 +6,21 @@ with the boot id. A reused pid has different start ticks, so a kill keyed by bot
 the wrong process.
 
 Command lines can carry secrets (``--api-key=...``, tokens in URLs, ``HF_TOKEN=...``); they are
-redacted here, on the instance, before they are sent, stored, logged or shown anywhere.
+redacted here (by ``gpufleet_sampler.redact``), on the instance, before they are sent, stored,
+logged or shown anywhere.
 
 Python 3.8, stdlib only.
 """
 
 import pwd
-import re
 from typing import Dict, List, Optional, Tuple
 
+from gpufleet_sampler.redact import DEFAULT_CMD_MAX as DEFAULT_CMD_MAX
+from gpufleet_sampler.redact import REDACTED as REDACTED
+from gpufleet_sampler.redact import redact_argv as redact_argv
+from gpufleet_sampler.redact import redact_cmdline as redact_cmdline
+
 PROC = "/proc"
-REDACTED = "***"
-# Long command lines (a Python job with a hundred flags) are cut here; the client shows them
-# in a table cell and the wire line must stay bounded.
-DEFAULT_CMD_MAX = 1024
 # The cache is pruned to the live pids when it grows past this many entries.
 CACHE_MAX = 4096
 
@@ -148,134 +149,6 @@ def proc_name(pid: int) -> Optional[str]:
     return raw.decode("utf-8", "replace").rstrip("\n")
 
 
-# ---- secret redaction ------------------------------------------------------------------------
-
-# A flag or variable name is secret-bearing when one of its words (split at - _ .) is one of
-# these, or it names a key of some kind ("api_key", "secret_access_key").
-_SECRET_WORDS = (
-    "password",
-    "passwd",
-    "passphrase",
-    "pass",
-    "pwd",
-    "secret",
-    "token",
-    "apikey",
-    "credential",
-    "credentials",
-    "auth",
-    "cookie",
-    "signature",
-    "sig",
-)
-_SECRET_NAME = re.compile(
-    r"(^|_)(" + "|".join(_SECRET_WORDS) + r")($|_)"
-    r"|(api|access|secret|private|auth|signing|encryption|master|client|account)_?key($|_)",
-)
-
-# Tokens recognisable by their shape wherever they appear.
-_TOKEN_SHAPES = re.compile(
-    r"\b(?:"
-    r"hf_[A-Za-z0-9]{16,}"  # Hugging Face
-    r"|sk-[A-Za-z0-9_\-]{16,}"  # OpenAI / Anthropic style
-    r"|gh[pousr]_[A-Za-z0-9]{20,}"  # GitHub
-    r"|github_pat_[A-Za-z0-9_]{20,}"
-    r"|glpat-[A-Za-z0-9_\-]{16,}"  # GitLab
-    r"|xox[abprs]-[A-Za-z0-9\-]{10,}"  # Slack
-    r"|AKIA[0-9A-Z]{16}"  # AWS access key id
-    r"|ASIA[0-9A-Z]{16}"
-    r"|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]+"  # JWT
-    r"|wandb_[A-Za-z0-9]{20,}"
-    r")"
-)
-# user:password@ or token@ in a URL.
-_URL_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)(?P<info>[^/@\s]+)@")
-# ?token=... / &api_key=... in a URL or query string.
-_QUERY_SECRET = re.compile(r"(?P<pre>[?&;](?P<name>[A-Za-z0-9_.\-]+)=)(?P<val>[^&#\s;]*)")
-# "Authorization: Bearer xyz", "Basic xyz", "token xyz" inside one argument (curl -H ...).
-_AUTH_HEADER = re.compile(r"(?i)\b(bearer|basic|token)(\s+)[A-Za-z0-9._~+/=\-]+")
-# name=value / "name": "value" inside code or config text (python -c "...", JSON in argv).
-_TEXT_ASSIGN = re.compile(
-    r"(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)(?P<sep>['\"]?\s*[=:]\s*['\"]?)(?P<val>[^\s'\",;&)}]+)"
-)
-# NAME=value or --name=value / -name=value.
-_ASSIGN = re.compile(r"^(?P<name>-{0,2}[A-Za-z_][A-Za-z0-9_.\-]*)(?P<sep>[=:])(?P<val>.*)$", re.S)
-
-
-def _is_secret_name(name: str) -> bool:
-    norm = name.lstrip("-").lower().replace("-", "_").replace(".", "_")
-    return bool(norm) and _SECRET_NAME.search(norm) is not None
-
-
-def _redact_url_userinfo(m: "re.Match[str]") -> str:
-    info = m.group("info")
-    if ":" in info:
-        user = info.split(":", 1)[0]
-        return "{}{}:{}@".format(m.group("scheme"), user, REDACTED)
-    # A bare userinfo in https URLs is usually a token (https://ghp_xxx@github.com).
-    if m.group("scheme").lower().startswith(("http", "git")):
-        return "{}{}@".format(m.group("scheme"), REDACTED)
-    return m.group(0)
-
-
-def _redact_query(m: "re.Match[str]") -> str:
-    if _is_secret_name(m.group("name")) and m.group("val"):
-        return m.group("pre") + REDACTED
-    return m.group(0)
-
-
-def _redact_text_assign(m: "re.Match[str]") -> str:
-    if _is_secret_name(m.group("name")) and m.group("val") != REDACTED:
-        return m.group("name") + m.group("sep") + REDACTED
-    return m.group(0)
-
-
-def _redact_text(arg: str) -> str:
-    """Shape-based redaction that applies anywhere inside one argument."""
-    out = _URL_USERINFO.sub(_redact_url_userinfo, arg)
-    if "=" in out:
-        out = _QUERY_SECRET.sub(_redact_query, out)
-    out = _AUTH_HEADER.sub(lambda m: m.group(1) + m.group(2) + REDACTED, out)
-    if "=" in out or ":" in out:
-        out = _TEXT_ASSIGN.sub(_redact_text_assign, out)
-    return _TOKEN_SHAPES.sub(REDACTED, out)
-
-
-def redact_argv(argv: List[str]) -> List[str]:
-    """The argument list with secret values replaced by ``***``.
-
-    Handles ``--api-key=V``, ``--token V``, ``AWS_SECRET_ACCESS_KEY=V`` (env-style prefixes as
-    with ``env`` or ``sh -c``), ``https://user:pass@host``, ``?token=V`` and tokens recognisable
-    by their shape (``hf_...``, ``sk-...``, ``ghp_...``, JWTs). Errs on the side of hiding."""
-    out: List[str] = []
-    hide_next = False
-    for arg in argv:
-        if hide_next:
-            hide_next = False
-            # "--token --verbose" has no value to hide; anything else after a secret flag does.
-            if not arg.startswith("--"):
-                out.append(REDACTED)
-                continue
-        m = _ASSIGN.match(arg)
-        if m is not None and _is_secret_name(m.group("name")) and m.group("val"):
-            out.append(m.group("name") + m.group("sep") + REDACTED)
-            continue
-        if arg.startswith("-") and "=" not in arg and _is_secret_name(arg):
-            hide_next = True
-            out.append(arg)
-            continue
-        if len(arg.split(None, 1)) > 1:
-            # One argument holding a whole shell line (bash -c "...", python -c "..."): redact
-            # each word of it the same way.
-            # The whole text first ("Bearer xyz", '"password": "xyz"' span words), then word
-            # by word for "--token xyz".
-            arg = _redact_text(arg)
-            out.append(" ".join(redact_argv(arg.split())))
-            continue
-        out.append(_redact_text(arg))
-    return out
-
-
 def proc_argv(pid: int) -> Optional[List[str]]:
     """The raw argument list (unredacted: never send it anywhere), None if gone."""
     raw = _read("{}/{}/cmdline".format(PROC, pid))
@@ -285,14 +158,6 @@ def proc_argv(pid: int) -> Optional[List[str]]:
     if parts and parts[-1] == b"":
         parts.pop()
     return [p.decode("utf-8", "replace") for p in parts]
-
-
-def redact_cmdline(argv: List[str], max_len: int = DEFAULT_CMD_MAX) -> str:
-    """The redacted command line as one string, cut to ``max_len`` characters."""
-    cmd = " ".join(redact_argv(argv))
-    if len(cmd) > max_len:
-        cmd = cmd[: max(0, max_len - 1)] + "…"
-    return cmd
 
 
 def proc_cmdline(pid: int, max_len: int = DEFAULT_CMD_MAX) -> Optional[str]:

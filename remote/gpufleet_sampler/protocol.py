@@ -229,3 +229,15 @@ def reason_labels(mask: Optional[int]) -> List[str]:
     if not mask:
         return []
     return [label for bit, label, _ in REASON_BITS if mask & bit]
+
+
+# Names of the sim backend's scenarios (gpufleet_sampler.sim.scenarios, kept equal by a
+# test), so that the laptop can check a configured one without importing the simulator.
+SIM_SCENARIOS: Tuple[str, ...] = (
+    "healthy-8xa100",
+    "thermal-throttle-h100",
+    "power-capped-4090",
+    "crashed-idle",
+    "foreign-process",
+    "ecc-xid",
+)

@@ -27,7 +27,11 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return rc, out, err
 
 
-def test_add_from_a_pasted_ssh_command_then_list(capsys):
+def test_add_from_a_pasted_ssh_command_then_list(capsys, tmp_path, monkeypatch):
+    # The key file given with -i must exist (a typo is refused at once).
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / ".ssh").mkdir()
+    (tmp_path / ".ssh" / "k").write_text("key\n")
     rc, out, _ = run(
         capsys,
         "add",
@@ -63,9 +67,11 @@ def test_add_from_a_pasted_ssh_command_then_list(capsys):
     assert data[1]["jump"] == "b" and data[1]["backend"] == "sim"
 
 
-def test_add_with_the_host_before_its_options_keeps_the_port_and_key(capsys):
+def test_add_with_the_host_before_its_options_keeps_the_port_and_key(capsys, tmp_path, monkeypatch):
     # RunPod's form: before, the options after the destination were taken as a remote
-    # command, and port 22 with no key was saved.
+    # command, and port 22 with no key was saved. (The key file given with -i must exist.)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "KEY").write_text("key\n")
     rc, out, _ = run(
         capsys, "add", "pod", "--ssh", "ssh root@1.2.3.4 -p 14561 -i KEY -L 8888:localhost:8888"
     )

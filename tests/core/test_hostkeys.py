@@ -10,12 +10,27 @@ from gpufleet.core.link import hostkeys
 from gpufleet.core.link.hostkeys import KnownHosts
 
 
-def _key(tmp_path: Path, name: str) -> paramiko.PKey:
+def _key(tmp_path: Path, name: str, kind: str = "ed25519") -> paramiko.PKey:
     import subprocess
 
     p = tmp_path / name
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(p)], check=True)
+    subprocess.run(["ssh-keygen", "-q", "-t", kind, "-N", "", "-f", str(p)], check=True)
     return paramiko.PKey.from_path(p)
+
+
+def test_a_key_of_a_type_not_on_file_is_changed_not_unknown(tmp_path: Path):
+    ed, ec, rsa = _key(tmp_path, "ed"), _key(tmp_path, "ec", "ecdsa"), _key(tmp_path, "r", "rsa")
+    kh = KnownHosts(app_file=tmp_path / "known_hosts", system_file=tmp_path / "none")
+    kh.add("h", ed)
+    for other in (ec, rsa):
+        r = kh.check("h", other)
+        assert r.verdict == "changed"
+        assert [k.get_name() for k in r.expected] == ["ssh-ed25519"]
+    # Both keys on file (the host was trusted with each): either is known.
+    kh.add("h", ec)
+    assert kh.check("h", ec).verdict == "known" and kh.check("h", ed).verdict == "known"
+    assert kh.check("h", rsa).verdict == "changed"
+    assert kh.check("elsewhere", rsa).verdict == "unknown"
 
 
 def test_add_check_forget(tmp_path: Path):

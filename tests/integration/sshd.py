@@ -160,6 +160,18 @@ class Sshd:
         if running:
             self.start()
 
+    def switch_host_key_type(self, kind: str) -> None:
+        """Serve only a new host key of another type (``ecdsa``, ``rsa``): a server that
+        used to show one key type and now shows another; restarts sshd if it was running."""
+        running = self.proc is not None
+        self.stop()
+        path = self.workdir / f"ssh_host_{kind}_key"
+        for p in (path, path.with_suffix(".pub")):
+            p.unlink(missing_ok=True)
+        self.host_key = keygen(path, kind=kind)
+        if running:
+            self.start()
+
     def log(self) -> str:
         try:
             return self.log_path.read_text(errors="replace")

@@ -421,7 +421,7 @@ def test_connection_refused_is_retryable(sshd):
     host = sshd.host_config("gone", port=free_port())
     with pytest.raises(SshError) as ei:
         SshConnection.open(host, on_unknown_key=None, connect_timeout=2.0)
-    assert ei.value.kind == "connect" and ei.value.retryable
+    assert ei.value.kind == "refused" and ei.value.retryable
     assert "refused" in str(ei.value)
 
 

@@ -215,6 +215,37 @@ def test_two_clients_at_once(sd: Path) -> None:
     _wait(lambda: (_status(sd) or {}).get("clients") == 0, what="clients gone")
 
 
+def test_an_early_client_of_this_run_gets_exactly_what_follows_its_seq(sd: Path) -> None:
+    """A from-seq ahead of the ring's head with this run's id: nothing is backfilled, the
+    live part starts right after N (the client is early, not from another run)."""
+    run_id = json.loads(sampler("daemon", *_common(sd)).stdout)["run_id"]
+    head = (_status(sd) or {}).get("last_seq") or 0
+    n = head + 40
+    a = Attach(sd, "--from-seq", str(n), "--run-id", run_id)
+    hello = a.line()
+    assert hello is not None and hello["run_id"] == run_id
+    msgs = a.until_seq(n + 10)
+    assert _data_seqs(msgs) == list(range(n + 1, n + 11))
+    assert not [m for m in msgs if "gap_from" in m]
+    assert a.close() == 0
+
+
+def test_a_client_of_another_run_gets_everything_with_a_note(sd: Path) -> None:
+    assert sampler("daemon", *_common(sd)).returncode == 0
+    _wait(lambda: (_status(sd) or {}).get("last_seq", 0) >= 10, what="10 messages")
+    # Named as another run, or far ahead of anything this run numbered without a name.
+    for extra in (("--run-id", "0" * 32), ()):
+        n = 10**6
+        a = Attach(sd, "--from-seq", str(n), *extra)
+        a.line()
+        note = a.line()
+        assert note is not None and note["type"] == "note" and note["reason"] == "restart"
+        assert note["seq"] == n
+        first = a.line()
+        assert first is not None and first["seq"] == 1
+        assert a.close() == 0
+
+
 def test_restarted_daemon_has_new_run_and_continues_seq(sd: Path) -> None:
     first = json.loads(sampler("daemon", *_common(sd)).stdout)
     a = Attach(sd, "--from-seq", "0")
@@ -380,10 +411,13 @@ def _pump(d: server.Daemon) -> None:
         d.handle(key, mask)
 
 
-def _client(d: server.Daemon, from_seq: int) -> socket.socket:
+def _client(d: server.Daemon, from_seq: int, run_id: str | None = None) -> socket.socket:
     c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     c.connect(d.p.sock)
-    c.sendall(json.dumps({"op": "attach", "from_seq": from_seq}).encode() + b"\n")
+    req: dict[str, Any] = {"op": "attach", "from_seq": from_seq}
+    if run_id is not None:
+        req["run_id"] = run_id
+    c.sendall(json.dumps(req).encode() + b"\n")
     c.setblocking(False)
     return c
 
@@ -492,3 +526,25 @@ def test_an_nvml_daemon_sends_its_settled_cpu_plan_on_attach(sd: Path) -> None:
     plan = hello["cpu_budget"]
     assert plan["settled"] is True and plan["within"] is True
     assert hello["gpus"][0]["gpm_throughput"] == ["nvlink", "pcie"]
+
+
+def test_an_early_attach_before_the_first_tick_is_not_taken_for_another_run(
+    inproc: server.Daemon,
+) -> None:
+    """What made ``test_two_clients_at_once`` flaky on a loaded machine, without the race:
+    ``--from-seq 5`` arrives before the daemon has numbered anything. It is an early client
+    of this run (with its run id, or naming none): no backfill and no note, then seq 6 on."""
+    d = inproc
+    clients = [_client(d, 5), _client(d, 5, d.sampler.run_id)]
+    for _ in range(3):
+        _pump(d)
+    for k in range(20):
+        d.tick(1000.0 + k * 0.05, 1.7e9 + k * 0.05)
+        _pump(d)
+    for c in clients:
+        msgs = [json.loads(x) for x in _drain(c).splitlines()]
+        c.close()
+        assert msgs[0]["kind"] == "hello"
+        assert not [m for m in msgs if "gap_from" in m]
+        seqs = [m["seq"] for m in msgs[1:]]
+        assert seqs and seqs == list(range(6, seqs[-1] + 1)), seqs

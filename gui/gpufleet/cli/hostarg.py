@@ -77,7 +77,7 @@ def unknown_key_callback(accept_new: bool) -> Callable[[str, str, str], bool]:
 def exit_code_for(kind: str | None) -> int:
     if kind in ("hostkey_unknown", "hostkey_changed"):
         return EXIT_HOSTKEY
-    if kind in ("connect", "auth", "timeout", "channel", "config"):
+    if kind in ("connect", "refused", "auth", "timeout", "channel", "config"):
         return EXIT_CONNECT
     if kind in ("unknown_host", "no_process"):
         return EXIT_NOT_FOUND

@@ -20,6 +20,7 @@ from typing import NoReturn
 from gpufleet import __version__
 from gpufleet.cli import commands
 from gpufleet.cli.errors import CliError
+from gpufleet.core.text.sanitize import clean_text
 
 
 class _Parser(argparse.ArgumentParser):
@@ -67,7 +68,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         rc: int = func(args) or 0
         return rc
     except CliError as e:
-        print(f"gpufleet: {e}", file=sys.stderr)
+        # Errors quote what hosts said (sampler stderr, bad lines, kill messages): escaped.
+        print(f"gpufleet: {clean_text(str(e))}", file=sys.stderr)
         return e.exit_code
     except KeyboardInterrupt:
         return 130

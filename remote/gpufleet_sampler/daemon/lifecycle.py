@@ -212,7 +212,10 @@ def cmd_attach(args: argparse.Namespace) -> int:
         error_line(why, "no_daemon")
         return EXIT_NO_DAEMON
     try:
-        sock.sendall((json.dumps({"op": "attach", "from_seq": int(args.from_seq)}) + "\n").encode())
+        req: Dict[str, Any] = {"op": "attach", "from_seq": int(args.from_seq)}
+        if getattr(args, "run_id", None):
+            req["run_id"] = str(args.run_id)
+        sock.sendall((json.dumps(req) + "\n").encode())
         sock.setblocking(False)
         return relay(sock)
     except BrokenPipeError:

@@ -40,6 +40,9 @@ def say(message: str) -> None:
 # A client may lag this many bytes of live data behind before it is dropped (at 8 GPUs and
 # 1 Hz about three quarters of an hour); its backlog at attach time comes on top.
 CLIENT_LIVE_LIMIT = 4 << 20
+# An attach that names no run and whose from-seq is at most this far ahead of the ring's head
+# is an early client of this run; further ahead, one from a run whose numbering was lost.
+EARLY_SLACK = 1000
 
 
 SEND_CHUNK = 256 << 10
@@ -62,7 +65,7 @@ def _log(message: str) -> None:
 class _Client(object):
     """One connection: a request line first, then (for attach) a queue of lines to send."""
 
-    __slots__ = ("limit", "mode", "out", "queue", "queued", "rbuf", "sock")
+    __slots__ = ("after_seq", "limit", "mode", "out", "queue", "queued", "rbuf", "sock")
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
@@ -72,6 +75,9 @@ class _Client(object):
         self.queued = 0  # bytes in queue
         self.out = b""  # the chunk being sent
         self.limit = CLIENT_LIVE_LIMIT
+        # An early client of this run (its N is ahead of the ring): live messages up to N
+        # are not sent to it again; 0 = no filter.
+        self.after_seq = 0
 
     def push(self, lines: List[bytes]) -> None:
         self.queue.extend(lines)
@@ -305,9 +311,11 @@ class Daemon(object):
                 self._build_hello()
                 self.hello_settled = True
         lines = []
+        seqs = []
         xid_seen = False
         for m in msgs:
             lines.append(self._append(m))
+            seqs.append(int(m["seq"]))
             if m.get("kind") == protocol.KIND_EVENT and m.get("type") == protocol.EVENT_XID:
                 xid_seen = True
                 self.xid_count += 1
@@ -316,7 +324,12 @@ class Daemon(object):
         for c in list(self.clients.values()):
             if c.mode != "attach":
                 continue
-            c.push(lines)
+            if c.after_seq:
+                c.push([lines[i] for i, s in enumerate(seqs) if s > c.after_seq])
+                if seqs and seqs[-1] >= c.after_seq:
+                    c.after_seq = 0
+            else:
+                c.push(lines)
             if c.queued > c.limit:
                 self._drop(c, "too slow: {} bytes queued".format(c.queued))
                 continue
@@ -426,7 +439,8 @@ class Daemon(object):
             from_seq = req.get("from_seq", 0)
             if isinstance(from_seq, bool) or not isinstance(from_seq, int) or from_seq < 0:
                 from_seq = 0
-            backlog = [self.hello_line, *self._backlog(from_seq)]
+            run_id = req.get("run_id")
+            backlog = [self.hello_line, *self._backlog(c, from_seq, run_id)]
             c.push(backlog)
             # The backlog was produced at the client's request: only live data counts
             # toward the slow-client limit.
@@ -460,10 +474,16 @@ class Daemon(object):
         if not c.pending():
             self._drop(c, None)
 
-    def _backlog(self, from_seq: int) -> List[bytes]:
+    def _backlog(self, c: _Client, from_seq: int, run_id: Any = None) -> List[bytes]:
         ring = self.ring
         last = ring.last_seq
         first = ring.first_seq
+        head = last if last is not None else self.sampler.next_seq - 1
+        if from_seq > head and self._same_run(run_id, from_seq - head):
+            # The client is early (it asked for numbers of this run not made yet): nothing
+            # to backfill, and live data starts after its N.
+            c.after_seq = from_seq
+            return []
         if last is not None and from_seq > last:
             # A number from the future: the client's N belongs to another run whose state
             # file is gone. Send all we have, and say so.
@@ -502,6 +522,15 @@ class Daemon(object):
                 ),
             )
         return [note, *lines]
+
+    def _same_run(self, run_id: Any, ahead: int) -> bool:
+        """Whether a from-seq ahead of the ring's head by ``ahead`` messages belongs to this
+        run: the client says so (its hello's run id); a client that names no run is taken
+        at its word while it is not far ahead (numbers are never reused on one host), and as
+        one from a run whose state was lost beyond that."""
+        if isinstance(run_id, str) and run_id:
+            return bool(run_id == self.sampler.run_id)
+        return ahead <= EARLY_SLACK
 
     def _gap_note(self, seq: int, gap_from: int, gap_to: int, reason: str, text: str) -> bytes:
         # seq is the client's own N: it neither advances nor rewinds the client's counter.

@@ -34,6 +34,7 @@ from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.fleet.fleet import Fleet, FleetError
 from gpufleet.core.history.store import Store
 from gpufleet.core.text.catalogue import finding_sentence
+from gpufleet.core.text.sanitize import clean
 from gpufleet.core.verdicts.health import evaluate_check, overall_verdict
 
 MARK = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "info": "INFO"}
@@ -157,7 +158,7 @@ def _print(
         }
         sys.stdout.buffer.write(orjson.dumps(out, option=orjson.OPT_INDENT_2) + b"\n")
     else:
-        print(f"{label}: {MARK.get(verdict, verdict.upper())}")
+        print(f"{clean(label)}: {MARK.get(verdict, verdict.upper())}")
         for f in findings:  # the sentences name their GPU themselves
             print(f"  [{MARK.get(f.verdict, f.verdict.upper())}] {finding_sentence(f)}")
     return EXIT_FAILURE if verdict == "fail" else EXIT_OK

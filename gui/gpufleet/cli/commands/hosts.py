@@ -27,6 +27,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from gpufleet_sampler import protocol
+
+from gpufleet.cli import argtypes
 from gpufleet.cli.errors import EXIT_FAILURE, EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE, CliError
 from gpufleet.core.config import configfile as config
 from gpufleet.core.config import secrets
@@ -69,10 +72,17 @@ def register(subparsers: Any) -> None:
     a.add_argument(
         "--jump", metavar="[USER@]HOST[:PORT]", help="ProxyJump host(s), comma-separated"
     )
-    a.add_argument("--price-per-hour", type=float, metavar="P", help="rental price per hour")
+    a.add_argument(
+        "--price-per-hour", type=argtypes.non_negative, metavar="P", help="rental price per hour"
+    )
     a.add_argument("--currency", default=None, metavar="C", help="currency of the price (USD)")
     a.add_argument("--backend", choices=("nvml", "sim"), default="nvml")
-    a.add_argument("--scenario", metavar="S", help="sim scenario (with --backend sim)")
+    a.add_argument(
+        "--scenario",
+        metavar="S",
+        type=argtypes.scenario,
+        help=f"sim scenario (with --backend sim): {', '.join(protocol.SIM_SCENARIOS)}",
+    )
     a.add_argument(
         "--collector",
         choices=("auto", "sampler", "nvidia-smi"),
@@ -226,6 +236,9 @@ def _add(args: argparse.Namespace) -> int:
         except SshCommandError as e:
             raise CliError(f"--ssh: {e}", EXIT_USAGE) from None
         fields.update({k: v for k, v in parsed.as_dict().items() if v is not None})
+        key = parsed.key_path
+        if key and not Path(key).expanduser().is_file():
+            raise CliError(f"--ssh: the key file given with -i does not exist: {key}", EXIT_USAGE)
         note = parsed.ignored_note()
     if args.jump:
         fields["jump"] = args.jump

@@ -24,6 +24,7 @@ from typing import Any
 
 from gpufleet_sampler import protocol
 
+from gpufleet.cli import argtypes
 from gpufleet.cli.errors import (
     EXIT_CONNECT,
     EXIT_FAILURE,
@@ -39,6 +40,7 @@ from gpufleet.cli.hostarg import exit_code_for, hostkey_hint, resolve_host, unkn
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.fleet.events import GAVE_UP_STATES
 from gpufleet.core.fleet.fleet import Fleet, HostMessage, HostStatus
+from gpufleet.core.text.sanitize import clean
 from gpufleet.core.wire.messages import Proc, Procs
 
 RESULT_EXIT = {
@@ -71,7 +73,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("host", metavar="HOST")
     p.add_argument("pid", metavar="PID", type=int)
     p.add_argument("--signal", choices=("TERM", "KILL"), default="TERM")
-    p.add_argument("--grace", type=float, default=5.0, help="seconds to wait for the exit")
+    p.add_argument(
+        "--grace", type=argtypes.non_negative, default=5.0, help="seconds to wait for the exit"
+    )
     p.add_argument(
         "--tree",
         action="store_true",
@@ -79,7 +83,7 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument(
         "--watch",
-        type=float,
+        type=argtypes.non_negative,
         default=WATCH_S,
         help="seconds to watch NVML for its GPU memory to be released (0: do not)",
     )
@@ -107,6 +111,9 @@ def fresh_procs(fleet: Fleet, host: HostConfig, timeout: float) -> Procs:
             raise CliError(
                 f"{host.name}: {ev.reason}{hostkey_hint(ev.kind)}", exit_code_for(ev.kind)
             )
+        if isinstance(ev, HostStatus) and ev.kind == "refused" and latest is None:
+            # Nothing listens there: waiting out the timeout would not change that.
+            raise CliError(f"{host.name}: {ev.reason}", exit_code_for(ev.kind))
         if isinstance(ev, HostMessage) and isinstance(ev.msg, Procs):
             latest = ev.msg
             # Clocks of a remote host may be off by a little: a second of slack.
@@ -134,14 +141,16 @@ def describe(host: HostConfig, entries: list[Proc]) -> str:
     mem = sum(e.mem_bytes or 0 for e in entries)
     host_pids = sorted({e.host_pid for e in entries if e.host_pid is not None})
     host_pid = ", ".join(str(h) for h in host_pids) or "unknown"
+    # User, name and command line come from the instance: escaped, so that they cannot
+    # rewrite the confirmation they are part of.
     return (
-        f"host:    {host.label}\n"
+        f"host:    {clean(host.label)}\n"
         f"GPU:     {gpus}\n"
         f"PID:     {p.pid} (started at tick {p.start_ticks})\n"
         f"host PID (NVML): {host_pid}\n"
-        f"match:   {'; '.join(sorted({mapping_text(e) for e in entries}))}\n"
-        f"user:    {p.user or '?'}\n"
-        f"command: {p.cmd or p.name or '?'}\n"
+        f"match:   {clean('; '.join(sorted({mapping_text(e) for e in entries})))}\n"
+        f"user:    {clean(p.user or '?')}\n"
+        f"command: {clean(p.cmd or p.name or '?')}\n"
         f"memory:  {mem / 2**30:.1f} GiB"
     )
 
@@ -214,14 +223,15 @@ def kill_on(fleet: Fleet, host: HostConfig, args: argparse.Namespace) -> int:
     code = RESULT_EXIT.get(result.result, EXIT_FAILURE)
     for m in result.tree:
         print(
-            f"  PID {m.get('pid')} ({m.get('name') or '?'}): "
+            f"  PID {m.get('pid')} ({clean(m.get('name') or '?')}): "
             f"{str(m.get('result', '?')).replace('_', ' ')}",
             file=sys.stderr,
         )
     memory = report_memory(result)
     if code != EXIT_OK:
-        raise CliError(f"{host.name}: {result.message}" + (f"; {memory}" if memory else ""), code)
-    print(f"{host.name}: {result.message}")
+        message = clean(result.message) + (f"; {memory}" if memory else "")
+        raise CliError(f"{host.name}: {message}", code)
+    print(f"{host.name}: {clean(result.message)}")
     if memory:
         print(f"{host.name}: {memory}")
     return EXIT_OK

@@ -13,9 +13,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from gpufleet.cli.errors import EXIT_OK, EXIT_USAGE, CliError
+from gpufleet.cli.errors import EXIT_FAILURE, EXIT_NOT_FOUND, EXIT_OK, CliError
 from gpufleet.core.alerts.rules import Rule, RulesError, load_rules
 from gpufleet.core.config import paths
+from gpufleet.core.config.configfile import ConfigError, load_config
 from gpufleet.core.text.catalogue import duration, rule_meaning, severity_label
 
 # name -> (help, add_arguments, run): the seam for `rules export --format prometheus`.
@@ -46,19 +47,27 @@ def register(subparsers: Any) -> None:
 
 
 def _effective(args: argparse.Namespace) -> list[Rule]:
+    # A rules.toml that cannot be used is a bad file (exit 1, as docs/cli.md says), not a
+    # bad command line.
     try:
         rules = load_rules()
     except RulesError as e:
-        raise CliError(str(e), EXIT_USAGE) from None
+        raise CliError(str(e), EXIT_FAILURE) from None
     if not args.host:
         return rules
     from gpufleet.cli.commands._analysis import host_config
 
+    try:
+        configured = load_config().host(args.host)
+    except ConfigError as e:
+        raise CliError(str(e), EXIT_FAILURE) from None
+    if configured is None:
+        raise CliError(f"no host named {args.host!r} (see `gpufleet hosts list`)", EXIT_NOT_FOUND)
     host = host_config(args, args.host)
     try:
         return [r.for_host(host) for r in rules]
     except RulesError as e:
-        raise CliError(str(e), EXIT_USAGE) from None
+        raise CliError(str(e), EXIT_FAILURE) from None
 
 
 def run_list(args: argparse.Namespace) -> int:

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from gpufleet.cli import argtypes
 from gpufleet.cli.errors import EXIT_USAGE, CliError
 
 # Which demo host each tab shows: the one whose scenario the tab explains best.
@@ -37,7 +38,12 @@ def register(sub: Any) -> None:
     p.add_argument("--out", required=True, type=Path, help="directory for the PNG files")
     p.add_argument("--size", default="1600x1000", help="window size WxH (default 1600x1000)")
     p.add_argument("--tab", default=None, help="only this tab (overview, clocks, thermal, ...)")
-    p.add_argument("--minutes", type=float, default=30.0, help="simulated history before the grab")
+    p.add_argument(
+        "--minutes",
+        type=argtypes.non_negative,
+        default=30.0,
+        help="simulated history before the grab",
+    )
     p.add_argument("--theme", choices=("dark", "light"), default="dark")
     p.set_defaults(func=run)
 

@@ -15,12 +15,14 @@ import sys
 import time
 from typing import IO, Any
 
+from gpufleet.cli import argtypes
 from gpufleet.cli.errors import EXIT_CONNECT, EXIT_OK, CliError
 from gpufleet.cli.hostarg import exit_code_for, hostkey_hint, resolve_host, unknown_key_callback
 from gpufleet.core.config import paths
 from gpufleet.core.fleet.events import GAVE_UP_STATES, RECONNECTING, STREAMING
 from gpufleet.core.fleet.fleet import Fleet, HostGap, HostMessage, HostStatus
 from gpufleet.core.history.store import Store
+from gpufleet.core.text.sanitize import clean
 from gpufleet.core.wire.encode import encode_line
 from gpufleet.core.wire.messages import Hello, Message, Sample
 
@@ -44,7 +46,7 @@ def register(subparsers: Any) -> None:
         "host (demo:a100-train, demo:thermal-throttle-h100, ...).",
     )
     p.add_argument("host", metavar="HOST")
-    p.add_argument("--seconds", type=float, default=None, help="stop after N seconds")
+    p.add_argument("--seconds", type=argtypes.positive, default=None, help="stop after N seconds")
     p.add_argument(
         "--accept-new", action="store_true", help="trust the host key if it is not known yet"
     )
@@ -117,11 +119,12 @@ def run(args: argparse.Namespace) -> int:
                         f"{host.name}: {ev.reason}{hostkey_hint(ev.kind)}", exit_code_for(ev.kind)
                     )
                 if ev.state == RECONNECTING or (ev.state == STREAMING and ev.reason):
-                    why = f": {ev.reason}" if ev.reason else ""
+                    # A reason may quote the sampler's stderr or a bad line: escaped.
+                    why = f": {clean(ev.reason)}" if ev.reason else ""
                     print(f"gpufleet: {ev.host} {ev.state}{why}", file=sys.stderr)
             elif isinstance(ev, HostGap):
                 print(
-                    f"gpufleet: {ev.host}: gap after seq {ev.after_seq}: {ev.reason}",
+                    f"gpufleet: {ev.host}: gap after seq {ev.after_seq}: {clean(ev.reason)}",
                     file=sys.stderr,
                 )
     except BrokenPipeError:
@@ -153,9 +156,8 @@ def _emit(out: IO[bytes], fmt: str, host: str, msg: Message) -> None:
         out.write(("\n".join(_table_lines(host, msg)) + "\n").encode())
         out.flush()
     elif isinstance(msg, Hello):
-        names = [g.name for g in msg.gpus]
+        # Versions and GPU names come from the instance: escaped for the terminal.
+        names = [clean(g.name) for g in msg.gpus]
         gpus = ", ".join(f"{names.count(n)} × {n}" for n in dict.fromkeys(names))
-        print(
-            f"gpufleet: {host}: sampler {msg.sampler_version} ({msg.backend}), {gpus}",
-            file=sys.stderr,
-        )
+        version = f"{clean(msg.sampler_version)} ({clean(msg.backend)})"
+        print(f"gpufleet: {host}: sampler {version}, {gpus}", file=sys.stderr)

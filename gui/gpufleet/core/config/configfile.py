@@ -276,7 +276,7 @@ def save_config(cfg: AppConfig, path: Path | None = None) -> Path:
     """Write atomically (temp file in the same directory, fsync, rename), mode 0600."""
     path = path if path is not None else config_file_path()
     text = dumps(cfg)
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    paths.ensure_private_dir(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".config.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:

@@ -327,7 +327,9 @@ class HostSession:
             transport.close()
 
     def _stream_once(self, transport: Transport, prefix: list[str]) -> bool:
-        argv = samplercmd.attach_argv(prefix, self.host, self.last_seq, self.state_dir)
+        argv = samplercmd.attach_argv(
+            prefix, self.host, self.last_seq, self.state_dir, self.run_id if self.last_seq else None
+        )
         # Right after a restart was recorded, the daemon's own note about it is not news.
         self._suppress_gap_notes = self._restart_reported
         self._restart_reported = False
@@ -400,7 +402,10 @@ class HostSession:
         restarted = self.run_id is not None and hello.run_id != self.run_id
         self.hello = hello
         if hello.interval_s > 0:
-            self._stall_limit_s = max(STALL_INTERVALS * hello.interval_s, 1.0)
+            # The sampler's own interval, but never longer than the one asked for: a hello
+            # claiming hours must not switch the stall watchdog off.
+            interval = min(hello.interval_s, self.host.interval_s)
+            self._stall_limit_s = max(STALL_INTERVALS * interval, 1.0)
         if restarted:
             self._publish(
                 HostGap(

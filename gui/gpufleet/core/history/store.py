@@ -29,6 +29,7 @@ import numpy as np
 import orjson
 from gpufleet_sampler import protocol
 
+from gpufleet.core.config import paths
 from gpufleet.core.history import codec
 from gpufleet.core.history.rows import RowPacker
 from gpufleet.core.history.schema import PRAGMAS, StoreError, init_schema
@@ -52,6 +53,21 @@ DAY_S = 86400.0
 CHUNK_S = 60.0  # a chunk never crosses a minute boundary
 MAX_CHUNK_ROWS = 1200  # caps a chunk at sampling rates above 20 Hz
 RETENTION_EVERY_S = 600.0
+# Events and error messages of one host are recorded at most this fast (a token bucket on
+# the laptop's clock, which a sampler cannot forge; the burst takes a reconnect's backfill
+# of real events): a flooding sampler would otherwise grow the file by gigabytes an hour.
+# What is left out is counted (``Store.rate_limited``) and said in a note event a minute.
+EVENT_RATE_PER_S = 2.0
+EVENT_BURST = 600
+# The history file's default size cap, on top of the age limits: the oldest data goes first.
+DEFAULT_MAX_BYTES = 8 << 30
+# SQLite's page cache, per connection: it fills up to this over the first hour of a large
+# fleet and then stays (bench/memory50.py: +30 MB over 45 minutes with 32 MB, flat with
+# these). The writer appends to the open minutes, a small working set; a reader (one per
+# thread) scans chunks that the OS caches anyway.
+WRITER_CACHE_KIB = 8 * 1024
+READER_CACHE_KIB = 8 * 1024
+FLOOD_NOTE_EVERY_S = 60.0
 RAW_BUCKET_CHUNKS = 150  # per GPU: 2.5 h at one chunk a minute
 ENCODE_MINUTES = 16  # minute buffers encoded per call (bigger arrays fall out of cache)
 
@@ -95,6 +111,10 @@ class _Buffer:
     packed: Array | None = None
     packed_n: int = 0
     uniform: bool = True
+
+
+_I64_MIN = -(2**63)
+_I64_MAX = 2**63 - 1
 
 
 def _dumps(obj: Any) -> bytes:
@@ -188,6 +208,29 @@ def _proc_from(d: Mapping[str, Any]) -> Proc:
     )
 
 
+def _flood_note(host: str, n: int, t: float, rate: float) -> Event:
+    """The one event that stands for ``n`` events of a flood left out of the history."""
+    text = (
+        f"{n} events or errors of {host} were not recorded: more than {rate:g} a second "
+        "came in (a flooding sampler)"
+    )
+    note = protocol.EVENT_NOTE
+    raw = {"kind": "event", "seq": 0, "t": t, "type": note, "gpu": None, "code": None,
+           "message": text, "rate_limited": n}  # fmt: skip
+    return Event(seq=0, t=t, type=note, gpu=None, code=None, message=text, raw=raw)
+
+
+def _storable(s: Sample) -> bool:
+    """Whether a sample fits the store's int64 and float64 columns."""
+    ok = (
+        type(s.seq) is int
+        and _I64_MIN <= s.seq <= _I64_MAX
+        and math.isfinite(s.t)
+        and math.isfinite(s.mono)
+    )
+    return ok and all(r and type(r[0]) is int and _I64_MIN <= r[0] <= _I64_MAX for r in s.rows)
+
+
 def bucket(
     t: Array, mean: Array, vmin: Array, vmax: Array, weight: Array, t0: float, t1: float, n: int
 ) -> tuple[Array, Array, Array, Array]:
@@ -224,13 +267,23 @@ class Store:
         queue_size: int = 200_000,
         flush_interval_s: float = 1.0,
         batch_rows: int = 50_000,
+        max_bytes: int | None = DEFAULT_MAX_BYTES,
+        event_rate_per_s: float = EVENT_RATE_PER_S,
+        event_burst: int = EVENT_BURST,
     ) -> None:
         self.path = Path(path)
         self.retention_raw_days = float(retention_raw_days)
         self.retention_rollup_days = float(retention_rollup_days)
+        self.max_bytes = max_bytes
+        self.event_rate_per_s = float(event_rate_per_s)
+        self.event_burst = int(event_burst)
+        # Per host: events and error messages not recorded because of the rate limit.
+        self.rate_limited: dict[str, int] = {}
+        self.trimmed_for_size = 0  # retention passes that deleted data to keep under max_bytes
         self.read_only = read_only
         self.dropped = 0  # messages refused because the queue was full
-        self.errors = 0  # batches that failed to commit (logged)
+        self.errors = 0  # batches or records that failed to commit (logged)
+        self.last_error: str | None = None  # the reason of the latest such failure
         self._flush_interval = flush_interval_s
         self._batch_rows = batch_rows
         self._local = threading.local()
@@ -252,7 +305,8 @@ class Store:
             self._wcon: sqlite3.Connection | None = None
             self._reader()  # fail now, not at the first query
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # 0600 before SQLite opens it: its -wal and -shm files take the database's mode.
+        paths.private_file(self.path)
         try:
             self._wcon = self._connect(create=True)
             init_schema(self._wcon)
@@ -274,6 +328,7 @@ class Store:
             con.execute("PRAGMA auto_vacuum=INCREMENTAL")
         for p in PRAGMAS:
             con.execute(p)
+        con.execute(f"PRAGMA cache_size=-{WRITER_CACHE_KIB if create else READER_CACHE_KIB}")
         return con
 
     def _reader(self) -> sqlite3.Connection:
@@ -366,7 +421,8 @@ class Store:
 
     def apply_retention(self, now: float | None = None) -> None:
         """Delete raw data older than ``retention_raw_days`` and the rest older than
-        ``retention_rollup_days`` (also done in the background every 10 minutes)."""
+        ``retention_rollup_days``, then the oldest data until the file holds at most
+        ``max_bytes`` (also done in the background every 10 minutes)."""
         self._wait(_OP_RETENTION, time.time() if now is None else now)
 
     def close(self) -> None:
@@ -830,6 +886,12 @@ class _Writer:
         self.procs_dirty: set[str] = set()
         self.ops: list[tuple[Any, ...]] = []  # non-sample records of the batch
         self.next_retention = time.monotonic()
+        # Per host: (tokens, time of the last refill) of the event rate limit, and how many
+        # were left out since the last recorded one.
+        self.buckets: dict[str, tuple[float, float]] = {}
+        self.held_back: dict[str, int] = {}
+        self.noted: dict[str, float] = {}  # host -> monotonic time of its last flood note
+        self.last_t: dict[str, float] = {}  # host -> time of its latest event or error
 
     # -- ids -----------------------------------------------------------------------------
 
@@ -872,7 +934,10 @@ class _Writer:
             while item is not None:
                 op = item[0]
                 if op == _OP_MSG:
-                    self.add_msg(item[1], item[2])
+                    try:
+                        self.add_msg(item[1], item[2])
+                    except Exception as e:  # one bad message, not the thread
+                        self.failed(f"cannot buffer a message from {item[1]}", e)
                 elif op == _OP_FLUSH:
                     waiters.append(item[1])
                     break
@@ -895,7 +960,7 @@ class _Writer:
                 item = q.popleft() if q else None
             now = time.monotonic()
             if waiters or stop or now >= next_flush or self.pending_rows >= self.store._batch_rows:
-                self.safe_flush()
+                self.safe_flush(final=stop)
                 next_flush = now + self.store._flush_interval
                 for w in waiters:
                     w.set()
@@ -904,21 +969,105 @@ class _Writer:
                 self.next_retention = now + RETENTION_EVERY_S
                 self.safe(lambda: self.retention(time.time()))
 
-    def safe(self, fn: Any) -> None:
+    def failed(self, what: str, e: BaseException) -> None:
+        """Count and log one failure; the writer thread carries on whatever it was."""
+        st = self.store
+        st.errors += 1
+        st.last_error = f"{what}: {type(e).__name__}: {e}"
+        # A full traceback for the first failures, then one line each: a hostile host can
+        # make every batch fail, and the log must not grow with it.
+        if st.errors <= 5:
+            log.error("history store: %s", what, exc_info=e)
+        else:
+            log.error("history store: %s", st.last_error)
+
+    def safe(self, fn: Any) -> BaseException | None:
+        """Run ``fn``; on any failure count it, roll back and return the exception (the
+        writer thread must outlive any one batch)."""
         try:
             fn()
-        except sqlite3.Error:
-            self.store.errors += 1
-            log.exception("history store: write failed")
-            if self.con.in_transaction:
-                self.con.execute("ROLLBACK")
+        except Exception as e:
+            self.failed("write failed", e)
+            self.rollback()
+            return e
+        return None
 
-    def safe_flush(self) -> None:
-        self.safe(self.flush)
-        # What failed is not retried: a persistent error (disk full) must not grow memory.
+    def rollback(self) -> None:
+        if self.con.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                self.con.execute("ROLLBACK")
+        self.forget_ids()
+        # Rows these point at may just have been undone.
+        self.last_procs.clear()
+        self.procs_dirty.clear()
+
+    def forget_ids(self) -> None:
+        """Drop the cached row ids: an undone transaction or savepoint may have created
+        them."""
+        self.host_ids.clear()
+        self.colset_ids.clear()
+        self.last_hello.clear()
+        self.hello_waiting_first.clear()
+
+    def safe_flush(self, final: bool = False) -> None:
+        self.flood_notes(force=final)
+        e = self.safe(self.flush)
+        if e is not None and not isinstance(e, sqlite3.OperationalError):
+            # One record of the batch cannot be written (a value SQLite cannot hold, say):
+            # write the rest one by one so that the other hosts and the other records of
+            # this host are kept. An operational error (disk full, I/O) would fail every
+            # record: the batch is dropped, as memory must not grow with it.
+            self.flush_each()
+        # What failed is not retried.
         self.closed.clear()
         self.ops.clear()
         self.pending_rows = 0
+
+    def flush_each(self) -> None:
+        items = [*self.closed, *((h, b) for h, b in self.open.items() if b.dirty)]
+        con = self.con
+        try:
+            con.execute("BEGIN IMMEDIATE")
+            for host, buf in items:
+                if not self.one(lambda hb=(host, buf): self.write_buffers([hb]), host):
+                    self.drop_unstorable(host, buf)
+            for item in self.ops:
+                self.one(lambda it=item: self.write_op(it), "a record")
+            self.one(self.flush_procs_updates, "process snapshots")
+            con.execute("COMMIT")
+        except sqlite3.Error as e:
+            self.failed("write failed (record by record)", e)
+            self.rollback()
+        for buf in self.open.values():
+            buf.dirty = False
+
+    def one(self, fn: Any, what: str) -> bool:
+        """Run ``fn`` in a savepoint of the open transaction: undone alone on failure."""
+        con = self.con
+        con.execute("SAVEPOINT one")
+        ok = True
+        try:
+            fn()
+        except Exception as e:  # this record only
+            con.execute("ROLLBACK TO one")
+            self.forget_ids()
+            self.failed(f"cannot store {what}", e)
+            ok = False
+        con.execute("RELEASE one")
+        return ok
+
+    def drop_unstorable(self, host: str, buf: _Buffer) -> None:
+        """After a host's minute failed to encode: keep its samples that fit the int64 and
+        float64 columns (only a hand-made Sample can carry others: the decoder refuses
+        them), write those, and drop the minute if even they fail."""
+        keep = [s for s in buf.samples if _storable(s)]
+        lost = len(buf.samples) - len(keep)
+        if lost:
+            log.error("history store: %d unstorable sample(s) of %s dropped", lost, host)
+        buf.samples, buf.packed, buf.packed_n, buf.uniform = keep, None, 0, True
+        written = bool(keep) and self.one(lambda: self.write_buffers([(host, buf)]), host)
+        if not written and self.open.get(host) is buf:
+            del self.open[host]
 
     # -- batching ------------------------------------------------------------------------
 
@@ -928,7 +1077,42 @@ class _Writer:
             return
         if isinstance(msg, Hello):
             self.await_first.add(host)
+        elif isinstance(msg, Event | ErrorMsg) and not self.admit(host, msg):
+            return
         self.ops.append((_OP_MSG, host, msg))
+
+    def admit(self, host: str, msg: Event | ErrorMsg) -> bool:
+        """The event rate limit (see EVENT_RATE_PER_S): False = leave this one out."""
+        st = self.store
+        now = time.monotonic()
+        t = msg.t if isinstance(msg, Event) else time.time()
+        tokens, last = self.buckets.get(host, (float(st.event_burst), now))
+        tokens = min(float(st.event_burst), tokens + max(0.0, now - last) * st.event_rate_per_s)
+        self.buckets[host] = (tokens, now)
+        self.last_t[host] = t
+        if tokens < 1.0:
+            self.held_back[host] = self.held_back.get(host, 0) + 1
+            st.rate_limited[host] = st.rate_limited.get(host, 0) + 1
+            if st.rate_limited[host] == 1:
+                log.warning("history store: %s floods events; recording at most %g/s", host,
+                            st.event_rate_per_s)  # fmt: skip
+            return False
+        self.buckets[host] = (tokens - 1.0, now)
+        self.flood_note(host, t)
+        return True
+
+    def flood_note(self, host: str, t: float) -> None:
+        n = self.held_back.pop(host, 0)
+        if n:
+            self.noted[host] = time.monotonic()
+            self.ops.append((_OP_MSG, host, _flood_note(host, n, t, self.store.event_rate_per_s)))
+
+    def flood_notes(self, force: bool = False) -> None:
+        """During a flood, one note a minute says how many were left out (and at the end)."""
+        now = time.monotonic()
+        for host in list(self.held_back):
+            if force or now - self.noted.get(host, 0.0) >= FLOOD_NOTE_EVERY_S:
+                self.flood_note(host, self.last_t.get(host, time.time()))
 
     def add_sample(self, host: str, s: Sample) -> None:
         minute = math.floor(s.t / CHUNK_S)
@@ -1273,3 +1457,56 @@ class _Writer:
         self.last_procs.clear()
         self.procs_dirty.clear()
         con.execute("PRAGMA incremental_vacuum")
+        self.trim_to_size()
+
+    def used_bytes(self) -> int:
+        """Bytes of the file in use (free pages excluded: they are reused before it grows)."""
+        con = self.con
+        pages = int(con.execute("PRAGMA page_count").fetchone()[0])
+        free = int(con.execute("PRAGMA freelist_count").fetchone()[0])
+        size = int(con.execute("PRAGMA page_size").fetchone()[0])
+        return (pages - free) * size
+
+    def trim_to_size(self) -> None:
+        """Delete the oldest data, a slice of the span at a time, until the file holds at
+        most ``max_bytes``: raw chunks, process snapshots and events first, rollups only
+        when that is not enough (a flood of events must not cost the long-term trends)."""
+        st = self.store
+        limit = st.max_bytes
+        if limit is None or self.used_bytes() <= limit:
+            return
+        con = self.con
+        for tables in (
+            (("chunks", "t1"), ("procs", "t_last"), ("events", "t")),
+            (("chunks", "t1"), ("procs", "t_last"), ("events", "t"), ("rollups", "t1")),
+        ):
+            for _ in range(40):
+                lo_hi = [
+                    con.execute(f"SELECT min({c}), max({c}) FROM {t}").fetchone() for t, c in tables
+                ]
+                lows = [r[0] for r in lo_hi if r[0] is not None]
+                highs = [r[1] for r in lo_hi if r[1] is not None]
+                if not lows:
+                    break
+                lo, hi = min(lows), max(highs)
+                # A tenth of what is held, at least a minute, never the newest minute.
+                cut = min(lo + max((hi - lo) / 10.0, CHUNK_S), hi - CHUNK_S)
+                if cut <= lo:
+                    break
+                con.execute("BEGIN IMMEDIATE")
+                for t, c in tables:
+                    con.execute(f"DELETE FROM {t} WHERE {c} < ?", (cut,))
+                con.execute("COMMIT")
+                st.trimmed_for_size += 1
+                if self.used_bytes() <= limit:
+                    break
+            if self.used_bytes() <= limit:
+                break
+        self.last_procs.clear()
+        self.procs_dirty.clear()
+        con.execute("PRAGMA incremental_vacuum")
+        log.warning(
+            "history store: trimmed the oldest data to keep %s under %d MB",
+            st.path,
+            limit >> 20,
+        )

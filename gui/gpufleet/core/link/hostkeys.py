@@ -123,19 +123,21 @@ class KnownHosts:
         return seen
 
     def check(self, name: str, key: paramiko.PKey) -> CheckResult:
-        """Known if any entry for this name has this exact key; changed if entries of the
-        same key type exist but none matches; unknown otherwise (as OpenSSH does, a key of a
-        type not yet on file is asked about, not refused)."""
-        same_type = [k for k in self.keys_for(name) if k.get_name() == key.get_name()]
-        if any(k.asbytes() == key.asbytes() for k in same_type):
+        """Known if any entry for this name has this exact key; changed if any key at all is
+        on file for the name but not this one, whatever its type; unknown only when nothing
+        is on file. Stricter than OpenSSH, which asks about a key of a type not yet on file:
+        a server that suddenly offers only another type is what an attacker without the old
+        private key would present, and asking would let ``--accept-new`` trust it."""
+        on_file = self.keys_for(name)
+        if any(k.asbytes() == key.asbytes() for k in on_file):
             return CheckResult("known")
-        if same_type:
-            return CheckResult("changed", tuple(same_type))
+        if on_file:
+            return CheckResult("changed", tuple(on_file))
         return CheckResult("unknown")
 
     def add(self, name: str, key: paramiko.PKey) -> None:
         """Append one line to the app file (created 0600), durably."""
-        self.app_file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        paths.ensure_private_dir(self.app_file.parent)
         line = f"{name} {key.get_name()} {key.get_base64()}\n".encode()
         fd = os.open(self.app_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:

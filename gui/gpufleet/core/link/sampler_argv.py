@@ -27,8 +27,15 @@ def _state(state_dir: str | None) -> list[str]:
 
 
 def attach_argv(
-    prefix: list[str], host: HostConfig, from_seq: int, state_dir: str | None = None
+    prefix: list[str],
+    host: HostConfig,
+    from_seq: int,
+    state_dir: str | None = None,
+    run_id: str | None = None,
 ) -> list[str]:
+    """``attach --from-seq N``; with the run id of the hello that N was counted under, so
+    the daemon can tell a client of its own run from one of an earlier run."""
+    run = ["--run-id", run_id] if run_id else []
     return [
         *prefix,
         "attach",
@@ -36,6 +43,7 @@ def attach_argv(
         *_state(state_dir),
         "--from-seq",
         str(from_seq),
+        *run,
         "--start",
     ]
 

@@ -53,7 +53,9 @@ from gpufleet.core.model.errors import ErrorKind, GpufleetError
 
 log = logging.getLogger(__name__)
 
-_RETRYABLE_KINDS = {"connect", "timeout", "channel"}
+# "refused": nothing listens on the port; retried by long-running sessions, while one-shot
+# commands (kill) give up at once rather than wait for it to change.
+_RETRYABLE_KINDS = {"connect", "refused", "timeout", "channel"}
 _DEFAULT_KEYS = ("id_ed25519", "id_ecdsa", "id_rsa")
 _KEEPALIVE = "keepalive@openssh.com"
 _POLL_S = 0.5
@@ -108,7 +110,7 @@ def classify(e: BaseException, where: str) -> SshError:
     if isinstance(e, TimeoutError):
         return SshError(f"{where}: timed out", "timeout", True)
     if isinstance(e, ConnectionRefusedError):
-        return SshError(f"{where}: connection refused (is sshd running?)", "connect", True)
+        return SshError(f"{where}: connection refused (is sshd running?)", "refused", True)
     if isinstance(e, paramiko.SSHException):
         low = text.lower()
         if "banner" in low or "timeout" in low or "timed out" in low:
@@ -900,10 +902,13 @@ def _connect_hop(
         if verdict.verdict == "changed":
             _close_transport(t)
             expected = tuple(hostkeys.fingerprint(k) for k in verdict.expected)
+            on_file = ", ".join(
+                f"{k.get_name()} {fp}" for k, fp in zip(verdict.expected, expected, strict=True)
+            )
             raise SshError(
-                f"{hop.label}: the {key.get_name()} host key of {hop.key_name} CHANGED: "
-                f"expected {', '.join(expected)}, the server presented {presented}. This can "
-                "be an attack or a reinstalled instance; if you know it was reinstalled, run "
+                f"{hop.label}: the host key of {hop.key_name} CHANGED: on file {on_file}; the "
+                f"server presented {key.get_name()} {presented}. This can be an attack or a "
+                "reinstalled instance; if you know it was reinstalled, run "
                 "`gpufleet hosts forget-key` for this host and connect again.",
                 "hostkey_changed",
                 False,

@@ -186,7 +186,7 @@ class LocalTransport:
         if not target.exists():
             tmp = target.with_suffix(f".part-{os.getpid()}")
             tmp.write_bytes(data)
-            tmp.chmod(0o755)
+            tmp.chmod(paths.PRIVATE_FILE)  # run as `python file.pyz`: no x bit needed
             os.replace(tmp, target)
         return target
 

@@ -101,12 +101,13 @@ def build_sampler_zipapp(out_dir: Path | None = None) -> Path:
     that name is already there; returns its path. Written atomically (temp file + rename)."""
     name, data = sampler_zipapp_bytes()
     target_dir = out_dir if out_dir is not None else paths.data_dir() / "sampler"
-    target_dir.mkdir(parents=True, exist_ok=True)
+    paths.ensure_private_dir(target_dir)
     target = target_dir / name
     if target.is_file() and target.stat().st_size == len(data):
         return target
     tmp = target_dir / f".{name}.{os.getpid()}.tmp"
     tmp.write_bytes(data)
-    tmp.chmod(FILE_MODE)
+    # Private under the data dir (run as `python file.pyz`); as the caller asks elsewhere.
+    tmp.chmod(paths.PRIVATE_FILE if out_dir is None else FILE_MODE)
     os.replace(tmp, target)
     return target

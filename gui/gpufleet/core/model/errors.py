@@ -9,6 +9,7 @@ from typing import Literal
 ErrorKind = Literal[
     # reaching the host
     "connect",
+    "refused",  # nothing listens on the port (retryable; one-shot commands give up at once)
     "timeout",
     "channel",
     "auth",

@@ -10,7 +10,10 @@ to the shared token. Each POST of the webhook payload (version 4: ``alerts[]`` w
 Security: it binds to loopback by default and requires ``Authorization: Bearer <token>``; a
 missing or wrong token gets 401 and nothing is shown. The token is given explicitly or read
 from the keyring (``secrets.get_secret("alertmanager", "token")``). Bodies over 1 MiB are
-refused (413), malformed ones get 400 with a one-line reason.
+refused (413), a Content-Length that is not a plain decimal (negative, say) gets 400, a
+missing one 411, malformed bodies 400 with a one-line reason. It serves through the sampler's
+``BoundedHTTPServer``: read and idle timeouts, bounded threads, no traceback when a client
+resets.
 
 The alerts keep Alertmanager's own words: ``condition`` is ``EXTERNAL`` and the evidence holds
 the labels and annotations; ``catalogue.alert_title`` / ``alert_sentence`` show the
@@ -27,10 +30,16 @@ import re
 import threading
 from calendar import timegm
 from collections.abc import Callable, Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Final
 
 from gpufleet_sampler.listen_address import parse_listen
+from gpufleet_sampler.metrics_http import (
+    CONNECTION_TIMEOUT_S,
+    BoundedHTTPServer,
+    bounded_server,
+    content_length,
+)
 
 from gpufleet.core.config import secrets
 from gpufleet.core.model.alert import FIRING, RESOLVED, Alert
@@ -186,7 +195,7 @@ class AlertmanagerReceiver:
             self.host, self.port = parse_listen(listen)
         except ValueError as e:
             raise ReceiverError(str(e)) from None
-        self._server: ThreadingHTTPServer | None = None
+        self._server: BoundedHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self.received = 0
         self.rejected = 0
@@ -203,11 +212,10 @@ class AlertmanagerReceiver:
 
     def start(self) -> None:
         try:
-            server = ThreadingHTTPServer((self.host, self.port), _handler(self))
+            server = bounded_server(self.host, self.port, _handler(self))
         except OSError as e:
             msg = f"cannot listen on {self.host}:{self.port}: {e.strerror or e}"
             raise ReceiverError(msg) from None
-        server.daemon_threads = True
         self.port = int(server.server_address[1])
         self._server = server
         self._thread = threading.Thread(
@@ -228,6 +236,7 @@ class AlertmanagerReceiver:
 def _handler(rx: AlertmanagerReceiver) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         server_version = "gpufleet-am-receiver"
+        timeout = CONNECTION_TIMEOUT_S  # a body that never arrives does not hold a thread
 
         def do_GET(self) -> None:
             self._reply(200, "gpufleet Alertmanager receiver: POST the webhook payload here\n")
@@ -237,15 +246,14 @@ def _handler(rx: AlertmanagerReceiver) -> type[BaseHTTPRequestHandler]:
                 rx.rejected += 1
                 self._reply(401, "a valid bearer token is required\n", bearer=True)
                 return
-            try:
-                length = int(self.headers.get("Content-Length", ""))
-            except ValueError:
-                self._reply(411, "Content-Length required\n")
-                return
-            if length > MAX_BODY:
-                self._reply(413, f"body over {MAX_BODY} bytes\n")
+            length, status, why = content_length(self.headers.get("Content-Length"), MAX_BODY)
+            if length is None:
+                rx.rejected += 1
+                self._reply(status, why + "\n")
                 return
             body = self.rfile.read(length)
+            if len(body) != length:  # the client went away mid-body
+                return
             try:
                 alerts = parse_payload(json.loads(body))
             except (ValueError, UnicodeDecodeError) as e:

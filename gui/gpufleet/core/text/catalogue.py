@@ -20,6 +20,7 @@ from gpufleet_sampler import protocol
 
 from gpufleet.core.model.alert import Alert
 from gpufleet.core.model.findings import Finding
+from gpufleet.core.text.sanitize import clean
 
 Translator = Callable[[str, str], str]
 _translator: Translator | None = None
@@ -65,7 +66,12 @@ def join_sentences(parts: list[str]) -> str:
 
 
 class _Values(dict[str, Any]):
-    """format_map source: a missing placeholder shows as "?" rather than raising."""
+    """format_map source: a missing placeholder shows as "?" rather than raising. String
+    values (process names, command lines, GPU names, messages: many come from the instance)
+    are shown with their control and bidi characters escaped."""
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        super().__init__({k: clean(v) if isinstance(v, str) else v for k, v in values.items()})
 
     def __missing__(self, key: str) -> str:
         return "?"
@@ -1558,7 +1564,7 @@ def finding_sentence(finding: Finding) -> str:
     )
     if text is None:
         vals = ", ".join(f"{k}={v}" for k, v in finding.values.items())
-        return f"{finding.id} ({finding.verdict}): {vals}"
+        return clean(f"{finding.id} ({finding.verdict}): {vals}")
     return _fill("Findings", text, finding_values(finding))
 
 

@@ -29,6 +29,7 @@ from gpufleet.core.history.store import Store, Window
 from gpufleet.core.history.timeparse import format_utc
 from gpufleet.core.model.alert import alert_from_json
 from gpufleet.core.text import catalogue
+from gpufleet.core.text.sanitize import clean, clean_text
 from gpufleet.core.verdicts import diagnosis, health
 from gpufleet.core.wire.messages import Hello
 
@@ -161,10 +162,15 @@ def simple_summary(store: Store, host: str, t0: float, t1: float) -> list[str]:
     xids = [e for e in events if e.type == protocol.EVENT_XID]
     others = [e for e in events if e.type != protocol.EVENT_XID]
     lines.append(f"Xid errors: {len(xids)}" + (":" if xids else ""))
-    lines += [f"  {format_utc(e.t)} GPU {e.gpu} Xid {e.code} {e.message}".rstrip() for e in xids]
+    lines += [
+        f"  {format_utc(e.t)} GPU {e.gpu} Xid {e.code} {clean(e.message)}".rstrip() for e in xids
+    ]
     if others:
         lines.append(f"Other events: {len(others)}")
-        lines += [f"  {format_utc(e.t)} {e.type} GPU {e.gpu}: {e.message}" for e in others[:50]]
+        lines += [
+            f"  {format_utc(e.t)} {clean(e.type)} GPU {e.gpu}: {clean(e.message)}"
+            for e in others[:50]
+        ]
     return lines
 
 
@@ -181,7 +187,7 @@ def diagnosis_lines(store: Store, host: str, t0: float, t1: float) -> list[str]:
         )
         return [f"- {catalogue.finding_sentence(f)}" for f in findings]
     except Exception as e:  # a diagnosis bug must not cost the user the bundle
-        return [f"- (diagnosis failed: {type(e).__name__}: {e})"]
+        return [f"- (diagnosis failed: {type(e).__name__}: {clean(e)})"]
 
 
 def alerts_in_window(store: Store, host: str, t0: float, t1: float) -> list[dict[str, Any]]:
@@ -250,23 +256,23 @@ def summary_text(
         f"window: {format_utc(t0)} to {format_utc(t1)} (UTC), {rows} GPU-samples",
     ]
     if hello is not None:
-        names = sorted({g.name for g in hello.gpus})
-        drv = hello.host.get("driver_version", "?")
+        # GPU names and the driver version come from the instance: escaped.
+        names = sorted({clean(g.name) for g in hello.gpus})
+        drv = clean(hello.host.get("driver_version", "?"))
         head.append(f"{len(hello.gpus)} GPU(s): {', '.join(names)}; driver {drv}")
     found = diagnosis_lines(store, host, t0, t1)
     body = ["", "Findings:", *found] if found else []
-    return "\n".join(
-        [
-            *head,
-            *body,
-            "",
-            *alert_lines(alerts),
-            "",
-            "Per GPU:",
-            *simple_summary(store, host, t0, t1),
-            "",
-        ]
-    )
+    lines = [
+        *head,
+        *body,
+        "",
+        *alert_lines(alerts),
+        "",
+        "Per GPU:",
+        *simple_summary(store, host, t0, t1),
+        "",
+    ]
+    return clean_text("\n".join(lines))
 
 
 def build_bundle(

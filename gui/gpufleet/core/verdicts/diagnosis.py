@@ -89,7 +89,8 @@ def _series(samples: list[Sample], gpu: int) -> dict[str, np.ndarray]:
 
 
 def _bits(x: np.ndarray, mask: int) -> np.ndarray:
-    ok = ~np.isnan(x)
+    # A bitmask is a non-negative int64; anything else (NaN, a hostile 1e19) has no bits.
+    ok = (x >= 0) & (x < 2.0**63)
     res = np.zeros(len(x), dtype=bool)
     res[ok] = (x[ok].astype(np.int64) & mask) != 0
     return res

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
 from typing import Any, NamedTuple
 
 import orjson
@@ -189,23 +188,59 @@ Message = Hello | Sample | Procs | Event | ErrorMsg | Links
 # More links than this per GPU is garbage, not a GPU (NVML_NVLINK_MAX_LINKS is 36).
 MAX_LINKS = 64
 
+# Ranges every accepted message keeps to, so that nothing downstream (SQLite and NumPy
+# int64 columns, datetime, the stall watchdog) meets a value it cannot hold. orjson already
+# refuses NaN and infinities; it does accept integers up to 2**64 - 1, which int64 cannot.
+INT64_MAX = 2**63 - 1
+INT64_MIN = -(2**63)
+MAX_GPU_INDEX = 2**31 - 1  # NVML indices are small unsigned ints
+# GPUs of one host: the live window preallocates per GPU, so a hello listing a million GPUs
+# must not reach it (the largest boards carry 8-16; 128 leaves room).
+MAX_GPUS = 128
+MAX_PID = 2**31 - 1  # pid_t
+# Wall-clock times from the epoch up to the end of year 9999, what datetime can show.
+MAX_T = 253_402_300_799.0
+# A monotonic clock counts from boot: anything beyond ~35,000 years is garbage.
+MAX_MONO = float(2**40)
+# hello.interval_s: the stall watchdog waits a few intervals, so a huge one would disable
+# it, and a tiny one would make every host look stalled.
+MIN_INTERVAL_S = 0.001
+MAX_INTERVAL_S = 3600.0
 
-def _num(obj: Mapping[str, Any], key: str) -> float:
+
+def _num(obj: Mapping[str, Any], key: str, lo: float = -1e300, hi: float = 1e300) -> float:
     v = obj.get(key)
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise ProtocolError(f"field {key!r} must be a number, got {v!r}")
-    return float(v)
+        raise ProtocolError(f"field {key!r} must be a number, got {_short(v)}")
+    f = float(v)
+    if not lo <= f <= hi:
+        raise ProtocolError(f"field {key!r} out of range [{lo:g}, {hi:g}]: {_short(v)}")
+    return f
 
 
-def _int(obj: Mapping[str, Any], key: str) -> int:
+def _int(obj: Mapping[str, Any], key: str, lo: int = INT64_MIN, hi: int = INT64_MAX) -> int:
     v = obj.get(key)
     if isinstance(v, bool) or not isinstance(v, int):
-        raise ProtocolError(f"field {key!r} must be an integer, got {v!r}")
+        raise ProtocolError(f"field {key!r} must be an integer, got {_short(v)}")
+    if not lo <= v <= hi:
+        raise ProtocolError(f"field {key!r} out of range [{lo}, {hi}]: {v}")
     return v
 
 
-def _opt_int(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
+def _short(v: Any) -> str:
+    """A value for an error message, cut so that a hostile one cannot flood the log."""
+    r = repr(v)
+    return r if len(r) <= 80 else r[:77] + "..."
+
+
+def _opt_int(v: Any, key: str = "value", lo: int = INT64_MIN, hi: int = INT64_MAX) -> int | None:
+    """None for a missing or non-integer value; a ProtocolError for an integer out of range
+    (it cannot be stored, and silently dropping it would hide a hostile sampler)."""
+    if type(v) is not int:
+        return None
+    if not lo <= v <= hi:
+        raise ProtocolError(f"field {key!r} out of range [{lo}, {hi}]: {v}")
+    return v
 
 
 def _opt_num(v: Any) -> float | None:
@@ -214,6 +249,25 @@ def _opt_num(v: Any) -> float | None:
 
 def _opt_str(v: Any) -> str | None:
     return v if isinstance(v, str) else None
+
+
+def _nominal(v: Any) -> dict[str, Value]:
+    if v is None:
+        return {}
+    if type(v) is not dict:
+        raise ProtocolError(f"hello gpu nominal must be an object, got {_short(v)}")
+    for k, x in v.items():
+        if x is not None and (type(x) not in (int, float) or not -1e300 <= x <= 1e300):
+            raise ProtocolError(f"hello gpu nominal {k!r} must be a number, got {_short(x)}")
+    return dict(v)
+
+
+def _unsupported(v: Any) -> dict[str, str]:
+    if v is None:
+        return {}
+    if type(v) is not dict:
+        raise ProtocolError(f"hello gpu unsupported must be an object, got {_short(v)}")
+    return {k: str(x) for k, x in v.items()}
 
 
 def parse_hello(obj: Mapping[str, Any]) -> Hello:
@@ -227,10 +281,15 @@ def parse_hello(obj: Mapping[str, Any]) -> Hello:
     cols = obj.get("columns")
     if not isinstance(cols, list) or not cols:
         raise ProtocolError("hello has no columns")
-    names = tuple(c["name"] if isinstance(c, dict) else str(c) for c in cols)
+    names = tuple(c.get("name") if isinstance(c, dict) else c for c in cols)
+    if not all(type(n) is str and n for n in names) or len(set(names)) != len(names):
+        raise ProtocolError("hello columns must be distinct non-empty names")
+    columns = tuple(str(n) for n in names)
     gpus_raw = obj.get("gpus")
     if not isinstance(gpus_raw, list):
         raise ProtocolError("hello has no gpus list")
+    if len(gpus_raw) > MAX_GPUS:
+        raise ProtocolError(f"hello lists {len(gpus_raw)} GPUs, more than {MAX_GPUS}")
     gpus: list[GpuInfo] = []
     for g in gpus_raw:
         if not isinstance(g, dict):
@@ -238,12 +297,12 @@ def parse_hello(obj: Mapping[str, Any]) -> Hello:
         known = {"index", "uuid", "name", "pci_bus_id", "nominal", "unsupported"}
         gpus.append(
             GpuInfo(
-                index=_int(g, "index"),
+                index=_int(g, "index", 0, MAX_GPU_INDEX),
                 uuid=str(g.get("uuid") or ""),
                 name=str(g.get("name") or "GPU"),
                 pci_bus_id=str(g.get("pci_bus_id") or ""),
-                nominal=dict(g.get("nominal") or {}),
-                unsupported=dict(g.get("unsupported") or {}),
+                nominal=_nominal(g.get("nominal")),
+                unsupported=_unsupported(g.get("unsupported")),
                 extra={k: v for k, v in g.items() if k not in known},
             )
         )
@@ -253,17 +312,14 @@ def parse_hello(obj: Mapping[str, Any]) -> Hello:
         sampler_version=str(obj.get("sampler_version") or "?"),
         run_id=str(obj.get("run_id") or ""),
         backend=str(obj.get("backend") or "?"),
-        interval_s=_num(obj, "interval_s") if "interval_s" in obj else 1.0,
-        columns=names,
+        interval_s=(
+            _num(obj, "interval_s", MIN_INTERVAL_S, MAX_INTERVAL_S) if "interval_s" in obj else 1.0
+        ),
+        columns=columns,
         host=dict(host) if isinstance(host, dict) else {},
         gpus=tuple(gpus),
         raw=dict(obj),
     )
-
-
-# Exact types (bool is not among them): a row made of these needs no per-value cleaning.
-_PLAIN_VALUES = frozenset((int, float, type(None)))
-_LIST_TYPE = frozenset((list,))
 
 
 def _parse_sample(obj: Mapping[str, Any], hello: Hello | None) -> Sample:
@@ -272,30 +328,34 @@ def _parse_sample(obj: Mapping[str, Any], hello: Hello | None) -> Sample:
     gpus = obj.get("gpus")
     if not isinstance(gpus, list):
         raise ProtocolError("sample without a gpus list")
+    if len(gpus) > MAX_GPUS:
+        raise ProtocolError(f"sample has {len(gpus)} rows, more than {MAX_GPUS}")
     width = len(hello.columns) + 1
     rows: tuple[tuple[Value, ...], ...]
-    if (
-        _LIST_TYPE.issuperset(map(type, gpus))
-        and all(len(r) == width and type(r[0]) is int for r in gpus)
-        and _PLAIN_VALUES.issuperset(map(type, chain.from_iterable(gpus)))
-    ):
-        # The common case, checked at C speed over the whole message: well-formed rows of
-        # numbers and nulls only. This path is what keeps parsing above 250,000 GPU-samples/s.
-        rows = tuple(map(tuple, gpus))
-    else:
-        rows = tuple(_clean_row(r, width) for r in gpus)
+    rows = tuple(_clean_row(r, width) for r in gpus)
     return Sample(
-        seq=_int(obj, "seq"),
-        t=_num(obj, "t"),
-        mono=_num(obj, "mono"),
+        seq=_int(obj, "seq", 0),
+        t=_num(obj, "t", 0.0, MAX_T),
+        mono=_num(obj, "mono", 0.0, MAX_MONO),
         columns=hello.columns,
         rows=rows,
     )
 
 
-# Bytes that may appear in a sample's "gpus" array when it holds only numbers and nulls
-# ("n", "u", "l" only as null: the line already parsed as JSON, so no other word remains).
-_NUMERIC_JSON = b"0123456789.,-+eE[]nul"
+# What a sample's "gpus" array may hold on the fast path, byte by byte: digits become "9",
+# the punctuation of numbers, rows and nulls ("n", "u", "l" only as null: the line already
+# parsed as JSON, so no other word remains) becomes ",", anything else "x". An exponent
+# ("e", "E") is "x" too: the sampler never writes one for a value of normal size, and one
+# is how a value too large for anything downstream would arrive.
+_FAST_BYTES = bytes(
+    0x39 if 0x30 <= b <= 0x39 else 0x2C if bytes((b,)) in b".,-+[]nul" else 0x78 for b in range(256)
+)
+# 20 digits in a row: a number near or past 2**64 (checked value by value on the general
+# path; no metric comes near it).
+_LONG_DIGITS = b"9" * 20
+# Row values beyond this are no GPU metric (byte counters reach ~1e16 in years): refused,
+# as float32 live buffers and int64 columns could not hold them.
+MAX_VALUE = float(2**64)
 
 
 def _fast_sample(obj: Mapping[str, Any], line: bytes, hello: Hello) -> Sample | None:
@@ -305,29 +365,57 @@ def _fast_sample(obj: Mapping[str, Any], line: bytes, hello: Hello) -> Sample | 
     i = line.find(b'"gpus":[')
     if i < 0 or not line.rstrip().endswith(b"]]}"):
         return None
-    if line[i + 8 :].rstrip()[:-1].translate(None, _NUMERIC_JSON):
+    tail = line[i + 8 :]
+    mapped = tail.rstrip()[:-1].translate(_FAST_BYTES)
+    if b"x" in mapped or _LONG_DIGITS in mapped:
         return None
     gpus = obj.get("gpus")
     width = len(hello.columns) + 1
-    if type(gpus) is not list or not all(
-        type(r) is list and len(r) == width and type(r[0]) is int for r in gpus
+    # One "[" per row and no more: a list nested where a number belongs passes the byte
+    # filter above and the row-length check below, but not this count.
+    if (
+        type(gpus) is not list
+        or len(gpus) > MAX_GPUS
+        or tail.count(b"[") != len(gpus)
+        or not all(
+            type(r) is list and len(r) == width and type(r[0]) is int and 0 <= r[0] <= MAX_GPU_INDEX
+            for r in gpus
+        )
     ):
         return None
     t: Any = obj.get("t")
     mono: Any = obj.get("mono")
     seq: Any = obj.get("seq")
-    if type(seq) is not int or type(t) not in (int, float) or type(mono) not in (int, float):
+    if (
+        type(seq) is not int
+        or type(t) not in (int, float)
+        or type(mono) not in (int, float)
+        or not 0 <= seq <= INT64_MAX
+        or not 0.0 <= t <= MAX_T
+        or not 0.0 <= mono <= MAX_MONO
+    ):
         return None
     rows = tuple(map(tuple, gpus))
     return Sample(seq=seq, t=float(t), mono=float(mono), columns=hello.columns, rows=rows)
 
 
 def _clean_row(r: Any, width: int) -> tuple[Value, ...]:
-    if not isinstance(r, list) or not r or not isinstance(r[0], int) or isinstance(r[0], bool):
+    if type(r) is not list or not r or type(r[0]) is not int:
         raise ProtocolError("sample row must be a list starting with the GPU index")
+    if not 0 <= r[0] <= MAX_GPU_INDEX:
+        raise ProtocolError(f"sample row GPU index out of range: {r[0]}")
     if len(r) != width:
         raise ProtocolError(f"sample row has {len(r)} values, hello names {width}")
-    return tuple(v if isinstance(v, (int, float)) and not isinstance(v, bool) else None for v in r)
+    for v in r:
+        # A value that is not a number, a boolean or null (a list, an object, a string)
+        # makes the line bad: taking it as null would hide a broken or hostile sampler.
+        if v is not None and type(v) is not bool:
+            if type(v) not in (int, float):
+                raise ProtocolError(f"sample value must be a number or null, got {_short(v)}")
+            if not -MAX_VALUE <= v <= MAX_VALUE:
+                raise ProtocolError(f"sample value out of range: {_short(v)}")
+    # A boolean is no number: null, as the protocol has no boolean columns.
+    return tuple(None if type(v) is bool else v for v in r)
 
 
 class _ProcsCache:
@@ -345,7 +433,7 @@ def _parse_procs(obj: Mapping[str, Any], cache: _ProcsCache | None = None) -> Pr
     raw = obj.get("procs")
     if not isinstance(raw, list):
         raise ProtocolError("procs without a procs list")
-    seq, t = _int(obj, "seq"), _num(obj, "t")
+    seq, t = _int(obj, "seq", 0), _num(obj, "t", 0.0, MAX_T)
     if cache is not None and cache.raw == raw:
         return Procs(seq=seq, t=t, procs=cache.parsed)
     out: list[Proc] = []
@@ -358,7 +446,15 @@ def _parse_procs(obj: Mapping[str, Any], cache: _ProcsCache | None = None) -> Pr
         sm: Any
         gpu, pid, st, mem, sm = g("gpu"), g("pid"), g("start_ticks"), g("mem_bytes"), g("sm_pct")
         if type(gpu) is not int or type(pid) is not int:
-            raise ProtocolError(f"process entry needs integer gpu and pid, got {gpu!r}, {pid!r}")
+            raise ProtocolError(
+                f"process entry needs integer gpu and pid, got {_short(gpu)}, {_short(pid)}"
+            )
+        if not 0 <= gpu <= MAX_GPU_INDEX or not 0 <= pid <= MAX_PID:
+            raise ProtocolError(f"process entry gpu or pid out of range: {gpu}, {pid}")
+        if type(st) is int and not 0 <= st <= INT64_MAX:
+            raise ProtocolError(f"process start_ticks out of range: {st}")
+        if type(mem) is int and not 0 <= mem <= INT64_MAX:
+            raise ProtocolError(f"process mem_bytes out of range: {mem}")
         user, name, cmd, typ = g("user"), g("name"), g("cmd"), g("type")
         hp, mapping, holds = g("host_pid"), g("mapping"), g("holds_device")
         out.append(
@@ -370,7 +466,7 @@ def _parse_procs(obj: Mapping[str, Any], cache: _ProcsCache | None = None) -> Pr
                 name if type(name) is str else None,
                 cmd if type(cmd) is str else None,
                 mem if type(mem) is int else None,
-                float(sm) if type(sm) in (int, float) else None,
+                float(sm) if type(sm) in (int, float) and -1e300 <= sm <= 1e300 else None,
                 typ if type(typ) is str else None,
                 hp if type(hp) is int else None,
                 mapping if mapping in protocol.MAPPINGS else None,
@@ -389,11 +485,11 @@ def _parse_event(obj: Mapping[str, Any]) -> Event:
     if not isinstance(typ, str):
         raise ProtocolError("event without a type")
     return Event(
-        seq=_int(obj, "seq"),
-        t=_num(obj, "t"),
+        seq=_int(obj, "seq", 0),
+        t=_num(obj, "t", 0.0, MAX_T),
         type=typ,
-        gpu=_opt_int(obj.get("gpu")),
-        code=_opt_int(obj.get("code")),
+        gpu=_opt_int(obj.get("gpu"), "gpu", 0, MAX_GPU_INDEX),
+        code=_opt_int(obj.get("code"), "code"),
         message=str(obj.get("message") or ""),
         raw=dict(obj),
     )
@@ -402,7 +498,11 @@ def _parse_event(obj: Mapping[str, Any]) -> Event:
 def _link_values(col: Any, n: int | None) -> tuple[Value, ...]:
     if type(col) is not list or len(col) > MAX_LINKS or (n is not None and len(col) != n):
         raise ProtocolError("links row columns must be lists of equal length (one per link)")
-    return tuple(v if type(v) in (int, float) else None for v in col)
+    # A value that is not a number, or is beyond any link's (a hostile 1e300), is "not
+    # reported": one bad link value does not cost the other links of the message.
+    return tuple(
+        v if type(v) in (int, float) and -MAX_VALUE <= v <= MAX_VALUE else None for v in col
+    )
 
 
 def _parse_links(obj: Mapping[str, Any], hello: Hello | None) -> Links:
@@ -415,12 +515,14 @@ def _parse_links(obj: Mapping[str, Any], hello: Hello | None) -> Links:
         else protocol.LINK_COLUMN_NAMES
     )
     gpus = obj.get("gpus")
-    if type(gpus) is not list:
-        raise ProtocolError("links without a gpus list")
+    if type(gpus) is not list or len(gpus) > MAX_GPUS:
+        raise ProtocolError("links without a gpus list (of at most MAX_GPUS rows)")
     rows: list[LinkRow] = []
     for r in gpus:
         if type(r) is not list or not r or type(r[0]) is not int:
             raise ProtocolError("links row must be a list starting with the GPU index")
+        if not 0 <= r[0] <= MAX_GPU_INDEX:
+            raise ProtocolError(f"links row GPU index out of range: {r[0]}")
         if len(r) != len(cols) + 1:
             raise ProtocolError(f"links row has {len(r) - 1} columns, hello names {len(cols)}")
         n = len(r[1]) if type(r[1]) is list else None
@@ -435,7 +537,9 @@ def _parse_links(obj: Mapping[str, Any], hello: Hello | None) -> Links:
                 by_name.get("speed_bps", empty),
             )
         )
-    return Links(seq=_int(obj, "seq"), t=_num(obj, "t"), rows=tuple(rows), raw=dict(obj))
+    return Links(
+        seq=_int(obj, "seq", 0), t=_num(obj, "t", 0.0, MAX_T), rows=tuple(rows), raw=dict(obj)
+    )
 
 
 def parse_object(
@@ -494,7 +598,7 @@ class StreamDecoder:
         except ProtocolError as e:
             self._bad(str(e))
             return None
-        except (KeyError, TypeError, ValueError) as e:
+        except (KeyError, TypeError, ValueError, OverflowError, RecursionError) as e:
             self._bad(f"malformed {obj.get('kind')!r}: {e}")
             return None
         if isinstance(msg, Hello):
