@@ -1994,6 +1994,18 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <translation>丢弃了 {n} 个事件（程序处理不过来）</translation>
     </message>
     <message>
+        <source>{n} history write errors</source>
+        <translation>历史记录写入失败 {n} 次</translation>
+    </message>
+    <message>
+        <source>{n} events not recorded (flood limit)</source>
+        <translation>{n} 个事件未记录（超出频率限制）</translation>
+    </message>
+    <message>
+        <source>{n} failed batches (see the log)</source>
+        <translation>{n} 批数据处理失败（见日志）</translation>
+    </message>
+    <message>
         <source>Fleet</source>
         <translation>机群</translation>
     </message>

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gpufleet.cli.errors import EXIT_USAGE, CliError
+from gpufleet.cli.errors import EXIT_FAILURE, CliError
 from gpufleet.core.alerts.rules import RulesError
 from gpufleet.core.config.configfile import ConfigError, load_config
 from gpufleet.core.config.hostconfig import HostConfig
@@ -51,8 +51,8 @@ def host_config(args: argparse.Namespace, default_name: str) -> HostConfig:
     host: HostConfig | None = None
     try:
         host = load_config().host(name)
-    except ConfigError as e:
-        raise CliError(str(e), EXIT_USAGE) from None
+    except ConfigError as e:  # a file that cannot be used: 1, as docs/cli.md says
+        raise CliError(str(e), EXIT_FAILURE) from None
     host = host or HostConfig(name=name)
     changes: dict[str, Any] = {}
     if getattr(args, "price_per_hour", None) is not None:
@@ -78,7 +78,7 @@ def analyse(
     try:
         engine = load_rule_engine([host])
     except RulesError as e:
-        raise CliError(str(e), EXIT_USAGE) from None
+        raise CliError(str(e), EXIT_FAILURE) from None
     res = Analysis(host=host.name)
     hello: Hello | None = None
     samples: list[Sample] = []

@@ -87,6 +87,7 @@ class Settings:
     theme: str = "system"
     retention_raw_days: int = 7  # full-resolution history
     retention_rollup_days: int = 90  # downsampled history
+    history_max_gb: float = 8.0  # history kept by size too: the oldest raw data goes first
     exporter_enabled: bool = False  # the fleet's Prometheus exporter (gpufleet serve-metrics)
     exporter_listen: str = "127.0.0.1:9464"
     alertmanager_enabled: bool = False  # receive a team Alertmanager's alerts
@@ -102,6 +103,7 @@ RANGES: Final[dict[str, tuple[float, float, str]]] = {
     "notify_max_per_min": (1, 60, "per minute"),
     "retention_raw_days": (1, 365, "days"),
     "retention_rollup_days": (1, 3650, "days"),
+    "history_max_gb": (0.1, 10_000.0, "GiB"),
 }
 CHOICES: Final[dict[str, tuple[str, ...]]] = {"language": LANGUAGES, "theme": THEMES}
 _FIELDS = {f.name: f for f in dataclasses.fields(Settings)}

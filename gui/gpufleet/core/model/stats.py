@@ -14,3 +14,6 @@ class HubStats:
     history_bytes: int | None
     dropped: int  # events the fleet could not queue for us (we fell behind)
     bad_batches: int  # batches a stage failed on (logged)
+    store_errors: int = 0  # batches or records the history store could not commit (logged)
+    store_last_error: str | None = None
+    rate_limited: int = 0  # events and errors left out of history by the per-host flood limit

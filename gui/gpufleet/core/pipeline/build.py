@@ -50,12 +50,22 @@ def retention_days(settings: Settings | None) -> tuple[float, float]:
     return float(s.retention_raw_days), float(s.retention_rollup_days)
 
 
+def retention_bytes(settings: Settings | None) -> int:
+    """The history's size limit chosen in the settings."""
+    return int((settings or Settings()).history_max_gb * 2**30)
+
+
 def open_store(demo: bool, settings: Settings | None = None) -> Store | None:
     """The history store of this fleet (the demo has its own); None, logged, when the file
     cannot be opened (the app runs on with its live window only)."""
     raw, rollup = retention_days(settings)
     try:
-        return Store(paths.history_file(demo), retention_raw_days=raw, retention_rollup_days=rollup)
+        return Store(
+            paths.history_file(demo),
+            retention_raw_days=raw,
+            retention_rollup_days=rollup,
+            max_bytes=retention_bytes(settings),
+        )
     except Exception as e:  # sqlite3.Error, OSError: a damaged or unwritable file
         log.warning("history store unavailable: %s", e)
         return None

@@ -223,7 +223,17 @@ class PipelineHub:
         span = max(1.0, min(5.0, now - self._arrivals[0][0])) if self._arrivals else 1.0
         rate = sum(n for _, n in self._arrivals) / span
         total = self.live.samples_total if self.live is not None else 0
-        stats = HubStats(rate, total, self._history_bytes(), self._dropped(), self.bad_batches)
+        store = self.store
+        stats = HubStats(
+            rate,
+            total,
+            self._history_bytes(),
+            self._dropped(),
+            self.bad_batches,
+            store.errors if store is not None else 0,
+            store.last_error if store is not None else None,
+            sum(store.rate_limited.values()) if store is not None else 0,
+        )
         self.outputs.on_stats(stats)
 
     def _history_bytes(self) -> int | None:

@@ -289,8 +289,16 @@ class MainWindow(QMainWindow):
             )
         if st.dropped:
             parts.append(self.tr("{n} events dropped (the app fell behind)").format(n=st.dropped))
+        if st.store_errors:
+            parts.append(self.tr("{n} history write errors").format(n=st.store_errors))
+        if st.rate_limited:
+            parts.append(self.tr("{n} events not recorded (flood limit)").format(n=st.rate_limited))
+        if st.bad_batches:
+            parts.append(self.tr("{n} failed batches (see the log)").format(n=st.bad_batches))
         self.stats_text = " · ".join(parts)
         self.status_label.setText(self.stats_text)
+        # The reason of the latest history failure, for whoever hovers the status line.
+        self.status_label.setToolTip(st.store_last_error or "")
 
     def _sample_rate(self, st: HubStats) -> float:
         """Samples per second (one per host and interval), from the live buffers' count of
