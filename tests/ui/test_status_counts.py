@@ -23,18 +23,8 @@ def test_store_failures_and_floods_show_in_the_status_bar(qtbot: QtBot, tmp_path
     with Store(tmp_path / "history.sqlite") as store:
         store.errors, store.last_error = 2, "database or disk is full"
         store.rate_limited["h100-a"] = 40
-        w.on_stats(
-            HubStats(
-                8.0,
-                100,
-                1 << 20,
-                0,
-                1,
-                store.errors,
-                store.last_error,
-                sum(store.rate_limited.values()),
-            )  # fmt: skip
-        )
+        limited = sum(store.rate_limited.values())
+        w.on_stats(HubStats(8.0, 100, 1 << 20, 0, 1, store.errors, store.last_error, limited))
     assert "2 history write errors" in w.stats_text
     assert "40 events not recorded (flood limit)" in w.stats_text
     assert "1 failed batches" in w.stats_text
