@@ -62,6 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     func = getattr(args, "func", None)
     try:
         if func is None:
+            # Qt loads only to open the window: the subcommands start without it.
             from gpufleet.ui.app import run_app
 
             return run_app(demo=args.demo)

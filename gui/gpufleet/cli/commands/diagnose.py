@@ -24,6 +24,8 @@ from gpufleet.cli.commands._analysis import (
 )
 from gpufleet.cli.errors import EXIT_FAILURE, EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE, CliError
 from gpufleet.core.config import paths
+from gpufleet.core.history.store import Store, StoreError
+from gpufleet.core.history.timeparse import TimeParseError, parse_duration, parse_time
 from gpufleet.core.wire.messages import Message, Sample, StreamDecoder, VersionError
 
 
@@ -45,8 +47,6 @@ def register(subparsers: Any) -> None:
 
 
 def _times(args: argparse.Namespace) -> tuple[float, float | None]:
-    from gpufleet.core.history.timeparse import TimeParseError, parse_duration, parse_time
-
     try:
         window = parse_duration(args.window)
         until = parse_time(args.until) if args.until else None
@@ -86,8 +86,6 @@ def _from_file(
 
 
 def _from_store(host: str, t0: float, t1: float, demo: bool) -> list[Message]:
-    from gpufleet.core.history.store import Store, StoreError
-
     try:
         store = Store(paths.history_file(demo=demo), read_only=True)
     except StoreError as e:

@@ -20,6 +20,7 @@ from gpufleet.core.config import paths
 from gpufleet.core.history.export import export_csv, export_jsonl
 from gpufleet.core.history.store import Store, StoreError
 from gpufleet.core.history.timeparse import TimeParseError, format_utc, parse_duration, parse_time
+from gpufleet.core.verdicts.bundle import build_bundle
 
 
 def register(subparsers: Any) -> None:
@@ -111,8 +112,6 @@ def run(args: argparse.Namespace) -> int:
     try:
         _check_host(store, args.host, t0, t1)
         if args.bundle:
-            from gpufleet.core.verdicts.bundle import build_bundle
-
             report = build_bundle(
                 store, args.host, t0, t1, Path(args.bundle), render_plots=_render()
             )

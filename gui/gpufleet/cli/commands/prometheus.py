@@ -21,7 +21,10 @@ from typing import Any
 
 from gpufleet.cli.errors import EXIT_FAILURE, EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE, CliError
 from gpufleet.core.config import secrets
+from gpufleet.core.config.configfile import ConfigError, load_config
+from gpufleet.core.config.prometheus_sources import parse_sources
 from gpufleet.core.prometheus.am_receiver import SECRET_NAME as AM_NAME
+from gpufleet.core.prometheus.source import PromClient, PromError, PromSource, credentials
 
 
 def register(subparsers: Any) -> None:
@@ -44,9 +47,6 @@ def register(subparsers: Any) -> None:
 
 
 def _source(name: str) -> Any:
-    from gpufleet.core.config.configfile import ConfigError, load_config
-    from gpufleet.core.config.prometheus_sources import parse_sources
-
     try:
         sources = parse_sources(load_config().prometheus)
     except (ConfigError, ValueError) as e:
@@ -90,8 +90,6 @@ def run_set_secret(args: argparse.Namespace) -> int:
 
 
 def run_discover(args: argparse.Namespace) -> int:
-    from gpufleet.core.prometheus.source import PromClient, PromError, PromSource, credentials
-
     src = _source(args.name)
     try:
         token, basic = credentials(src)

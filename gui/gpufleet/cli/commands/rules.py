@@ -13,6 +13,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from gpufleet.cli.commands._analysis import host_config
+from gpufleet.cli.commands._rules_export import ENTRY
 from gpufleet.cli.errors import EXIT_FAILURE, EXIT_NOT_FOUND, EXIT_OK, CliError
 from gpufleet.core.alerts.rules import Rule, RulesError, load_rules
 from gpufleet.core.config import paths
@@ -37,8 +39,6 @@ def register(subparsers: Any) -> None:
     lp.add_argument("--host", metavar="NAME", help="with this host's overrides applied")
     lp.add_argument("--format", choices=("text", "json"), default="text")
     lp.set_defaults(func=run_list)
-    from gpufleet.cli.commands._rules_export import ENTRY  # `rules export`
-
     SUBCOMMANDS.setdefault("export", ENTRY)
     for name, (help_text, add_args, func) in SUBCOMMANDS.items():
         sp = sub.add_parser(name, help=help_text)
@@ -55,8 +55,6 @@ def _effective(args: argparse.Namespace) -> list[Rule]:
         raise CliError(str(e), EXIT_FAILURE) from None
     if not args.host:
         return rules
-    from gpufleet.cli.commands._analysis import host_config
-
     try:
         configured = load_config().host(args.host)
     except ConfigError as e:

@@ -20,6 +20,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # The sampler's CLI is loaded only when a frozen bundle runs its own sampler.
     from gpufleet_sampler.__main__ import main
 
     return main(list(args.sampler_args))

@@ -62,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
     width, height = _size(args.size)
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     os.environ["GPUFLEET_THEME"] = args.theme
+    # Qt is imported after QT_QPA_PLATFORM is set (it reads it as it loads), and only here.
     from gpufleet.ui.app import make_qapp, setup_theme
     from gpufleet.ui.offscreen.screenshots import render_tabs
 

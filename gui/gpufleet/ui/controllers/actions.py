@@ -23,7 +23,7 @@ from gpufleet.core.providers.actions import FileActionRecord, ProviderActions
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.core.wire.messages import Proc
 from gpufleet.ui.background.worker import run_in_pool
-from gpufleet.ui.dialogs.hosts import ProviderImportDialog
+from gpufleet.ui.dialogs.hosts import HostDialog, ImportDialog, ProviderImportDialog
 from gpufleet.ui.dialogs.kill import KillDialog
 from gpufleet.ui.dialogs.watchdog import WatchdogDialog
 from gpufleet.ui.tabs.cost import CostTab
@@ -173,15 +173,11 @@ class Actions(QObject):
     # -- hosts -----------------------------------------------------------------------------
 
     def add_host(self) -> None:
-        from gpufleet.ui.dialogs.hosts import HostDialog
-
         dlg = HostDialog(self.window, None, self.pool)
         dlg.saved.connect(self._host_saved)
         dlg.open()
 
     def edit_host(self) -> None:
-        from gpufleet.ui.dialogs.hosts import HostDialog
-
         name = self.window.selected_host
         cfg = self.window.hosts.get(name) if name else None
         if cfg is None:
@@ -191,8 +187,6 @@ class Actions(QObject):
         dlg.open()
 
     def import_hosts(self) -> None:
-        from gpufleet.ui.dialogs.hosts import ImportDialog
-
         dlg = ImportDialog(self.window, set(self.window.hosts), pool=self.pool)
         dlg.imported.connect(self._hosts_imported)
         dlg.open()

@@ -32,8 +32,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpufleet.core.config.configfile import load_config, save_config
 from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.config.secrets import set_secret
 from gpufleet.core.link.ssh_command import SshCommandError, parse_ssh
+from gpufleet.core.link.ssh_config import importable_aliases, load, lookup
 from gpufleet.core.providers import importing
 from gpufleet.core.providers.registry import names, open_provider
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
@@ -54,8 +57,6 @@ AUTH_LABELS = {
 def save_host(cfg: HostConfig, old_name: str | None, secret: str | None) -> HostConfig:
     """Add or replace the host in config.toml and store its secret in the keyring
     (blocking: run it in the pool)."""
-    from gpufleet.core.config.configfile import load_config, save_config
-
     app = load_config()
     names = [h.name for h in app.hosts]
     if cfg.name != old_name and cfg.name in names:
@@ -70,8 +71,6 @@ def save_host(cfg: HostConfig, old_name: str | None, secret: str | None) -> Host
         app.hosts.append(cfg)
     save_config(app)
     if secret:
-        from gpufleet.core.config.secrets import set_secret
-
         kind = "password" if cfg.auth == "password" else "key-passphrase"
         set_secret(cfg.name, kind, secret)  # type: ignore[arg-type]
     return cfg
@@ -79,6 +78,7 @@ def save_host(cfg: HostConfig, old_name: str | None, secret: str | None) -> Host
 
 def test_connection(cfg: HostConfig, prompt: HostKeyPrompt) -> str:
     """Open SSH, run python3 and nvidia-smi; a one-line summary (blocking: pool only)."""
+    # paramiko takes ~110 ms to import; only Test connection needs it here.
     from gpufleet.core.link.ssh import SshConnection
 
     conn = SshConnection.open(cfg, on_unknown_key=prompt.ask, connect_timeout=10.0)
@@ -339,8 +339,6 @@ class ImportDialog(QDialog):
         run_in_pool(self._read, self._show, self._failed, self.pool)
 
     def _read(self) -> list[HostConfig]:
-        from gpufleet.core.link.ssh_config import importable_aliases, load, lookup
-
         cfg = load(self.path)
         out = []
         for alias in importable_aliases(self.path):

@@ -18,6 +18,7 @@ from gpufleet.core.live.buffers import LiveBuffers
 from gpufleet.core.model.stats import HubStats
 from gpufleet.core.pipeline.build import load_rule_engine
 from gpufleet.ui.offscreen.simfeed import feed
+from gpufleet.ui.tabs.interconnect import InterconnectTab
 from gpufleet.ui.widgets.theme import (
     Theme,
     apply_pyqtgraph,
@@ -157,8 +158,6 @@ def _render_per_link(w: MainWindow, out: Path, host: str) -> list[Path]:
     """``interconnect-links.png``: the Interconnect tab with its per-link NVLink grid shown
     (the demo's a100-ecc host: GPU 1 has a link down), the crosshair on a moment when the job
     was training, so the grid shows real per-link traffic beside the down link."""
-    from gpufleet.ui.tabs.interconnect import InterconnectTab
-
     app = QApplication.instance()
     if host not in w.hosts or app is None:
         return []

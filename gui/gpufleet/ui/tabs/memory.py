@@ -29,7 +29,7 @@ from gpufleet.ui.viewmodel.view import View
 from gpufleet.ui.widgets.fast_table import FastTableView
 from gpufleet.ui.widgets.plots import clock_text, set_label_text
 from gpufleet.ui.widgets.table_model import KEY_ROLE, Cell, RowsModel, sorted_proxy
-from gpufleet.ui.widgets.theme import Theme
+from gpufleet.ui.widgets.theme import Theme, gpu_colour
 
 GIB = float(2**30)
 PROC_HEADERS = (
@@ -312,8 +312,6 @@ def _match_cell(p: Proc) -> Cell:
 
 
 def _gpu_colour(g: int) -> str:
-    from gpufleet.ui.widgets.theme import gpu_colour
-
     return gpu_colour(g)
 
 

@@ -41,6 +41,7 @@ from gpufleet.ui import i18n
 from gpufleet.ui.background.history import HistoryCache
 from gpufleet.ui.desktop.memtrim import start_trimmer
 from gpufleet.ui.desktop.ui_state import UiState
+from gpufleet.ui.dialogs.settings import apply_at_start, open_settings_dialog
 from gpufleet.ui.tabs.base import Tab
 from gpufleet.ui.tabs.clocks import ClocksTab
 from gpufleet.ui.tabs.compute import ComputeTab
@@ -221,8 +222,6 @@ class MainWindow(QMainWindow):
             self.menu_view.addAction(act)
         # Settings: the dialog lives in gpufleet.ui.dialogs.settings; the saved refresh rate
         # applies from the start.
-        from gpufleet.ui.dialogs.settings import apply_at_start, open_settings_dialog
-
         self.menu_settings = self.menuBar().addMenu(self.tr("&Settings"))
         act_settings = QAction(self.tr("&Preferences…"), self)
         act_settings.setShortcut(QKeySequence.StandardKey.Preferences)
