@@ -6,7 +6,6 @@ limit, a limit below the default that does not bind."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -374,7 +373,7 @@ def test_flickering_thermal_bits_are_one_episode() -> None:
     msgs = [s.hello]
     reasons = [0x40 if t % 3 else 0 for t in range(100)]
     for t, r in enumerate(reasons):
-        msgs.append(s.sample(t, clock_reasons=r, temp_gpu_c=88, viol_thermal_pct=math.nan))
+        msgs.append(s.sample(t, clock_reasons=r, temp_gpu_c=88, viol_thermal_pct=None))
     _eng, alerts = run(msgs)
     (a,) = fired(alerts, "thermal_throttle")
     since = a.evidence["since_t"]

@@ -15,6 +15,9 @@ from gpufleet_sampler import protocol
 from gpufleet_sampler.backends.nvml import NvmlBackend
 from nvml_fake import fake_nvml, profile
 
+# Exact values: no tier stretched by the fake's own Python timed on a loaded machine.
+pytestmark = pytest.mark.usefixtures("generous_budget")
+
 POS = protocol.ROW_POS
 
 

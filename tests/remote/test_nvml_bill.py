@@ -181,6 +181,8 @@ def test_a_budget_of_zero_is_refused_with_a_clear_message() -> None:
 # ---------------------------------------------------------------------------- the pool
 
 
+# Both runs plan from their own start-up timing: the same generous budget keeps one plan.
+@pytest.mark.usefixtures("generous_budget")
 def test_gpus_read_on_the_pool_give_the_rows_read_one_by_one() -> None:
     prof = profile("h100x8")
     prof["inject"] = [{"gpu": 5, "from_tick": 4, "key": "*", "error": "GpuIsLost"}]

@@ -9,11 +9,15 @@ import subprocess
 import sys
 from typing import Any
 
+import pytest
 from gpufleet.core.wire.messages import Event, Hello, Links, Procs, Sample, StreamDecoder
 from gpufleet_sampler import protocol
 from gpufleet_sampler.backends.nvml import NvmlBackend
 from gpufleet_sampler.loop import Sampler
 from nvml_fake import PROFILES, ROOT, fake_env, fake_nvml, profile
+
+# Exact values: no tier stretched by the fake's own Python timed on a loaded machine.
+pytestmark = pytest.mark.usefixtures("generous_budget")
 
 
 def _run(args: list[str], prof: str, tick_s: float = 0.05) -> subprocess.CompletedProcess[bytes]:

@@ -6,9 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from gpufleet_sampler import protocol
 from gpufleet_sampler.backends.nvml import NvmlBackend
 from nvml_fake import PROFILES, fake_nvml, record_trace
+
+# Exact values: no tier stretched by the fake's own Python timed on a loaded machine.
+pytestmark = pytest.mark.usefixtures("generous_budget")
 
 
 def _record(prof: str, out: Path) -> dict:

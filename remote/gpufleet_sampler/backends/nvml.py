@@ -50,6 +50,7 @@ for ~20 ms) and no process is ever spawned.
 
 import contextlib
 import ctypes
+import os
 import socket
 import struct
 import time
@@ -125,6 +126,7 @@ _ALL_LINKS = 0xFFFFFFFF
 # The default CPU budget: % of one core for 8 GPUs at 1 Hz, NVML's time included, so 1.25 ms
 # of CPU per GPU per tick; it grows with the GPU count and the sampling rate.
 CPU_BUDGET_PCT = 1.0
+CPU_BUDGET_ENV = "GPUFLEET_CPU_BUDGET_PCT"
 # GPUs read side by side: at most this many threads.
 MAX_WORKERS = 8
 # The periods (s) a stretched tier steps through.
@@ -461,7 +463,7 @@ class NvmlBackend(Backend):
         slow_s: float = 60.0,
         events: bool = True,
         event_wait_ms: int = 500,
-        cpu_budget_pct: float = CPU_BUDGET_PCT,
+        cpu_budget_pct: Optional[float] = None,
         workers: Optional[int] = None,
         putil_s: float = 2.0,
     ) -> None:
@@ -474,6 +476,9 @@ class NvmlBackend(Backend):
         # How often the links message comes: the per-link read rides on the medium tier.
         self.links_interval = self.medium_s
         self.slow_s = float(slow_s)
+        if cpu_budget_pct is None:
+            # The user's budget for this host's sampler, else 1 % of a core per 8 GPUs.
+            cpu_budget_pct = _env_float(CPU_BUDGET_ENV, CPU_BUDGET_PCT)
         if not cpu_budget_pct > 0:
             raise ValueError(
                 "the CPU budget must be > 0 % of a core (got {})".format(cpu_budget_pct)
@@ -2302,6 +2307,14 @@ class NvmlBackend(Backend):
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def _env_float(name: str, default: float) -> float:
+    """A number from the environment, or ``default`` when unset or not a number."""
+    try:
+        return float(os.environ.get(name, ""))
+    except ValueError:
+        return default
 
 
 def _monotonic() -> float:
