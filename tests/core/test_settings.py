@@ -32,6 +32,7 @@ CHANGED = Settings(
     theme="light",
     retention_raw_days=3,
     retention_rollup_days=30,
+    history_max_gb=2.5,
     exporter_enabled=True,
     exporter_listen="0.0.0.0:19464",
     alertmanager_enabled=True,

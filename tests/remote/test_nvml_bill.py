@@ -135,9 +135,9 @@ def test_under_the_h200_profile_the_plan_fits_one_percent_of_a_core(cost: str) -
     tiers, needed = plan["tiers_s"], plan["needed_s"]
     # The slow tiers were stretched first, to their limits, before the counters were.
     assert tiers["slow"] == 600.0 and tiers["links"] == 300.0 and tiers["putil"] == 30.0
-    # The counters: stretched too, not to their limit (30 s); ~10 s on this profile, the exact
-    # period depends on what the start-up timing measured.
-    assert needed["fields"] < tiers["fields"] < 30.0
+    # The counters: stretched too, within their limit (30 s); ~10 s on this profile, the exact
+    # period depends on what the start-up timing measured (a loaded machine measures more).
+    assert needed["fields"] < tiers["fields"] <= 30.0
     # GPM gives PCIe and NVLink throughput on this Hopper profile: no field read per tick.
     g0 = hello["gpus"][0]
     assert g0["gpm_throughput"] == ["nvlink", "pcie"]
