@@ -361,7 +361,8 @@ def bench_process_tier(repeats: int = 20) -> list[tuple[str, int, float, float, 
     import statistics
     import tempfile
 
-    from gpufleet_sampler import gpu_holders, procfs
+    from gpufleet_sampler.procs import holders as gpu_holders
+    from gpufleet_sampler.procs import procfs
 
     out: list[tuple[str, int, float, float, float]] = []
     cases = [("container", 200, 8, 16, 120), ("host", 2000, 8, 12, 120)]

@@ -145,7 +145,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
         return oneshot.run(args)
     if args.command == "kill":
-        from gpufleet_sampler import kill
+        from gpufleet_sampler.procs import kill
 
         return kill.run(args)
     if args.command == "watchdog":

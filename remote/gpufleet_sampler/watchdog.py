@@ -37,7 +37,8 @@ import shlex
 import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
-from gpufleet_sampler import procfs, protocol
+from gpufleet_sampler import protocol
+from gpufleet_sampler.procs import procfs
 
 if TYPE_CHECKING:
     import threading

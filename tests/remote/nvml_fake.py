@@ -24,7 +24,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 FAKES = ROOT / "tests" / "fakes"
 PROFILES = ROOT / "tests" / "fixtures" / "nvml"
-# The name of gpufleet_sampler.gpu_holders.PID_NAMESPACE_ENV (test_gpu_holders checks it).
+# The name of gpufleet_sampler.procs.holders.PID_NAMESPACE_ENV (test_gpu_holders checks it).
 PID_NAMESPACE_ENV = "GPUFLEET_PID_NAMESPACE"
 
 _module: ModuleType | None = None

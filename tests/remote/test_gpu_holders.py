@@ -11,8 +11,8 @@ from pathlib import Path
 
 import nvml_fake
 import pytest
-from gpufleet_sampler import gpu_holders as gh
 from gpufleet_sampler import protocol
+from gpufleet_sampler.procs import holders as gh
 
 GIB = 1 << 30
 MINORS = {0: 0, 1: 1, 2: 2, 3: 3}  # minor -> GPU index

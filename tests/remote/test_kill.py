@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from gpufleet_sampler import procfs
+from gpufleet_sampler.procs import procfs
 
 REMOTE = Path(__file__).resolve().parents[2] / "remote"
 TEST_USER = "gpufleet-kt"
@@ -125,7 +125,7 @@ def _unprivileged_python() -> tuple[int, str]:
         if not python:
             continue
         probe = subprocess.run(
-            [python, "-c", "import gpufleet_sampler.kill"],
+            [python, "-c", "import gpufleet_sampler.procs.kill"],
             env=dict(os.environ, PYTHONPATH=str(REMOTE)),
             capture_output=True,
             user=pw.pw_uid,

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gpufleet_sampler import procfs
+from gpufleet_sampler.procs import procfs
 
 REMOTE = Path(__file__).resolve().parents[2] / "remote"
 HOLDER = Path(__file__).resolve().parent / "gpu_holder_proc.py"

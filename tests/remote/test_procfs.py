@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from gpufleet_sampler import procfs
+from gpufleet_sampler.procs import procfs
 
 WEIRD_COMM = "a) b (c) d"[:15]
 

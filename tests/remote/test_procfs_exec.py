@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import exec_child
 import pytest
-from gpufleet_sampler import procfs
+from gpufleet_sampler.procs import procfs
 
 
 @pytest.fixture

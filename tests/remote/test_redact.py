@@ -5,7 +5,7 @@ the instance, each planted in a realistic command, and the harmless arguments it
 from __future__ import annotations
 
 import pytest
-from gpufleet_sampler.redact import REDACTED, is_secret_name, redact_cmdline
+from gpufleet_sampler.procs.redact import REDACTED, is_secret_name, redact_cmdline
 
 S = "Zq7Xv9Kp2Lm4"  # the planted secret: it must not survive in any shape
 

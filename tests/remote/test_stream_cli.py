@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 from gpufleet.core.wire.messages import Event, Hello, Links, Procs, Sample, StreamDecoder
-from gpufleet_sampler import procfs, protocol
+from gpufleet_sampler import protocol
+from gpufleet_sampler.procs import procfs
 
 ROOT = Path(__file__).resolve().parents[2]
 REMOTE = ROOT / "remote"

@@ -58,10 +58,12 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Deque, Dict, List, Optional, Set, Tuple
 
-from gpufleet_sampler import gpu_holders, procfs, protocol
+from gpufleet_sampler import protocol
 from gpufleet_sampler.backends import nvml_mig
 from gpufleet_sampler.backends.base import Backend
 from gpufleet_sampler.backends.nvml_events import EventThread, _short
+from gpufleet_sampler.procs import holders as gpu_holders
+from gpufleet_sampler.procs import procfs
 
 try:
     import pynvml as N

@@ -41,8 +41,9 @@ import time
 import uuid
 from typing import Any, Dict, List, Optional, Set
 
-from gpufleet_sampler import procfs, protocol
+from gpufleet_sampler import protocol
 from gpufleet_sampler.backends.base import Backend
+from gpufleet_sampler.procs import procfs
 from gpufleet_sampler.sim.gpus import MIB
 from gpufleet_sampler.sim.scenarios import SCENARIOS, JobSpec
 

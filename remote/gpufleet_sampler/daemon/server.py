@@ -19,9 +19,10 @@ from collections import deque
 from types import FrameType
 from typing import Any, Deque, Dict, List, Optional
 
-from gpufleet_sampler import procfs, protocol, stream
+from gpufleet_sampler import protocol, stream
 from gpufleet_sampler import watchdog as wd
 from gpufleet_sampler.loop import Sampler
+from gpufleet_sampler.procs import procfs
 from gpufleet_sampler.ring import Ring
 from gpufleet_sampler.state_dir import (
     Paths,

@@ -41,7 +41,8 @@ import sys
 import time
 from typing import Any, Dict, List, Optional, Set, Tuple
 
-from gpufleet_sampler import gpu_holders, procfs
+from gpufleet_sampler.procs import holders as gpu_holders
+from gpufleet_sampler.procs import procfs
 
 try:
     import pynvml as N

@@ -6,7 +6,7 @@ with the boot id. A reused pid has different start ticks, so a kill keyed by bot
 the wrong process.
 
 Command lines can carry secrets (``--api-key=...``, tokens in URLs, ``HF_TOKEN=...``); they are
-redacted here (by ``gpufleet_sampler.redact``), on the instance, before they are sent, stored,
+redacted here (by ``gpufleet_sampler.procs.redact``), on the instance, before they are sent, stored,
 logged or shown anywhere.
 
 Python 3.8, stdlib only.
@@ -15,10 +15,10 @@ Python 3.8, stdlib only.
 import pwd
 from typing import Dict, List, Optional, Tuple
 
-from gpufleet_sampler.redact import DEFAULT_CMD_MAX as DEFAULT_CMD_MAX
-from gpufleet_sampler.redact import REDACTED as REDACTED
-from gpufleet_sampler.redact import redact_argv as redact_argv
-from gpufleet_sampler.redact import redact_cmdline as redact_cmdline
+from gpufleet_sampler.procs.redact import DEFAULT_CMD_MAX as DEFAULT_CMD_MAX
+from gpufleet_sampler.procs.redact import REDACTED as REDACTED
+from gpufleet_sampler.procs.redact import redact_argv as redact_argv
+from gpufleet_sampler.procs.redact import redact_cmdline as redact_cmdline
 
 PROC = "/proc"
 # The cache is pruned to the live pids when it grows past this many entries.

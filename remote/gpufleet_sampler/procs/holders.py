@@ -28,7 +28,8 @@ Python 3.8, stdlib only.
 import os
 from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
-from gpufleet_sampler import procfs, protocol
+from gpufleet_sampler import protocol
+from gpufleet_sampler.procs import procfs
 
 DEV_DIR_ENV = "GPUFLEET_DEV_DIR"
 DEFAULT_DEV_DIR = "/dev"
