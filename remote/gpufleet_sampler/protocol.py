@@ -77,6 +77,8 @@ COLUMNS: Tuple[Tuple[str, str, str], ...] = (
     ("lost", "", "1 when NVML reports the GPU lost (all other values null)"),
 )
 COLUMN_NAMES: Tuple[str, ...] = tuple(c[0] for c in COLUMNS)
+# The GPM columns (Hopper and newer: how much of the GPU works), in the order above.
+GPM_COLUMNS: Tuple[str, ...] = tuple(c[0] for c in COLUMNS if c[2].startswith("GPM "))
 COLUMN_UNITS: Dict[str, str] = {c[0]: c[1] for c in COLUMNS}
 # Position of each column in a sample row (the row's element 0 is the GPU index).
 ROW_POS: Dict[str, int] = {name: i + 1 for i, name in enumerate(COLUMN_NAMES)}

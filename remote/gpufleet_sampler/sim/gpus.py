@@ -6,21 +6,15 @@ Python 3.8, stdlib only.
 
 from typing import Dict, Optional
 
+from gpufleet_sampler import protocol
+
 MIB = 1 << 20
 
 
 GIB = 1 << 30
 
 
-_GPM_COLS = (
-    "sm_active_pct",
-    "sm_occupancy_pct",
-    "tensor_active_pct",
-    "dram_active_pct",
-    "fp64_active_pct",
-    "fp32_active_pct",
-    "fp16_active_pct",
-)
+_GPM_COLS = protocol.GPM_COLUMNS
 
 
 _NVLINK_COLS = ("nvlink_tx_bps", "nvlink_rx_bps", "nvlink_up")

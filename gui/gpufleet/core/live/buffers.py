@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+from gpufleet_sampler import protocol
 
 from gpufleet.core.live.links import LinkBuffers
 from gpufleet.core.wire.messages import Event, Hello, Links, Message, Procs, Sample
@@ -53,13 +54,7 @@ LIVE_METRICS: tuple[str, ...] = (
     "nvlink_up",
     "lost",
     # GPM (Hopper and newer): how much of the GPU works, beside util_gpu_pct's "a kernel ran".
-    "sm_active_pct",
-    "sm_occupancy_pct",
-    "tensor_active_pct",
-    "dram_active_pct",
-    "fp64_active_pct",
-    "fp32_active_pct",
-    "fp16_active_pct",
+    *protocol.GPM_COLUMNS,
 )
 _METRIC_POS = {m: i for i, m in enumerate(LIVE_METRICS)}
 _NAN = float("nan")

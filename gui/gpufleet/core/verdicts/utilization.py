@@ -31,6 +31,7 @@ from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
+from gpufleet_sampler import protocol
 
 from gpufleet.core.model.findings import INFO, WARN, Finding
 from gpufleet.core.wire.messages import Sample
@@ -38,15 +39,7 @@ from gpufleet.core.wire.messages import Sample
 F64 = npt.NDArray[np.float64]
 
 # GPM columns of a sample, in the order the Compute tab shows them.
-GPM_METRICS: Final = (
-    "sm_active_pct",
-    "sm_occupancy_pct",
-    "tensor_active_pct",
-    "dram_active_pct",
-    "fp64_active_pct",
-    "fp32_active_pct",
-    "fp16_active_pct",
-)
+GPM_METRICS: Final = protocol.GPM_COLUMNS
 BUSY_UTIL_PCT: Final = 80.0  # "the GPU looks busy": what users read as fully used
 SM_LOW_PCT: Final = 50.0  # SM active under this while "busy": half the chip idles
 DRAM_HIGH_PCT: Final = 50.0  # DRAM active over this: bandwidth is what the job waits on
