@@ -277,3 +277,18 @@ def test_range_buttons_fold_into_a_menu_on_a_narrow_window(fed: tuple) -> None:
         assert not rs.is_folded() and rs.buttons[2].isChecked()
     finally:
         w.close()
+
+
+def test_an_alert_line_names_its_host_once() -> None:
+    """The titles name the host ("… on GPU 2 of a100-ecc"); the one-line list puts the host
+    first and does not say it again."""
+    from types import SimpleNamespace
+
+    from gpufleet.ui.window.fleet_panel import alert_line
+
+    a = SimpleNamespace(host="a100-ecc", gpu=2, started_t=0.0)
+    assert alert_line(a, "GPU 2 of a100-ecc lost", 540.0) == "a100-ecc · GPU 2 lost · 9 min"
+    line = alert_line(a, "Xid 79 on GPU 2 of a100-ecc: GPU has fallen off the bus", 60.0)
+    assert line == "a100-ecc · Xid 79 on GPU 2: GPU has fallen off the bus · 1 min"
+    # A title that starts with the host keeps it where it is (zh_CN: "a100-ecc 的 GPU 2 掉卡").
+    assert alert_line(a, "a100-ecc 的 GPU 2 掉卡", 60.0) == "a100-ecc 的 GPU 2 掉卡 · 1 min"

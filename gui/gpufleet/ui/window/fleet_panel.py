@@ -11,6 +11,7 @@ titles wrap, card notes are elided. A long status on one host cannot widen the w
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -163,8 +164,12 @@ def alert_line(alert: Any, title: str, now: float) -> str:
     names the GPU when the alert is about one; the host comes first unless the title starts
     with it ("a100-eval idle while billed")."""
     # (Case-blind: a sentence-initial capital turns "a100-ecc" into "A100-ecc".)
-    starts = title.lower().startswith(str(alert.host).lower())
-    parts = [] if starts else [str(alert.host)]
+    host = str(alert.host)
+    starts = title.lower().startswith(host.lower())
+    if not starts:
+        # The host goes first, so the title's own "… on GPU 2 of a100-ecc" loses its end.
+        title = re.sub(rf"\s+(?:of|on)\s+{re.escape(host)}(?=$|[\s:,.;)])", "", title, flags=re.I)
+    parts = [] if starts else [host]
     if alert.gpu is not None and f"GPU {alert.gpu}" not in title:
         parts.append(f"GPU {alert.gpu}")
     parts.append(title)
