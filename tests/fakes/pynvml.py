@@ -30,9 +30,10 @@ run gave that pynvml function (``docs/device/h200-nvml-call-times.json``): the c
 busy-waits on the thread's CPU clock until that much CPU time has passed since it began, so
 the fake's own Python work counts inside the charge. NVML's time is CPU time (the recorded
 sampler thread's CPU matched its calls' wall time), so this is what a real driver costs a
-sampler and what benchmarks through the fake then measure. The wait hashes a 2 KiB buffer in
-a loop: hashlib releases the GIL for inputs that size, so calls made from several threads
-burn CPU in parallel as ctypes calls into libnvidia-ml would. ``h200`` charges
+sampler and what benchmarks through the fake then measure. The wait hashes as much of a
+buffer as the charge needs, in one go where it can: hashlib releases the GIL while it
+hashes, so a call lets go of the GIL about once, as a ctypes call into libnvidia-ml does,
+and calls made from several threads burn CPU side by side. ``h200`` charges
 ``nvmlDeviceGetFieldValues`` per call (4 ms whatever the fields); ``h200-per-field`` charges
 it per field (the 4 ms spread over the 11 fields it was measured with): the two answers the
 unrun field bisection can give. A function the run did not time costs ``default_us`` (the
@@ -210,6 +211,8 @@ class FakeNvml:
         self.cost: Optional[CostModel] = None
         self.charged_us: Counter = Counter()  # µs charged per function (cost model on)
         self.charged_n: Counter = Counter()  # calls charged per function
+        # Charged calls per (function, "main" or "pool"): which thread made them.
+        self.charged_on: Counter = Counter()
         self.init_seen: set = set()
         self.c_entry_points = False
 
@@ -271,6 +274,7 @@ class FakeNvml:
         self.cost = load_cost(spec)
         self.charged_us = Counter()
         self.charged_n = Counter()
+        self.charged_on = Counter()
         self.init_seen = set()
         return self.cost
 
@@ -507,24 +511,40 @@ def load_cost(spec: Any) -> Optional[CostModel]:
     return CostModel(us, default_us, base, field_us, 0.0, name, once)
 
 
-_BURN = bytes(2048)  # hashlib releases the GIL from 2048 bytes up
-_BURN_BIG = bytes(32768)  # ~25 µs a hash: fewer GIL hand-overs while much is left
+# The burn's buffer: a call hashes as much of it as its charge needs, in one go. hashlib
+# releases the GIL while it hashes (from 2 KiB up), so a charged call lets go of the GIL about
+# once, as a ctypes call into libnvidia-ml does. Burning in small chunks instead (2 KiB, a GIL
+# hand-over every ~2 µs) made two threads' short calls take longer side by side than one
+# after the other, and the reader pool look useless.
+_BURN = memoryview(bytes(1 << 20))  # ~0.6 ms of sha256 here
+_BURN_MIN = 4096  # below this a hash is too short to overlap (the loop's own Python)
 _local = threading.local()
+# Bytes sha256 hashes per µs of CPU, learnt as the fake burns (first guess: this machine).
+_rate = [1500.0]
 
 
 def _burn_until(end: float) -> None:
-    """Spin until this thread's CPU clock reaches ``end`` (seconds)."""
+    """Spin until this thread's CPU clock reaches ``end`` (seconds), holding the GIL only
+    between hashes (once or twice a call)."""
     # Imported only when charging: its libcrypto mapping would add ~1-2 MiB to the RSS of
     # every sampler run through the fake, and benchmarks measure that RSS.
     import hashlib
 
     tt = time.thread_time
     h = hashlib.sha256
-    big, small = _BURN_BIG, _BURN
-    left = end - tt()
-    while left > 0:
-        h(big if left > 60e-6 else small)
-        left = end - tt()
+    buf, cap = _BURN, len(_BURN)
+    now = tt()
+    while end - now > 4e-6:
+        # Less ~1 µs: what the call, the slice and the clock read cost around the hash.
+        n = min(cap, max(_BURN_MIN, int((end - now - 1e-6) * 1e6 * _rate[0])))
+        h(buf[:n])
+        t = tt()
+        if t > now and n >= 65536:
+            # Learn the rate from long hashes only: a short one is mostly call overhead.
+            _rate[0] += 0.1 * (n / ((t - now) * 1e6) - _rate[0])
+        now = t
+    while now < end:  # the last few µs: too short to hash without overshooting
+        now = tt()
 
 
 def _charged(fname: str, fn: Any) -> Any:
@@ -544,6 +564,8 @@ def _charged(fname: str, fn: Any) -> Any:
             us = cost.charge_us(fname, args)
             _fake.charged_us[fname] += us
             _fake.charged_n[fname] += 1
+            main = threading.current_thread() is threading.main_thread()
+            _fake.charged_on[fname, "main" if main else "pool"] += 1
             _burn_until(t0 + us * 1e-6)
 
     call.__name__ = fname

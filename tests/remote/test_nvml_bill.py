@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 from gpufleet.core.wire.messages import Sample, StreamDecoder
 from gpufleet_sampler import oneshot, protocol
 from gpufleet_sampler.__main__ import build_parser
+from gpufleet_sampler.backends import nvml_pool
 from gpufleet_sampler.backends.nvml import NvmlBackend
 from gpufleet_sampler.loop import Sampler
 from nvml_fake import fake_nvml, import_fake, profile
@@ -187,17 +190,78 @@ def test_gpus_read_on_the_pool_give_the_rows_read_one_by_one() -> None:
     prof = profile("h100x8")
     prof["inject"] = [{"gpu": 5, "from_tick": 4, "key": "*", "error": "GpuIsLost"}]
     out = {}
-    for workers in (1, 4):
+    for workers, every in ((1, None), (4, True), (4, False)):
         with fake_nvml(prof) as fake:
-            b = NvmlBackend(interval=1.0, events=False, workers=workers)
+            b = NvmlBackend(interval=1.0, events=False, workers=workers, pool_every=every)
             try:
-                out[workers] = (_ticks(fake, b, 1, 8), b.events(8.0))
+                out[workers, every] = (_ticks(fake, b, 1, 8), b.events(8.0))
             finally:
                 b.close()
-    assert out[1] == out[4]
-    rows, events = out[4]
+    assert out[1, None] == out[4, True] == out[4, False]
+    rows, events = out[4, True]
     assert [r[POS["lost"]] for r in rows[-1]] == [0] * 5 + [1] + [0] * 2
     assert [e["gpu"] for e in events if e["type"] == protocol.EVENT_GPU_LOST] == [5]
+
+
+def test_with_few_cores_only_the_gpus_with_a_long_read_due_go_to_the_pool() -> None:
+    """Per-tick calls are short (5-180 µs): on a thread each would hand the GIL over for
+    nothing; the 4 ms field reads of the tiers that are due overlap the rest instead."""
+    with fake_nvml("h100x8") as fake:
+        fake._fake.set_cost("h200")
+        b = NvmlBackend(interval=1.0, events=False, workers=8, pool_every=False)
+        try:
+            _ticks(fake, b, 1, 3)  # the first tick primes every tier on every GPU
+            fake._fake.charged_on.clear()
+            _ticks(fake, b, 3, 40)
+            pooled = b.hello()[protocol.CPU_BUDGET_KEY]["pooled"]
+        finally:
+            b.close()
+        on = fake._fake.charged_on
+    assert pooled == "long reads"
+    assert on["nvmlDeviceGetFieldValues", "pool"] > 0
+    assert on["nvmlDeviceGetFieldValues", "main"] == 0
+    # 8 GPUs x 37 ticks of per-tick calls, a few of them on the ticks of a long read.
+    assert on["nvmlDeviceGetMemoryInfo", "main"] > 0.8 * 8 * 37
+    assert on["nvmlDeviceGetMemoryInfo", "pool"] > 0
+
+
+def test_with_a_core_per_reader_every_gpu_goes_to_the_pool() -> None:
+    with fake_nvml("h100x8") as fake:
+        fake._fake.set_cost("h200")
+        b = NvmlBackend(interval=1.0, events=False, workers=8, pool_every=True)
+        try:
+            _ticks(fake, b, 1, 3)
+            fake._fake.charged_on.clear()
+            _ticks(fake, b, 3, 10)
+            pooled = b.hello()[protocol.CPU_BUDGET_KEY]["pooled"]
+        finally:
+            b.close()
+        on = fake._fake.charged_on
+    assert pooled == "every GPU"
+    assert on["nvmlDeviceGetMemoryInfo", "pool"] == 8 * 7
+    assert on["nvmlDeviceGetMemoryInfo", "main"] == 0
+
+
+def test_usable_cpus_follow_the_affinity_and_the_containers_quota(tmp_path: Path) -> None:
+    assert 1 <= nvml_pool.usable_cpus() <= len(os.sched_getaffinity(0))
+    v2 = tmp_path / "v2"
+    v2.mkdir()
+    (v2 / "cpu.max").write_text("250000 100000\n")
+    assert nvml_pool.cgroup_quota(str(v2)) == 2.5
+    (v2 / "cpu.max").write_text("max 100000\n")
+    assert nvml_pool.cgroup_quota(str(v2)) is None
+    v1 = tmp_path / "v1" / "cpu"
+    v1.mkdir(parents=True)
+    (v1 / "cpu.cfs_quota_us").write_text("-1\n")
+    (v1 / "cpu.cfs_period_us").write_text("100000\n")
+    assert nvml_pool.cgroup_quota(str(tmp_path / "v1")) is None
+    (v1 / "cpu.cfs_quota_us").write_text("400000\n")
+    assert nvml_pool.cgroup_quota(str(tmp_path / "v1")) == 4.0
+    assert nvml_pool.cgroup_quota(str(tmp_path / "none")) is None
+    # Threads for every GPU only where each can run beside the loop's own.
+    assert nvml_pool.every_gpu(8, 2) is False
+    assert nvml_pool.every_gpu(8, 16) is True
+    assert nvml_pool.every_gpu(1, 16) is False
 
 
 # ---------------------------------------------------------------------------- skipped ticks

@@ -59,7 +59,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Deque, Dict, List, Optional, Set, Tuple
 
 from gpufleet_sampler import protocol
-from gpufleet_sampler.backends import nvml_mig
+from gpufleet_sampler.backends import nvml_mig, nvml_pool
 from gpufleet_sampler.backends.base import Backend
 from gpufleet_sampler.backends.nvml_events import EventThread, _short
 from gpufleet_sampler.procs import holders as gpu_holders
@@ -129,8 +129,6 @@ _ALL_LINKS = 0xFFFFFFFF
 # of CPU per GPU per tick; it grows with the GPU count and the sampling rate.
 CPU_BUDGET_PCT = 1.0
 CPU_BUDGET_ENV = "GPUFLEET_CPU_BUDGET_PCT"
-# GPUs read side by side: at most this many threads.
-MAX_WORKERS = 8
 # The periods (s) a stretched tier steps through.
 _PERIODS = (1.0, 2.0, 3.0, 5.0, 10.0, 15.0, 20.0, 30.0, 60.0, 120.0, 300.0, 600.0)
 # The share of the budget the plan fills (the rest: what the start-up timing cannot see).
@@ -425,27 +423,6 @@ class _Gpu(object):
         self.link_states_via = "fields"
 
 
-def _pool_size(gpus: int, workers: Optional[int]) -> int:
-    """Threads to read ``gpus`` GPUs with: ``workers`` if given, else one per GPU up to
-    MAX_WORKERS. Not bounded by the core count: a thread waits in NVML without the GIL, and
-    one GPU's long call (a 4 ms field read) then overlaps the other GPUs' short ones even on
-    two cores, where two threads measured slower than one."""
-    if workers is not None:
-        return max(1, min(int(workers), gpus))
-    return max(1, min(gpus, MAX_WORKERS))
-
-
-def _one_malloc_arena() -> None:
-    """Have the reader threads share the main malloc arena (glibc's M_ARENA_MAX = 1): each
-    thread would otherwise get one of its own, most of a MiB of RSS apiece, on a machine
-    someone pays for. Nothing to do where the C library is not glibc."""
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return
-    mallopt(-8, 1)  # M_ARENA_MAX (malloc.h); NVML's calls allocate little
-
-
 def _lost_row(index: int) -> List[Any]:
     row: List[Any] = [None] * (_NCOL + 1)
     row[0] = index
@@ -468,6 +445,7 @@ class NvmlBackend(Backend):
         cpu_budget_pct: Optional[float] = None,
         workers: Optional[int] = None,
         putil_s: float = 2.0,
+        pool_every: Optional[bool] = None,
     ) -> None:
         if N is None:
             raise NvmlUnavailable(
@@ -503,6 +481,8 @@ class NvmlBackend(Backend):
         self._links_watch_until = -1.0
         self._pool: Optional[ThreadPoolExecutor] = None
         self._workers = 1
+        self._cpus = 1
+        self._pool_all = False
         try:
             N.nvmlInit()
         except N.NVMLError as e:
@@ -547,9 +527,15 @@ class NvmlBackend(Backend):
             g.phase = len(self._gpus)
             self._gpus.append(g)
         n = sum(1 for g in self._gpus if not g.lost)
-        self._workers = _pool_size(n, workers)
+        self._workers = nvml_pool.pool_size(n, workers)
+        self._cpus = nvml_pool.usable_cpus()
+        # Every GPU of a tick on the pool, or only those with a long read due (None: by the
+        # usable cores, see nvml_pool).
+        if pool_every is None:
+            pool_every = nvml_pool.every_gpu(self._workers, self._cpus)
+        self._pool_all = bool(pool_every) and self._workers > 1
         if self._workers > 1:
-            _one_malloc_arena()
+            nvml_pool.one_malloc_arena()
             self._pool = ThreadPoolExecutor(
                 max_workers=self._workers, thread_name_prefix="gpufleet-nvml"
             )
@@ -970,6 +956,9 @@ class NvmlBackend(Backend):
             "tiers_s": {k: round(v, 3) for k, v in sorted(tiers.items())},
             "needed_s": {k: round(v, 3) for k, v in sorted(self._needed.items())},
             "workers": self._workers,
+            "cpus": self._cpus,
+            # Which GPUs of a tick the reader threads take (see nvml_pool).
+            "pooled": "every GPU" if self._pool_all else "long reads" if self._pool else "none",
             # False until the first ticks have timed GPM and seen what it answers: the plan
             # of a hello written at start-up is provisional.
             "settled": all(g.gpm_checks == 0 for g in live if g.gpm),
@@ -1518,13 +1507,21 @@ class NvmlBackend(Backend):
     def tick(self, mono: float) -> List[List[Any]]:
         gpus = self._gpus
         pool = self._pool
-        if pool is not None:
-            # NVML is thread-safe and its calls are CPU work in the driver: GPUs read side by
-            # side take about one GPU's wall time. map() returns when all are done, so a tick
-            # never overlaps the next (a late one is skipped by the loop, never queued).
+        # The tick returns when every GPU's part is done, so a tick never overlaps the next
+        # (a late one is skipped by the loop, never queued). Which GPUs go to the reader
+        # threads: see nvml_pool.
+        if pool is None:
+            out = [self._gpu_tick(g, mono) for g in gpus]
+        elif self._pool_all:
             out = list(pool.map(self._gpu_tick, gpus, [mono] * len(gpus)))
         else:
-            out = [self._gpu_tick(g, mono) for g in gpus]
+            futures = {
+                g.index: pool.submit(self._gpu_tick, g, mono)
+                for g in gpus
+                if self._long_due(g, mono)
+            }
+            here = {g.index: self._gpu_tick(g, mono) for g in gpus if g.index not in futures}
+            out = [futures[g.index].result() if g.index in futures else here[g.index] for g in gpus]
         rows: List[List[Any]] = []
         for g, (row, lost) in zip(gpus, out):  # noqa: B905 - Python 3.8
             if lost:
@@ -1538,6 +1535,28 @@ class NvmlBackend(Backend):
                 if g.next_fields is not None:
                     self._clamp_schedule(g, mono)
         return rows
+
+    def _long_due(self, g: _Gpu, mono: float) -> bool:
+        """Whether this GPU's part of the tick holds a long read (its due tiers add
+        LONG_READ_US or more to the per-tick calls, by the start-up timing): the first tick,
+        a due medium, slow or per-link read, or counters whose field read is dear."""
+        if g.lost:
+            return False
+        if g.next_fields is None:
+            return True
+        c = g.cost
+        extra = 0.0
+        if self._due(mono, g.next_medium):
+            extra += c.get("medium", 0.0) + self._fv_cost(g, _G_ERRORS)
+        if self._due(mono, g.next_slow):
+            extra += c.get("slow", 0.0)
+        if g.link_fields is not None and self._due(mono, g.next_links):
+            extra += c.get("links", 0.0)
+        if self.tiers["fields"] <= self.interval or self._due(mono, g.next_fields):
+            extra += self._fv_cost(g, _G_FAST | _G_COUNTERS)
+        else:
+            extra += self._fv_cost(g, _G_FAST)
+        return extra >= nvml_pool.LONG_READ_US
 
     def _clamp_schedule(self, g: _Gpu, mono: float) -> None:
         """After a new plan: no tier waits longer than its new period (plus its phase)."""
