@@ -63,6 +63,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="the run the --from-seq number belongs to (from the hello the client had)",
     )
     p.add_argument("--start", action="store_true", help="start the daemon first if none runs")
+    p.add_argument(
+        "--watch-links",
+        type=float,
+        default=None,
+        metavar="S",
+        help="read the per-link NVLink values every 5 s for S seconds (the per-link view is "
+        "open); renewed by writing a watch_links request line on stdin",
+    )
     # Used only when --start starts the daemon.
     p.add_argument("--idle-exit", type=float, default=24 * 3600.0)
     p.add_argument("--procs-interval", type=float, default=2.0)

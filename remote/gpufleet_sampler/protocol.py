@@ -184,6 +184,8 @@ GPU_COST_KEY = "cost_us"
 # a client says it looks at the per-link NVLink values for S seconds (at most the cap).
 WATCH_LINKS_KEY = "watch_links"
 WATCH_LINKS_MAX_S = 600.0
+# The longest request line a daemon (or ``attach``, passing one on) takes.
+REQUEST_MAX_BYTES = 64 << 10
 # The key of a ``sample`` message counting the ticks skipped so far because a tick overran
 # (absent while none was).
 SKIPPED_KEY = "skipped"

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gpufleet_sampler import state_dir
+from gpufleet_sampler import protocol, state_dir
 from gpufleet_sampler.daemon import client, server
 from gpufleet_sampler.ring import Ring
 from nvml_fake import PROFILES, fake_env
@@ -507,6 +507,36 @@ def test_a_watch_links_request_is_answered(sd: Path) -> None:
     a = Attach(sd, "--from-seq", "0")
     assert (a.line() or {})["kind"] == "hello"
     assert a.close() == 0
+
+
+def test_an_attached_client_asks_for_per_link_values_on_its_stdin(sd: Path) -> None:
+    """``attach --watch-links S`` asks at once; the laptop renews with request lines on the
+    attach's stdin (its SSH channel), which pass on to the daemon. Anything else there
+    changes nothing: an attached client cannot stop the daemon."""
+    assert sampler("daemon", *_common(sd)).returncode == 0
+    p = _paths(sd)
+
+    def watched() -> float:
+        return float((client.request(p, {"op": "status"}) or {})["links_watched_s"])
+
+    assert watched() == 0.0
+    a = Attach(sd, "--from-seq", "0", "--watch-links", "30")
+    try:
+        assert (a.line() or {})["kind"] == "hello"
+        assert 20.0 < watched() <= 30.0
+        assert a.p.stdin is not None
+        a.p.stdin.write(b'{"op": "watch_links", "seconds": 300}\n')
+        a.p.stdin.flush()
+        _wait(lambda: watched() > 200.0, what="the renewed watch")
+        a.p.stdin.write(b'not json\n{"op": "stop"}\n{"op": "watch_links", "seconds": 1e9}\n')
+        a.p.stdin.flush()
+        _wait(lambda: watched() > 500.0, what="the capped watch")
+        assert watched() <= protocol.WATCH_LINKS_MAX_S
+        # Still streaming, still the same daemon.
+        assert (a.line() or {}).get("kind") in ("sample", "procs", "event", "links")
+        assert (client.request(p, {"op": "status"}) or {}).get("ok") is True
+    finally:
+        assert a.close() == 0
 
 
 def test_an_nvml_daemon_sends_its_settled_cpu_plan_on_attach(sd: Path) -> None:

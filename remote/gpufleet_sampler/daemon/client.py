@@ -5,6 +5,7 @@ Python 3.8, stdlib only.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import selectors
@@ -98,13 +99,26 @@ def error_line(message: str, code: str) -> None:
         pass
 
 
+def _forward(sock: socket.socket, buf: bytes) -> bytes:
+    """Send the complete request lines of ``buf`` (the client's ``watch_links``) on to the
+    daemon; returns what is left of an unfinished line (dropped when over-long)."""
+    *lines, rest = buf.split(b"\n")
+    for line in lines:
+        if 0 < len(line) <= protocol.REQUEST_MAX_BYTES:
+            # A full socket buffer drops it: the client renews its request anyway.
+            with contextlib.suppress(BlockingIOError, InterruptedError):
+                sock.sendall(line + b"\n")
+    return rest if len(rest) <= protocol.REQUEST_MAX_BYTES else b""
+
+
 def relay(sock: socket.socket) -> int:
     """Copy the daemon's lines to stdout until stdin closes, stdout breaks or the daemon
-    goes away."""
+    goes away; request lines on stdin go on to the daemon."""
     sel = selectors.DefaultSelector()
     sel.register(sock, selectors.EVENT_READ, "sock")
     if _stdin_watchable():
         sel.register(0, selectors.EVENT_READ, "stdin")
+    pending = b""
     try:
         while True:
             for key, _ in sel.select():
@@ -115,6 +129,7 @@ def relay(sock: socket.socket) -> int:
                         data = b""
                     if not data:
                         return 0
+                    pending = _forward(sock, pending + data)
                     continue
                 try:
                     data = sock.recv(1 << 18)

@@ -15,7 +15,7 @@ import time
 from typing import Any, Dict, List, Optional, Tuple
 
 import gpufleet_sampler
-from gpufleet_sampler import stream
+from gpufleet_sampler import protocol, stream
 from gpufleet_sampler.daemon.client import EXIT_NO_DAEMON, connect, error_line, relay, request
 from gpufleet_sampler.daemon.server import EXIT_BACKEND, EXIT_USAGE, say, serve_foreground
 from gpufleet_sampler.state_dir import (
@@ -215,6 +215,8 @@ def cmd_attach(args: argparse.Namespace) -> int:
         req: Dict[str, Any] = {"op": "attach", "from_seq": int(args.from_seq)}
         if getattr(args, "run_id", None):
             req["run_id"] = str(args.run_id)
+        if getattr(args, "watch_links", None):
+            req[protocol.WATCH_LINKS_KEY] = float(args.watch_links)
         sock.sendall((json.dumps(req) + "\n").encode())
         sock.setblocking(False)
         return relay(sock)

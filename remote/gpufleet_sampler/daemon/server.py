@@ -49,7 +49,7 @@ EARLY_SLACK = 1000
 SEND_CHUNK = 256 << 10
 
 
-REQUEST_MAX = 64 << 10
+REQUEST_MAX = protocol.REQUEST_MAX_BYTES
 
 
 STATE_EVERY_S = 10.0
@@ -133,6 +133,7 @@ class Daemon(object):
         self.hello_line = b""
         self.hello_msg: Dict[str, Any] = {}
         self.watchdog: Optional[wd.Watchdog] = None
+        self.links_watched_until = 0.0
         self.listener: Optional[socket.socket] = None
         self.wake_r: Optional[socket.socket] = None
         self.wake_w: Optional[socket.socket] = None
@@ -394,14 +395,20 @@ class Daemon(object):
             if data == b"":
                 self._drop(c, None)
                 return
-            if data and not c.mode:
+            if data and c.mode != "reply":
+                # The request line; then, from an attached client, ``watch_links`` lines
+                # (the per-link view opened on the laptop). A reply client's further bytes
+                # are ignored: only its EOF matters.
                 c.rbuf += data
-                if b"\n" in c.rbuf:
-                    self._request(c, c.rbuf.split(b"\n", 1)[0])
-                elif len(c.rbuf) > REQUEST_MAX:
+                while b"\n" in c.rbuf and c.mode != "reply" and self.clients.get(key.fd) is c:
+                    line, c.rbuf = c.rbuf.split(b"\n", 1)
+                    if c.mode:
+                        self._attached_request(line)
+                    else:
+                        self._request(c, line)
+                if len(c.rbuf) > REQUEST_MAX:
                     self._drop(c, "request too long")
                     return
-            # After the request, what a client sends is ignored: only its EOF matters.
         # The read above may have dropped it.
         if mask & selectors.EVENT_WRITE and self.clients.get(key.fd) is c:
             self._flush(c)
@@ -427,14 +434,10 @@ class Daemon(object):
             op = req.get("op") if isinstance(req, dict) else None
         except (UnicodeDecodeError, ValueError):
             req, op = {}, None
-        if op in ("attach", "watch_links"):
-            # The per-link NVLink view is open on the laptop: read per-link values at their
-            # wanted period for that long (capped: a client that forgets cannot pin it).
-            secs = req.get(protocol.WATCH_LINKS_KEY) if op == "attach" else req.get("seconds")
-            if isinstance(secs, (int, float)) and not isinstance(secs, bool) and secs > 0:
-                self.sampler.backend.watch_links(
-                    min(float(secs), protocol.WATCH_LINKS_MAX_S), time.monotonic()
-                )
+        if op == "attach":
+            self._watch_links(req.get(protocol.WATCH_LINKS_KEY))
+        elif op == "watch_links":
+            self._watch_links(req.get("seconds"))
         if op == "attach":
             c.mode = "attach"
             from_seq = req.get("from_seq", 0)
@@ -474,6 +477,25 @@ class Daemon(object):
         self._flush(c)
         if not c.pending():
             self._drop(c, None)
+
+    def _attached_request(self, raw: bytes) -> None:
+        """A line from an attached client: only ``watch_links`` means anything there."""
+        try:
+            req = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            return
+        if isinstance(req, dict) and req.get("op") == "watch_links":
+            self._watch_links(req.get("seconds"))
+
+    def _watch_links(self, secs: Any) -> None:
+        """Someone looks at the per-link NVLink values (the laptop's per-link view, or a link
+        alert it is judging): read them at their wanted period for that long (capped: a
+        client that forgets cannot pin it)."""
+        if isinstance(secs, (int, float)) and not isinstance(secs, bool) and secs > 0:
+            now = time.monotonic()
+            secs = min(float(secs), protocol.WATCH_LINKS_MAX_S)
+            self.links_watched_until = max(self.links_watched_until, now + secs)
+            self.sampler.backend.watch_links(secs, now)
 
     def _backlog(self, c: _Client, from_seq: int, run_id: Any = None) -> List[bytes]:
         ring = self.ring
@@ -594,6 +616,8 @@ class Daemon(object):
             "xid_count": self.xid_count,
             "socket": self.p.sock,
             "watchdog": self.watchdog.summary() if self.watchdog is not None else None,
+            # Seconds the per-link NVLink values are still read at their wanted period for.
+            "links_watched_s": round(max(0.0, self.links_watched_until - time.monotonic()), 1),
         }
 
     def write_state(self, running: bool) -> None:
