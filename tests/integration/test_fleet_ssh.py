@@ -266,3 +266,42 @@ def test_cli_stream_and_check_over_ssh_with_a_configured_host(
     assert '"facts"' in p.stdout
     p = gpufleet("kill", "cfg", "999999999", "--yes")
     assert p.returncode == EXIT_NOT_FOUND, p.stderr
+
+
+def test_watching_per_link_values_reaches_the_daemon_over_ssh_and_outlives_a_restart(
+    remote: Callable[..., HostConfig], tmp_path: Path
+) -> None:
+    """The per-link view asks over the attach's own SSH channel (a line on its stdin, no new
+    process on the host); a daemon started afresh while the watch lasts is asked at attach."""
+    from gpufleet_sampler import state_dir
+    from gpufleet_sampler.daemon import client
+
+    host = remote("links", "healthy-8xa100", 40)
+    cache = tmp_path / "home-links" / ".cache" / "gpufleet"
+    p = state_dir.Paths(str(cache), state_dir.daemon_key("sim", "healthy-8xa100", 40))
+
+    def status() -> dict[str, Any]:
+        return client.request(p, {"op": "status"}) or {}
+
+    fleet = Fleet([host])
+    rec = Recorder(fleet.subscribe())
+    fleet.start()
+    try:
+        rec.wait(lambda: len(rec.samples("links")) >= 1, 60, "a sample")
+        first = status()
+        assert first["links_watched_s"] == 0.0
+        assert fleet.watch_links("links", 300.0) is True
+        rec.wait(lambda: status().get("links_watched_s", 0) > 250, 20, "the watch")
+        assert status()["pid"] == first["pid"]  # the same daemon, asked in its stream
+        assert client.request(p, {"op": "stop"}) is not None
+        rec.wait(
+            lambda: (
+                status().get("pid") not in (None, first["pid"])
+                and status().get("links_watched_s", 0) > 200
+            ),
+            60,
+            "a new daemon asked at attach",
+        )
+    finally:
+        fleet.stop()
+    assert fleet.watch_links("no-such-host", 60.0) is False

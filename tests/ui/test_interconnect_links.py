@@ -12,6 +12,8 @@ from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.ui.app import App
 from gpufleet.ui.tabs.interconnect import InterconnectTab
 from gpufleet.ui.tabs.link_grid import DOWN_COLOUR
+from gpufleet_sampler import state_dir
+from gpufleet_sampler.daemon import client
 from PySide6.QtGui import QColor
 from pytestqt.qtbot import QtBot
 
@@ -33,6 +35,9 @@ def test_per_link_grid_names_the_down_link_and_is_disabled_without_nvlink(
     tab.per_link.setChecked(True)
     qtbot.waitUntil(lambda: tab.links_populated, timeout=30_000)
     assert tab.link_panel.isVisible()
+    # While the grid shows, the host's sampler daemon was asked (over the attach's stdin)
+    # to read the per-link values at their full rate.
+    qtbot.waitUntil(lambda: _links_watched_s(app, "a100-ecc") > 60.0, timeout=15_000)
     snap = tab.grid.snap
     assert snap is not None and snap.n_links == 12
     # GPU 2 may already be lost (the scenario runs 5x fast): it then has no row.
@@ -61,3 +66,16 @@ def test_per_link_grid_names_the_down_link_and_is_disabled_without_nvlink(
     qtbot.waitUntil(lambda: not tab.per_link.isEnabled(), timeout=10_000)
     assert "No NVLink" in tab.per_link.toolTip() and "no NVLink" in tab.per_link.toolTip()
     assert not tab.link_panel.isVisible()
+
+
+def _links_watched_s(app: App, host: str) -> float:
+    """What the host's sampler daemon says of the per-link watch (its status request)."""
+    session = app.fleet.session(host)
+    assert session is not None
+    cfg = session.host
+    paths = state_dir.Paths(
+        state_dir.resolve_state_dir(session.state_dir),
+        state_dir.daemon_key(cfg.backend, cfg.scenario, cfg.seed),
+    )
+    status = client.request(paths, {"op": "status"}) or {}
+    return float(status.get("links_watched_s", 0.0))

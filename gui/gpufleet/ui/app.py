@@ -46,6 +46,7 @@ from gpufleet.ui.controllers.alert_wiring import (
 from gpufleet.ui.controllers.bridge import FleetBridge
 from gpufleet.ui.controllers.config_watch import ConfigWatch
 from gpufleet.ui.controllers.evidence_export import EvidenceExporter
+from gpufleet.ui.controllers.link_watch import LinkWatch
 from gpufleet.ui.controllers.prom_wiring import PromWiring
 from gpufleet.ui.desktop.tray import Tray
 from gpufleet.ui.dialogs.hostkey import HostKeyPrompt
@@ -130,6 +131,8 @@ class App(QObject):
         b.cost_updated.connect(w.on_cost)
         b.stats.connect(w.on_stats)
         self.actions = Actions(self.window, self.fleet, self.bridge, self.pool, demo)
+        self.link_watch = LinkWatch(self.fleet.watch_links, self.pool)
+        self.window.interconnect.links_watched.connect(self.link_watch.shown)
         self.tray = Tray(self.window, theme)
         b.alerts_changed.connect(self.tray.notifier.on_alerts_changed)
         self.window.summaries_updated.connect(self.tray.update_state)

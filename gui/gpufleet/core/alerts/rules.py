@@ -438,6 +438,23 @@ class RuleEngine:
     def active(self) -> list[Alert]:
         return sorted(self._active.values(), key=lambda a: (a.started_t, a.id))
 
+    def judging(self, conditions: frozenset[str]) -> set[str]:
+        """The hosts on which a rule of one of ``conditions`` holds: pending (its condition
+        met, not yet for ``for_s``) or firing. The pipeline asks those hosts for the detail
+        that rule is judged on (the per-link NVLink values for the link rules)."""
+        out: set[str] = set()
+        for name, hr in self._hosts.items():
+            ids = {r.id for r in hr.rules if r.condition in conditions}
+            if not ids:
+                continue
+            for (rule_id, _gpu, _key), tr in hr.tracks.items():
+                if rule_id in ids and (
+                    tr.pending_since is not None or (tr.alert is not None and tr.alert.firing)
+                ):
+                    out.add(name)
+                    break
+        return out
+
     def ack(self, alert_id: str) -> Alert | None:
         return self._update(alert_id, acked=True)
 

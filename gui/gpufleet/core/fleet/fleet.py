@@ -279,6 +279,12 @@ class Fleet:
             host,
         )
 
+    def watch_links(self, host: str, seconds: float) -> bool:
+        """Per-link NVLink values at their full rate from ``host`` for ``seconds`` (see
+        ``HostSession.watch_links``); False for a host with no session."""
+        s = self._sessions.get(host)
+        return s is not None and s.watch_links(seconds)
+
     def find_proc(self, host: str, pid: int) -> Proc | None:
         """The process with this PID in the host's latest process snapshot, if any."""
         s = self._sessions.get(host)

@@ -139,6 +139,9 @@ class HostSession:
         self._explained_through = 0
         self._restart_reported = False
         self._suppress_gap_notes = False
+        # Until when (monotonic) someone looks at the per-link NVLink values: asked for again
+        # on every attach while it lasts.
+        self._links_wanted_until = 0.0
 
         # What the session knows of the stream (read by the fleet; ints and refs are atomic).
         self.run_id: str | None = None
@@ -192,6 +195,15 @@ class HostSession:
         return list(self._prefix) if self._prefix is not None else None
 
     # ---------------------------------------------------------------------------- internals
+
+    def watch_links(self, seconds: float) -> bool:
+        """Ask the sampler for the per-link NVLink values at their full rate for ``seconds``
+        (the per-link view is open, or a link alert is being judged): sent on the stream now
+        where one runs, and with every attach while the time lasts. True if it went out."""
+        self._links_wanted_until = max(self._links_wanted_until, time.monotonic() + seconds)
+        with self._lock:
+            stream = self._stream
+        return stream is not None and stream.send_line(samplercmd.watch_links_line(seconds))
 
     def _default_opener(self, host: HostConfig) -> Transport:
         return with_collector(
@@ -328,7 +340,12 @@ class HostSession:
 
     def _stream_once(self, transport: Transport, prefix: list[str]) -> bool:
         argv = samplercmd.attach_argv(
-            prefix, self.host, self.last_seq, self.state_dir, self.run_id if self.last_seq else None
+            prefix,
+            self.host,
+            self.last_seq,
+            self.state_dir,
+            self.run_id if self.last_seq else None,
+            watch_links_s=self._links_wanted_until - time.monotonic(),
         )
         # Right after a restart was recorded, the daemon's own note about it is not news.
         self._suppress_gap_notes = self._restart_reported

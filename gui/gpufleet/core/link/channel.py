@@ -55,6 +55,11 @@ class LineStream:
     def end_reason(self) -> str | None:
         return None
 
+    def send_line(self, line: bytes) -> bool:
+        """Write one line to the command's stdin (a request to ``attach``, which passes it on
+        to the daemon); False where the stream has no stdin to write to or it is gone."""
+        return False
+
 
 class Transport(Protocol):
     """What a session needs from a host (see module docstring)."""

@@ -3,6 +3,10 @@
 
 from __future__ import annotations
 
+import json
+
+from gpufleet_sampler import protocol
+
 from gpufleet.core.config.hostconfig import HostConfig
 
 
@@ -32,10 +36,13 @@ def attach_argv(
     from_seq: int,
     state_dir: str | None = None,
     run_id: str | None = None,
+    watch_links_s: float = 0.0,
 ) -> list[str]:
     """``attach --from-seq N``; with the run id of the hello that N was counted under, so
-    the daemon can tell a client of its own run from one of an earlier run."""
+    the daemon can tell a client of its own run from one of an earlier run, and the seconds
+    someone still looks at the per-link NVLink values (``--watch-links``)."""
     run = ["--run-id", run_id] if run_id else []
+    watch = ["--watch-links", f"{watch_links_s:.0f}"] if watch_links_s >= 1.0 else []
     return [
         *prefix,
         "attach",
@@ -44,8 +51,15 @@ def attach_argv(
         "--from-seq",
         str(from_seq),
         *run,
+        *watch,
         "--start",
     ]
+
+
+def watch_links_line(seconds: float) -> bytes:
+    """The request line an attached client writes on ``attach``'s stdin: read the per-link
+    NVLink values at their full rate for ``seconds`` more."""
+    return json.dumps({"op": protocol.WATCH_LINKS_KEY, "seconds": round(seconds, 1)}).encode()
 
 
 def stop_argv(prefix: list[str], host: HostConfig, state_dir: str | None = None) -> list[str]:

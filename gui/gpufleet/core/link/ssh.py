@@ -611,6 +611,17 @@ class LineStream:
         self._closed = True
         self._conn._forget_channel(self._chan)
 
+    def send(self, data: bytes) -> bool:
+        """Write ``data`` to the command's stdin (from any thread: paramiko's channel locks
+        its sends); False once the channel is closed or its stdin shut."""
+        if self._closed or self._conn.closed:
+            return False
+        try:
+            self._chan.sendall(data)
+        except (OSError, EOFError, paramiko.SSHException):
+            return False
+        return True
+
     def _split(self) -> None:
         while True:
             nl = self._buf.find(b"\n")

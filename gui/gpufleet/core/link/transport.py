@@ -118,6 +118,18 @@ class _ProcessLineStream(LineStream):
                 proc.kill()
                 self._returncode = proc.wait()
 
+    def send_line(self, line: bytes) -> bool:
+        with self._lock:
+            if self._closed:
+                return False
+            try:
+                assert self._proc.stdin is not None
+                self._proc.stdin.write(line.rstrip(b"\n") + b"\n")
+                self._proc.stdin.flush()
+            except (OSError, ValueError):
+                return False
+        return True
+
     def end_reason(self) -> str | None:
         if self._aborted:
             return None
@@ -253,7 +265,9 @@ class _SshLineStream(LineStream):
         from gpufleet.core.link.ssh import SshError
 
         try:
-            inner = self._transport.conn.stream_lines(self._command)
+            # stdin stays open: ``attach`` takes its EOF for "the client left", and request
+            # lines written on it (send_line) go on to the daemon.
+            inner = self._transport.conn.stream_lines(self._command, close_stdin=False)
         except SshError as e:
             raise _wrap_ssh_error(e) from e
         with self._lock:
@@ -283,6 +297,13 @@ class _SshLineStream(LineStream):
             inner = self._inner
         if inner is not None:
             inner.close()
+
+    def send_line(self, line: bytes) -> bool:
+        with self._lock:
+            inner = None if self._closed or self._ended else self._inner
+        if inner is None:
+            return False
+        return bool(inner.send(line.rstrip(b"\n") + b"\n"))
 
     def end_reason(self) -> str | None:
         if self._aborted:
@@ -356,9 +377,7 @@ class SshTransport:
         return int(rc), bytes(out), bytes(err)
 
     def stream(self, argv: list[str]) -> LineStream:
-        # stdin from /dev/null: the channel's stdin is shut at once, and `attach` would take
-        # that EOF for "the client left". It ends on EPIPE when the channel closes instead.
-        return _SshLineStream(self, remote_join(argv) + " </dev/null")
+        return _SshLineStream(self, remote_join(argv))
 
     def upload(self, data: bytes, remote_path: str, mode: int = 0o755) -> None:
         from gpufleet.core.link.ssh import SshError

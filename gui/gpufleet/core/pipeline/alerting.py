@@ -91,6 +91,10 @@ class Alerting:
     def active(self) -> tuple[Alert, ...]:
         return (*self.engine.active(), *self._external.values())
 
+    def judging(self, conditions: frozenset[str]) -> set[str]:
+        """Hosts where a rule of these conditions is pending or firing (RuleEngine.judging)."""
+        return self.engine.judging(conditions)
+
     def cost_summaries(self) -> dict[str, CostSummary]:
         cost = self.engine.cost
         return {h: cost.summary(h) for h in cost.hosts()}

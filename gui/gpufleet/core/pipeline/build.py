@@ -131,6 +131,7 @@ def build_pipeline(
         history_path=paths.history_file(demo) if store is not None else None,
         dropped=lambda: fleet.dropped(events),
         yield_between_messages=yield_between_messages,
+        watch_links=fleet.watch_links,
     )
     return Pipeline(hub, alerting, store, live, None)
 

@@ -7,7 +7,8 @@ ticks the time-driven rules and takes a cost snapshot; every second it counts wh
 What comes out goes to a ``HubOutputs``: the GUI's bridge turns it into Qt signals,
 ``serve-metrics`` passes none. Commands that touch the rule engine (ack, snooze, a rule or
 host change, Alertmanager's alerts) are posted to this thread, which owns the engine (it is
-not thread-safe).
+not thread-safe). While a link rule holds on a host (pending or firing), the hub asks that
+host for the per-link NVLink values the rule is judged on.
 
 A stage that raises on one batch is counted (``HubStats.bad_batches``) and logged, and the
 hub carries on with the next batch: a bug in one consumer never stops the data flow.
@@ -38,6 +39,12 @@ log = logging.getLogger(__name__)
 STATS_EVERY_S = 1.0
 TICK_EVERY_S = 2.0
 MAX_BATCH = 20_000
+# The rules judged on the per-link NVLink values: while one holds on a host (pending or
+# firing), that host is asked for them at their full rate (the sampler reads them far less
+# often otherwise), for LINK_WATCH_S, renewed every LINK_RENEW_S.
+LINK_CONDITIONS = frozenset({"nvlink_slow", "nvlink_down"})
+LINK_WATCH_S = 180.0
+LINK_RENEW_S = 60.0
 
 
 class PipelineHub:
@@ -54,6 +61,7 @@ class PipelineHub:
         history_path: Path | None = None,
         dropped: Callable[[], int] | None = None,
         yield_between_messages: bool = False,
+        watch_links: Callable[[str, float], bool] | None = None,
     ) -> None:
         self.events = events
         self.live = live
@@ -71,6 +79,10 @@ class PipelineHub:
         self._thread: threading.Thread | None = None
         self._arrivals: deque[tuple[float, int]] = deque()
         self.bad_batches = 0
+        # Asks a host for its per-link NVLink values (Fleet.watch_links); when each was last
+        # asked (monotonic).
+        self._watch_links = watch_links
+        self._links_asked: dict[str, float] = {}
 
     # -- life --------------------------------------------------------------------------------
 
@@ -216,6 +228,16 @@ class PipelineHub:
         if self.metrics is not None:
             self.metrics.set_cost(cost)
         self.outputs.on_cost(cost)
+        self._ask_link_detail(time.monotonic())
+
+    def _ask_link_detail(self, now: float) -> None:
+        """Hosts where a link rule holds get asked for the per-link values it is judged on."""
+        if self._watch_links is None or self.alerting is None:
+            return
+        for host in sorted(self.alerting.judging(LINK_CONDITIONS)):
+            if now - self._links_asked.get(host, float("-inf")) >= LINK_RENEW_S:
+                self._links_asked[host] = now
+                self._watch_links(host, LINK_WATCH_S)
 
     def _stats(self, now: float) -> None:
         while self._arrivals and self._arrivals[0][0] < now - 5.0:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QLabel, QVBoxLayout, QWidget
 
 from gpufleet.core.live.links import LinkIssue, LinkSnapshot, link_issues
@@ -26,6 +26,9 @@ GB = 1e9
 
 class InterconnectTab(PlotTab):
     title = QT_TRANSLATE_NOOP("Tabs", "Interconnect")
+    # The host whose per-link grid is on screen, on each refresh that shows it: its sampler
+    # is asked to read the per-link values at their full rate meanwhile.
+    links_watched = Signal(str)
 
     def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__(theme, parent)
@@ -185,6 +188,7 @@ class InterconnectTab(PlotTab):
             self.link_panel.setVisible(show)
         if not show:
             return
+        self.links_watched.emit(view.host)
         links = view.live.links
         moment = self._moment()
         snap = links.at(view.host, moment) if moment is not None else None

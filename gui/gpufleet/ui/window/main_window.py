@@ -196,6 +196,7 @@ class MainWindow(QMainWindow):
         self.overview: OverviewTab = self.tab_list[0]  # type: ignore[assignment]
         self.clocks: ClocksTab = self.tab_list[1]  # type: ignore[assignment]
         self.memory: MemoryTab = self.tab_list[3]  # type: ignore[assignment]
+        self.interconnect: InterconnectTab = self.tab_list[4]  # type: ignore[assignment]
         self.overview.host_activated.connect(self.select_host)
         self.tabs.setCurrentIndex(1)
         self.tabs.currentChanged.connect(lambda _i: self.redraw())
