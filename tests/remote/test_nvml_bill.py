@@ -440,6 +440,43 @@ def test_per_link_values_come_every_5_s_while_someone_watches_them() -> None:
     assert at == [1, 10, 15, 20, 25, 30]
 
 
+def test_a_link_that_goes_down_brings_the_per_link_values_back_to_every_5_s() -> None:
+    """No client needs to look: the sampler itself watches its links for 10 minutes after
+    one went down, so the daemon's ring holds the detail for a laptop that was asleep."""
+    prof = profile("h100x8")
+    prof["count"] = 2
+    # GPU 1's link 5 goes down at tick 40 (the link states are read every 5 s or more).
+    down = {"seq": [1] * 40 + [0] * 2000}
+    prof["gpus"] = [{}, {"field:165:5": down, "nvmlDeviceGetNvLinkState:5": down}]
+    with fake_nvml(prof) as fake:
+        try:
+            b = _backend(fake, "h200", n=2)
+            try:
+                s = Sampler(b, 1.0, procs_interval=1e9)
+                s.hello()
+                at: list[int] = []
+                down_at = None
+                for t in range(1, 121):
+                    fake._fake.set_time(float(t))
+                    msgs = s.step(float(t), 1.7e9 + t)
+                    if any(m["kind"] == protocol.KIND_LINKS for m in msgs):
+                        at.append(t)
+                    if down_at is None and any(
+                        m["kind"] == protocol.KIND_EVENT and m.get("type") == "nvlink" for m in msgs
+                    ):
+                        down_at = t
+                assert b.cpu_plan()["tiers_s"]["links"] == 300.0
+            finally:
+                b.close()
+        finally:
+            fake._fake.set_cost(None)
+    assert down_at is not None and 40 <= down_at <= 75
+    # Before: the start-up read only (the plan's 300 s); after: every 5 s.
+    assert at[0] == 1 and all(t > down_at for t in at[1:])
+    assert len(at) >= 1 + (120 - down_at) // 5 - 1
+    assert all(b - a == 5 for a, b in itertools.pairwise(at[2:]))
+
+
 def test_the_plan_settles_after_the_first_gpm_reads() -> None:
     with fake_nvml("h100x8") as fake:
         b = NvmlBackend(interval=1.0, events=False)

@@ -16,8 +16,9 @@ Tiers:
 - the ``medium`` tier (5 s, up to 30 s): current PCIe generation/width, NVLink link states,
   enforced power limit, the error counters that change rarely (PCIe replays 94, volatile ECC
   3/4: in the same field read, no extra call).
-- the ``links`` tier (5 s, up to 300 s unless a client watches, see ``watch_links``): the
-  per-link counters, states and speeds of the ``links`` message.
+- the ``links`` tier (5 s, up to 300 s unless a client watches, see ``watch_links``, or a
+  link went down or its errors rose here: 10 min at 5 s): the per-link counters, states and
+  speeds of the ``links`` message.
 - the ``slow`` tier (60 s, up to 600 s): row remapping, retired pages, ECC totals, NVLink error
   totals; a change produces an event.
 - process lists only when the loop asks (``procs``, every few seconds); per-process
@@ -129,6 +130,10 @@ _ALL_LINKS = 0xFFFFFFFF
 # of CPU per GPU per tick; it grows with the GPU count and the sampling rate.
 CPU_BUDGET_PCT = 1.0
 CPU_BUDGET_ENV = "GPUFLEET_CPU_BUDGET_PCT"
+# A link that went down or NVLink errors that rose: the per-link values at their wanted
+# period for this long, whoever looks, so that the daemon's ring holds the detail of the
+# moment for a laptop that was asleep (the plan may read them every 300 s otherwise).
+LINK_TROUBLE_WATCH_S = 600.0
 # The periods (s) a stretched tier steps through.
 _PERIODS = (1.0, 2.0, 3.0, 5.0, 10.0, 15.0, 20.0, 30.0, 60.0, 120.0, 300.0, 600.0)
 # The share of the budget the plan fills (the rest: what the start-up timing cannot see).
@@ -479,6 +484,9 @@ class NvmlBackend(Backend):
         # Until when someone watches the per-link NVLink values (watch_links): read at the
         # period they are wanted at, whatever the plan.
         self._links_watch_until = -1.0
+        # Set (from any reader thread) when a link went down or NVLink errors rose: the tick
+        # then watches the per-link values itself (LINK_TROUBLE_WATCH_S).
+        self._link_trouble = False
         self._pool: Optional[ThreadPoolExecutor] = None
         self._workers = 1
         self._cpus = 1
@@ -1319,6 +1327,7 @@ class NvmlBackend(Backend):
         prev = g.nvlink_up
         g.nvlink_up = up if ok else None
         if prev is not None and ok and up < prev:
+            self._link_trouble = True
             self._events.append(
                 {
                     "type": protocol.EVENT_NVLINK,
@@ -1473,6 +1482,7 @@ class NvmlBackend(Backend):
                     prev_total = g.nvlink_errors
                     g.nvlink_errors = total
                     if not first and prev_total is not None and total > prev_total:
+                        self._link_trouble = True
                         self._events.append(
                             {
                                 "type": protocol.EVENT_NVLINK,
@@ -1528,6 +1538,9 @@ class NvmlBackend(Backend):
                 self._mark_lost(g, "while sampling")
             rows.append(row)
         rows.extend(nvml_mig.row(N, s) for s in self._mig)
+        if self._link_trouble:
+            self._link_trouble = False
+            self.watch_links(LINK_TROUBLE_WATCH_S, mono)
         if self._replan:
             self._replan = False
             self._plan()
