@@ -155,6 +155,44 @@ def test_under_the_h200_profile_the_plan_fits_one_percent_of_a_core(cost: str) -
         assert b._gpus[0].link_states_via == "calls"
 
 
+def test_the_plan_follows_what_the_reads_cost_when_the_start_up_timing_was_wrong() -> None:
+    """The start-up timing priced every read as free (the cost model switched on only after
+    it, as a driver whose calls got dearer): the reads' own CPU, measured every
+    budget_check_s, is over the budget, and the plan stretches the slow tiers until it fits;
+    the same GPUs back to cheap reads come back to the periods they are needed at."""
+    with fake_nvml("h100x8") as fake:
+        b = _backend(fake, None)
+        b.budget_check_s = 30.0
+        try:
+            _ticks(fake, b, 1, 5)
+            first = b.cpu_plan()
+            assert first["tiers_s"] == first["needed_s"] and first["measured_pct"] is None
+            fake._fake.set_cost("h200")
+            plans = []
+            try:
+                for t in range(5, 100):
+                    _ticks(fake, b, t, t + 1)
+                    plans.append(b.cpu_plan())
+            finally:
+                fake._fake.set_cost(None)
+            dear = b.cpu_plan()
+            _ticks(fake, b, 100, 200)
+            cheap = b.cpu_plan()
+        finally:
+            b.close()
+    # The first measure (30 s in) found the reads over the budget and planned again...
+    replanned = next(p for p in plans if p["version"] > first["version"])
+    assert replanned["measured_pct"] > replanned["budget_pct"]
+    assert replanned["cost_scale"] > 2.0
+    # ...and the next measures found the new plan within it.
+    assert dear["measured_pct"] <= dear["budget_pct"]
+    assert dear["tiers_s"]["fields"] > 1.0 and dear["tiers_s"]["links"] >= 60.0
+    # Free reads again: measured far under the budget, the tiers back where they are needed.
+    assert cheap["measured_pct"] < 0.5 * cheap["budget_pct"]
+    assert cheap["tiers_s"] == cheap["needed_s"]
+    assert cheap["cost_scale"] < dear["cost_scale"]
+
+
 def test_a_budget_that_cannot_be_met_says_so_and_stretches_every_tier_to_its_limit() -> None:
     with fake_nvml("h100x8") as fake:
         try:

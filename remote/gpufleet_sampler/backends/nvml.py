@@ -138,6 +138,12 @@ LINK_TROUBLE_WATCH_S = 600.0
 _PERIODS = (1.0, 2.0, 3.0, 5.0, 10.0, 15.0, 20.0, 30.0, 60.0, 120.0, 300.0, 600.0)
 # The share of the budget the plan fills (the rest: what the start-up timing cannot see).
 _PLAN_SHARE = 0.8
+# How often the reads' CPU is measured against the plan (s); the plan follows the measure
+# when the reads cost more than the budget, or under half of it with a tier stretched (the
+# start-up timing on a loaded machine, or a driver whose calls got dearer or cheaper).
+BUDGET_CHECK_S = 120.0
+# The factor between what the reads measured and what the start-up timing predicted, bounded.
+_SCALE_RANGE = (0.25, 16.0)
 # How far each tier may be stretched to fit the budget (s), in the order they are stretched:
 # the slowest first, the per-tick calls never.
 _STRETCH = (
@@ -334,6 +340,8 @@ class _Gpu(object):
         "retired_pending",
         "role",
         "slow_fields",
+        # µs of this GPU's reads since the last budget check (its threads' CPU clocks)
+        "spent",
         "u_struct",
         "unsupported",
     )
@@ -414,6 +422,7 @@ class _Gpu(object):
         self.putil_due = True
         self.putil_sm: Dict[int, int] = {}
         self.cost: Dict[str, float] = {}
+        self.spent = 0.0
         # Field reads: (role, field id, valueType, group) kept at start; one layout per set
         # of groups read together (mask of _G_* bits): (ids, struct, types, role offsets).
         self.fv_keep: List[Tuple[int, Any, int, int]] = []
@@ -481,6 +490,12 @@ class NvmlBackend(Backend):
         self.tiers: Dict[str, float] = dict(self._needed)
         self.plan_facts: Dict[str, Any] = {}
         self._replan = False
+        # The measured correction of the start-up timing (see BUDGET_CHECK_S), the plan's
+        # number (a new plan: a new hello), and where the current measure began (monotonic).
+        self._cost_scale = 1.0
+        self.plan_version = 0
+        self.budget_check_s = BUDGET_CHECK_S
+        self._measure_from: Optional[float] = None
         # Until when someone watches the per-link NVLink values (watch_links): read at the
         # period they are wanted at, whatever the plan.
         self._links_watch_until = -1.0
@@ -942,8 +957,10 @@ class NvmlBackend(Backend):
         for g in live:
             g.fv_merge = self._merge_fields(g)
 
+        scale = self._cost_scale
+
         def total() -> float:
-            return sum(self._gpu_cost(g, tiers) for g in live)
+            return sum(self._gpu_cost(g, tiers) for g in live) * scale
 
         if total() > target:
             # The cheaper source first: throughput from GPM frees the per-tick field read.
@@ -956,7 +973,10 @@ class NvmlBackend(Backend):
         self.tiers = tiers
         self.links_interval = tiers["links"]
         spent = total()
+        self.plan_version += 1
+        measured = self.plan_facts.get("measured_pct")
         self.plan_facts = {
+            "version": self.plan_version,
             "budget_pct": round(budget / 1e4, 3),
             "planned_pct": round(spent / 1e4, 3),
             "within": spent <= target * 1.0001,
@@ -970,6 +990,10 @@ class NvmlBackend(Backend):
             # False until the first ticks have timed GPM and seen what it answers: the plan
             # of a hello written at start-up is provisional.
             "settled": all(g.gpm_checks == 0 for g in live if g.gpm),
+            # What the reads cost over the last BUDGET_CHECK_S (% of a core; None before the
+            # first measure) and the factor the plan applies to its start-up timing.
+            "measured_pct": measured,
+            "cost_scale": round(scale, 3),
         }
 
     def _build_reads(self, g: _Gpu) -> None:
@@ -1541,6 +1565,11 @@ class NvmlBackend(Backend):
         if self._link_trouble:
             self._link_trouble = False
             self.watch_links(LINK_TROUBLE_WATCH_S, mono)
+        if self._measure_from is None:
+            if self.plan_facts.get("settled"):
+                self._start_measure(mono)
+        elif mono - self._measure_from >= self.budget_check_s:
+            self._check_budget(mono)
         if self._replan:
             self._replan = False
             self._plan()
@@ -1548,6 +1577,40 @@ class NvmlBackend(Backend):
                 if g.next_fields is not None:
                     self._clamp_schedule(g, mono)
         return rows
+
+    def _start_measure(self, mono: float) -> None:
+        self._measure_from = mono
+        for g in self._gpus:
+            g.spent = 0.0
+
+    def _check_budget(self, mono: float) -> None:
+        """Compare what the reads cost since the last check (their threads' CPU, the same
+        work the start-up timing priced) with the plan, and plan again from the measure
+        where the plan is off: over the budget, or under half of it with a tier stretched."""
+        span = mono - (self._measure_from or mono)
+        used = sum(g.spent for g in self._gpus)
+        self._start_measure(mono)
+        if span <= 0:
+            return
+        measured = used / span / 1e4  # µs per s -> % of a core
+        facts = self.plan_facts
+        facts["measured_pct"] = round(measured, 3)
+        planned = float(facts.get("planned_pct") or 0.0)
+        budget = float(facts.get("budget_pct") or 0.0)
+        if planned <= 0 or budget <= 0:
+            return
+        stretched = any(self.tiers[k] > self._needed[k] * 1.0001 for k in self._needed)
+        if measured > budget or (measured < 0.5 * budget and stretched):
+            lo, hi = _SCALE_RANGE
+            scale = min(hi, max(lo, self._cost_scale * measured / planned))
+            if abs(scale - self._cost_scale) > 0.05 * self._cost_scale:
+                self._cost_scale = scale
+                self._plan()
+                facts = self.plan_facts
+                facts["measured_pct"] = round(measured, 3)
+                for g in self._gpus:
+                    if g.next_fields is not None:
+                        self._clamp_schedule(g, mono)
 
     def _long_due(self, g: _Gpu, mono: float) -> bool:
         """Whether this GPU's part of the tick holds a long read (its due tiers add
@@ -1591,6 +1654,13 @@ class NvmlBackend(Backend):
         """One GPU's part of a tick (run on the pool): its due tiers, then its row."""
         if g.lost:
             return _lost_row(g.index), False
+        t0 = _cpu()
+        try:
+            return self._gpu_tick_reads(g, mono)
+        finally:
+            g.spent += _us(t0)
+
+    def _gpu_tick_reads(self, g: _Gpu, mono: float) -> Tuple[List[Any], bool]:
         tiers = self.tiers
         every = self.interval
         try:
@@ -2023,10 +2093,13 @@ class NvmlBackend(Backend):
             g.putil_due = self._due(mono, g.next_putil)
             if g.putil_due:
                 self._schedule(g, "putil", mono, first=not g.next_putil)
+            t0 = _cpu()
             try:
                 entries.extend(self._gpu_entries(g))
             except _Lost:
                 self._mark_lost(g, "while listing processes")
+            finally:
+                g.spent += _us(t0)
         gpu_of_minor = {g.minor: g.index for g in self._gpus if g.minor is not None}
         # The fd tables of every process: the process tier's extra cost, never per tick.
         own_ns = bool(self._where["own_pid_namespace"])

@@ -183,6 +183,8 @@ class Daemon(object):
         self.hello_settled = bool(
             (self.hello_msg.get(protocol.CPU_BUDGET_KEY) or {}).get("settled", True)
         )
+        # And again whenever the plan changes later (its reads measured off the budget).
+        self.hello_plan = self._plan_version()
         # We hold the lock, so a socket file left here is stale.
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.p.sock)
@@ -211,6 +213,11 @@ class Daemon(object):
                 self.p.key, os.getpid(), self.sampler.run_id, start_seq, self.interval
             )
         )
+
+    def _plan_version(self) -> Optional[int]:
+        """The backend's CPU plan number (None: a backend that does not plan)."""
+        v = getattr(self.sampler.backend, "plan_version", None)
+        return v if isinstance(v, int) else None
 
     def _build_hello(self) -> None:
         # While armed, hello says so: the laptop then leaves the alert's action to it.
@@ -306,12 +313,14 @@ class Daemon(object):
                         msgs.append(self.sampler.extra(ev, wall))
             if w.changed:
                 self._build_hello()
-        if not self.hello_settled:
+        plan = self._plan_version()
+        if not self.hello_settled or plan != self.hello_plan:
             hello = self.sampler.hello()
             if (hello.get(protocol.CPU_BUDGET_KEY) or {}).get("settled", True):
                 self.hello_msg = hello
                 self._build_hello()
                 self.hello_settled = True
+                self.hello_plan = plan
         lines = []
         seqs = []
         xid_seen = False
