@@ -25,7 +25,9 @@ sampler.
 Socket requests are one JSON line: ``{"op": "attach", "from_seq": N}`` (optionally with
 ``"watch_links": S``), ``{"op": "status"}``, ``{"op": "watch_links", "seconds": S}`` (the
 per-link NVLink view is open: read per-link values every 5 s for S seconds, whatever the CPU
-plan) or ``{"op": "stop"}``.
+plan) or ``{"op": "stop"}``. An attached client may send more ``watch_links`` lines on its
+connection (``attach`` passes on the request lines its client writes on its stdin: the
+laptop renews its ask over the same SSH channel); anything else there is ignored.
 
 Python 3.8, stdlib only.
 """
