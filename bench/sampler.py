@@ -17,7 +17,9 @@ read costs 4 ms per call; ``h200-per-field``: per field), for 1, 8 and 64 GPUs o
 simulated minutes (every tier included): CPU per GPU per tick, by call kind, whole-process CPU
 % at 1 Hz and tick wall times; beside a bare pynvml loop reading the same columns every tick
 and, where installed, nvitop's and gpustat's per-refresh work through the same fake; and a
-real ``stream`` subprocess at 1 Hz under the profile.
+real ``stream`` subprocess at 1 Hz under the profile. ``--only scaling``: tick wall time
+for 1, 2, 4 and 8 GPUs read by one thread, with the long reads on the reader pool, and with
+every GPU on it.
 
 Budgets: < 150 µs per GPU per tick (aim 40), < 400 bytes per GPU-sample,
 RSS < 30 MiB; under the H200 profile < 1 % of a core at 8 GPUs, 1 Hz (the sampler's CPU
@@ -445,9 +447,16 @@ def _charges(fake: Any) -> dict[str, float]:
     return dict(fake._fake.charged_us)
 
 
-def bench_bill(n: int, cost: str, minutes: int, workers: int | None = None) -> dict[str, Any]:
+def bench_bill(
+    n: int,
+    cost: str,
+    minutes: int,
+    workers: int | None = None,
+    pool_every: bool | None = None,
+) -> dict[str, Any]:
     """The nvml backend + loop over ``minutes`` simulated minutes, NVML costing ``cost``
-    (``workers``: reader threads, the backend's default when None)."""
+    (``workers``: reader threads, ``pool_every``: which GPUs go to them; the backend's
+    defaults when None)."""
     from gpufleet_sampler.backends.nvml import NvmlBackend
     from nvml_fake import fake_nvml
 
@@ -457,7 +466,7 @@ def bench_bill(n: int, cost: str, minutes: int, workers: int | None = None) -> d
         fake._fake.set_cost(cost)
         try:
             c0, w0 = time.process_time(), time.perf_counter()
-            b = NvmlBackend(interval=1.0, events=False, workers=workers)
+            b = NvmlBackend(interval=1.0, events=False, workers=workers, pool_every=pool_every)
             s = Sampler(b, interval=1.0, procs_interval=2.0)
             s.hello()
             start_cpu, start_wall = time.process_time() - c0, time.perf_counter() - w0
@@ -665,7 +674,9 @@ def section_bill(args: argparse.Namespace) -> None:
         plan = r8["plan"]
         print(
             f"  plan (8 GPUs): budget {plan['budget_pct']} % of a core, planned "
-            f"{plan['planned_pct']} %, {plan['workers']} reader threads; tiers (s) "
+            f"{plan['planned_pct']} % (measured {plan.get('measured_pct')} %), "
+            f"{plan['workers']} reader threads for {plan.get('pooled')} "
+            f"({plan.get('cpus')} usable cores); tiers (s) "
             + ", ".join(f"{k} {v:g}" for k, v in plan["tiers_s"].items())
         )
         print("  per call kind, µs per GPU per tick (8 GPUs; charged by the profile):")
@@ -763,9 +774,47 @@ def section_process_tier(args: argparse.Namespace) -> None:
 
 
 # The benchmark's sections, in the order they print: (name, function(args)).
+SCALING_GPUS = (1, 2, 4, 8)
+# (label, workers, pool_every): one thread; the pool for GPUs with a long read due (the
+# default where readers outnumber the cores); the pool for every GPU (the default where each
+# reader has a core).
+SCALING_POLICIES = (
+    ("one thread", 1, None),
+    ("long reads on the pool", None, False),
+    ("every GPU on the pool", None, True),
+)
+
+
+def section_scaling(args: argparse.Namespace) -> None:
+    """Tick wall time against the GPU count, per way of reading them, under the first
+    ``--cost`` profile: does a tick take about one GPU's time, or the sum?"""
+    cost = args.cost[0]
+    minutes = max(1, args.bill_minutes // 3)
+    cpus = len(os.sched_getaffinity(0))
+    print()
+    print(
+        f"Tick wall time by GPU count under the '{cost}' profile, {minutes} simulated min "
+        f"each, {cpus} usable cores, load average {os.getloadavg()[0]:.2f} at start:"
+    )
+    print(
+        "  reading                   GPUs  wall median / mean / p99 ms   x one GPU   CPU/GPU/tick"
+    )
+    for label, workers, every in SCALING_POLICIES:
+        base = None
+        for n in SCALING_GPUS:
+            r = bench_bill(n, cost, minutes, workers=workers, pool_every=every)
+            base = base or r["wall_ms_median"]
+            print(
+                f"  {label:<24}  {n:>4}  {r['wall_ms_median']:6.2f} / {r['wall_ms_mean']:6.2f}"
+                f" / {r['wall_ms_p99']:6.2f}        {r['wall_ms_median'] / base:5.1f}x"
+                f"     {r['us_per_gpu_tick']:6.0f} µs"
+            )
+
+
 SECTIONS: list[tuple[str, Any]] = [
     ("python", section_python),
     ("bill", section_bill),
+    ("scaling", section_scaling),
     ("process-tier", section_process_tier),
 ]
 
