@@ -3187,6 +3187,38 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <translation> GPU {n}</translation>
     </message>
     <message>
+        <source>energy, throttle time and HBM temperature</source>
+        <translation>能耗、降频时间和 HBM 温度</translation>
+    </message>
+    <message>
+        <source>PCIe link, link states and error counters</source>
+        <translation>PCIe 链路、链路状态和错误计数</translation>
+    </message>
+    <message>
+        <source>ECC, row remapping and NVLink error totals</source>
+        <translation>ECC、行重映射和 NVLink 错误总数</translation>
+    </message>
+    <message>
+        <source>per-link NVLink traffic</source>
+        <translation>逐条 NVLink 链路流量</translation>
+    </message>
+    <message>
+        <source>per-process GPU use</source>
+        <translation>各进程的 GPU 占用</translation>
+    </message>
+    <message>
+        <source>The sampler uses {used} % of one CPU core here (its budget: {budget} %).</source>
+        <translation>采样器在此主机上占用一个 CPU 核心的 {used} %（预算：{budget} %）。</translation>
+    </message>
+    <message>
+        <source>{what} every {t} s</source>
+        <translation>{what}每 {t} 秒一次</translation>
+    </message>
+    <message>
+        <source>To stay within it, it reads {list}.</source>
+        <translation>为不超出预算，它读取：{list}。</translation>
+    </message>
+    <message>
         <source>The machine answers but has no usable NVIDIA GPU (no driver loaded, or none the driver sees): it is billed for nothing. Ask the provider, or move to another instance.</source>
         <translation>机器可以连接，但没有可用的 NVIDIA GPU（驱动未加载，或驱动看不到 GPU）：你在为空机付费。请联系服务商，或换一台实例。</translation>
     </message>

@@ -328,7 +328,8 @@ class FleetPanel(QWidget):
                         f"{SYMBOL[s.state]} {s.host}",
                         (-s.order, s.host),
                         colour,
-                        f"{s.host} — {state_name(s.state)}",
+                        f"{s.host} — {state_name(s.state)}"
+                        + (f"\n{s.sampler_cost}" if s.sampler_cost else ""),
                     ),
                     Cell(s.model, len(s.gpus)),
                     Cell(_pct(s.util), s.util if s.util is not None else -1, align_right=True),

@@ -1,0 +1,58 @@
+"""The fleet list tells what the sampler costs each host's CPU and which reads it makes less
+often to stay within its budget (from hello's ``cpu_budget``), and says nothing where the
+sampler does not plan (the simulator, nvidia-smi)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpufleet.ui.viewmodel.summary import HostSummary, sampler_cost_text
+from gpufleet.ui.widgets.theme import OK, make_theme
+from gpufleet.ui.window.fleet_panel import FleetPanel
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+PLAN: dict[str, Any] = {
+    "budget_pct": 1.0,
+    "planned_pct": 0.72,
+    "measured_pct": 0.69,
+    "tiers_s": {"fields": 15.0, "links": 300.0, "medium": 30.0, "putil": 30.0, "slow": 600.0},
+    "needed_s": {"fields": 1.0, "links": 5.0, "medium": 5.0, "putil": 2.0, "slow": 60.0},
+}
+
+
+def test_the_sampler_cost_names_the_measure_the_budget_and_the_slower_reads() -> None:
+    text = sampler_cost_text({"cpu_budget": PLAN})
+    assert text.startswith("The sampler uses 0.69 % of one CPU core here (its budget: 1 %).")
+    assert "per-link NVLink traffic every 300 s" in text
+    assert "ECC, row remapping and NVLink error totals every 600 s" in text
+    # Before its first measure: the planned figure; a plan with nothing stretched lists none.
+    calm = {**PLAN, "measured_pct": None, "tiers_s": PLAN["needed_s"]}
+    assert sampler_cost_text({"cpu_budget": calm}) == (
+        "The sampler uses 0.72 % of one CPU core here (its budget: 1 %)."
+    )
+    assert sampler_cost_text({"backend": "sim"}) == ""
+    assert sampler_cost_text(None) == ""
+    assert sampler_cost_text({"cpu_budget": {"budget_pct": "lots"}}) == ""
+
+
+def test_the_fleet_list_shows_it_on_the_host(qtbot: QtBot) -> None:
+    panel = FleetPanel(make_theme(False))
+    qtbot.addWidget(panel)
+    s = HostSummary(
+        host="h100-a",
+        state=OK,
+        reason="",
+        session_state="streaming",
+        model="H100",
+        gpus=(),
+        util=None,
+        hottest=None,
+        price=None,
+        currency="USD",
+        last_t=None,
+        sampler_cost=sampler_cost_text({"cpu_budget": PLAN}),
+    )
+    panel.set_hosts([s], "1 host")
+    tip = panel.proxy.data(panel.proxy.index(0, 0), Qt.ItemDataRole.ToolTipRole)
+    assert "h100-a" in tip and "0.69 % of one CPU core" in tip
