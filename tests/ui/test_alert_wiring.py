@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import demo, wait_streaming
 from gpufleet.core.alerts.actions import CANCELLED, DRY_RUN, RAN
 from gpufleet.core.config import paths
 from gpufleet.core.config.hostconfig import HostConfig
@@ -29,6 +28,7 @@ from gpufleet.core.config.settings import Settings, WebhookSetting, save_setting
 from gpufleet.ui.app import App, make_qapp, setup_theme
 from gpufleet.ui.dialogs.settings import apply_live
 from pytestqt.qtbot import QtBot
+from ui_helpers import demo, wait_streaming
 
 
 def _write_rules(text: str) -> None:

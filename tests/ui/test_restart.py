@@ -10,7 +10,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conftest import demo, wait_streaming
 from gpufleet.core.config import paths
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.config.settings import (
@@ -23,6 +22,7 @@ from gpufleet.core.config.settings import (
 from gpufleet.ui.app import App
 from pytestqt.qtbot import QtBot
 from test_alert_wiring import webhook_server  # noqa: F401 (fixture)
+from ui_helpers import demo, wait_streaming
 
 
 def _throttle(app: App) -> list[Any]:
