@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from webhook_sink import WebhookSink
 
 ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -44,6 +45,13 @@ def no_leftover_threads(request: pytest.FixtureRequest) -> Iterator[None]:
             break
         time.sleep(0.05)
     assert not extra, f"test left threads running: {[t.name for t in extra]}"
+
+
+@pytest.fixture
+def webhook_sink() -> Iterator[WebhookSink]:
+    """A local webhook receiver (``tests/webhook_sink.py``), closed after the test."""
+    with WebhookSink() as sink:
+        yield sink
 
 
 @pytest.fixture

@@ -5,14 +5,10 @@ acknowledgement and a snooze hold."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -25,47 +21,12 @@ from gpufleet.core.alerts.rules import RuleEngine
 from gpufleet.core.history.store import Store
 from gpufleet.core.notify.webhooks import Notifier, Webhook
 from gpufleet.core.pipeline.dispatch import AlertDispatcher
+from webhook_sink import WebhookSink
 
 HERE = Path(__file__).resolve().parent
 
 
-class Hook:
-    """A real HTTP server on 127.0.0.1 that records the JSON bodies POSTed to it."""
-
-    def __init__(self) -> None:
-        self.bodies: list[dict[str, Any]] = []
-        hook = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                n = int(self.headers.get("Content-Length") or 0)
-                hook.bodies.append(json.loads(self.rfile.read(n)))
-                self.send_response(200)
-                self.end_headers()
-                self.wfile.write(b"ok")
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(5)
-
-
-@pytest.fixture
-def hook() -> Iterator[Hook]:
-    h = Hook()
-    yield h
-    h.close()
-
-
-def life(db: Path, hook: Hook, log: Path, phase: int, end: str) -> None:
+def life(db: Path, hook: WebhookSink, log: Path, phase: int, end: str) -> None:
     """One life of the app in its own process, ended by kill -9 or a clean quit."""
     env = {
         **os.environ,
@@ -92,30 +53,30 @@ def life(db: Path, hook: Hook, log: Path, phase: int, end: str) -> None:
         p.stderr.close()
 
 
-def posted(hook: Hook) -> list[tuple[str, int | None, str]]:
+def posted(hook: WebhookSink) -> list[tuple[str, int | None, str]]:
     return sorted((b["alert"]["rule_id"], b["gpu"], b["alert"]["state"]) for b in hook.bodies)
 
 
 @pytest.mark.parametrize("first_end", ["kill", "quit"])
 def test_restart_repeats_nothing_and_ack_and_snooze_hold(
-    tmp_path: Path, hook: Hook, first_end: str
+    tmp_path: Path, webhook_sink: WebhookSink, first_end: str
 ) -> None:
     db, log = tmp_path / "history.sqlite", tmp_path / "actions.log"
-    life(db, hook, log, 1, first_end)
+    life(db, webhook_sink, log, 1, first_end)
     first = [
         ("hw_slowdown", 2, "firing"),
         ("thermal_throttle", 0, "firing"),
         ("thermal_throttle", 1, "firing"),
     ]
-    assert posted(hook) == first
-    assert all(b["host"] == HOST and HOST in b["title"] for b in hook.bodies)
+    assert posted(webhook_sink) == first
+    assert all(b["host"] == HOST and HOST in b["title"] for b in webhook_sink.bodies)
     assert len(log.read_text().splitlines()) == 1  # the power brake's action ran once
     # Second life: every condition still holds; the other way of ending.
-    life(db, hook, log, 2, "quit" if first_end == "kill" else "kill")
-    assert posted(hook) == first
+    life(db, webhook_sink, log, 2, "quit" if first_end == "kill" else "kill")
+    assert posted(webhook_sink) == first
     assert len(log.read_text().splitlines()) == 1
     # Third life, here: the acknowledgement and the snooze came back with the alerts.
-    app = App(db, hook.port, log)
+    app = App(db, webhook_sink.port, log)
     try:
         by_gpu = {a.gpu: a for a in app.engine.active()}
         assert set(by_gpu) == {0, 1, 2}
@@ -127,7 +88,7 @@ def test_restart_repeats_nothing_and_ack_and_snooze_hold(
             ("thermal_throttle", 0, "resolved")
         ]
         assert changed[0].id == by_gpu[0].id  # the same firing, not a new one
-        assert posted(hook) == first  # acknowledged: its end is not posted either
+        assert posted(webhook_sink) == first  # acknowledged: its end is not posted either
         assert len(log.read_text().splitlines()) == 1
         history = app.lifecycle.alerts(HOST, 0, float("inf"))
         assert sorted((r["gpu"], r["state"]) for r in history) == [
@@ -143,13 +104,13 @@ def test_restart_repeats_nothing_and_ack_and_snooze_hold(
 
 
 def test_backfilled_alert_that_is_already_over_posts_once_and_runs_nothing(
-    tmp_path: Path, hook: Hook
+    tmp_path: Path, webhook_sink: WebhookSink
 ) -> None:
     """After an absence the back-fill replays a brake that came and went 16 minutes ago:
     one post (resolved, with its duration), no action."""
     log = tmp_path / "actions.log"
     with Store(tmp_path / "h.sqlite", retention_raw_days=1e5, retention_rollup_days=1e5) as st:
-        app = _app(st, hook, log)
+        app = _app(st, webhook_sink, log)
         s = Stream(n_gpus=3)
         batch = []
         for t in range(120):
@@ -159,12 +120,14 @@ def test_backfilled_alert_that_is_already_over_posts_once_and_runs_nothing(
         app[2].flush(30)
         app[3].stop()
         app[2].stop()
-    assert posted(hook) == [("hw_slowdown", 2, "resolved")]
-    assert "Resolved after" in hook.bodies[0]["text"]
+    assert posted(webhook_sink) == [("hw_slowdown", 2, "resolved")]
+    assert "Resolved after" in webhook_sink.bodies[0]["text"]
     assert not log.exists()
 
 
-def _app(st: Store, hook: Hook, log: Path) -> tuple[RuleEngine, AlertDispatcher, Notifier, Any]:
+def _app(
+    st: Store, hook: WebhookSink, log: Path
+) -> tuple[RuleEngine, AlertDispatcher, Notifier, Any]:
     from _lifecycle_app import rules
 
     eng = RuleEngine(rules(log))

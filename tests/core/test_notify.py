@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -23,52 +20,7 @@ from gpufleet.core.notify.webhooks import (
     set_webhook_url,
     webhook_url,
 )
-
-
-class Hook:
-    """A real HTTP server on 127.0.0.1 that records POSTs and fails the first N with 500."""
-
-    def __init__(self, fail_first: int = 0, status: int = 200, reply: bytes = b"ok") -> None:
-        self.fail_first = fail_first
-        self.status = status
-        self.reply = reply
-        self.requests: list[tuple[str, dict[str, Any]]] = []
-        self.attempts = 0
-        hook = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                n = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(n))
-                hook.attempts += 1
-                if hook.attempts <= hook.fail_first:
-                    self.send_response(500)
-                    self.end_headers()
-                    return
-                hook.requests.append((self.path, body))
-                self.send_response(hook.status)
-                self.end_headers()
-                self.wfile.write(hook.reply)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook/secret-token"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(5)
-
-
-@pytest.fixture
-def hook() -> Iterator[Hook]:
-    h = Hook()
-    yield h
-    h.close()
+from webhook_sink import WebhookSink
 
 
 def an_alert() -> Alert:
@@ -85,7 +37,7 @@ def an_alert() -> Alert:
     return a
 
 
-def deliver(hook: Hook, fmt: str, **kw: Any) -> Notifier:
+def deliver(hook: WebhookSink, fmt: str, **kw: Any) -> Notifier:
     n = Notifier([Webhook("team", fmt, hook.url)], backoff_s=0.01, **kw)
     n.start()
     try:
@@ -97,11 +49,11 @@ def deliver(hook: Hook, fmt: str, **kw: Any) -> Notifier:
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_each_format_is_delivered(hook: Hook, fmt: str) -> None:
-    n = deliver(hook, fmt)
+def test_each_format_is_delivered(webhook_sink: WebhookSink, fmt: str) -> None:
+    n = deliver(webhook_sink, fmt)
     (res,) = n.results
     assert res.ok and res.attempts == 1 and res.status == 200
-    ((path, body),) = hook.requests
+    ((path, body),) = webhook_sink.requests
     assert path == "/hook/secret-token"
     text = json.dumps(body, ensure_ascii=False)
     assert "a100-train idle while billed" in text and "$10.00" in text
@@ -116,21 +68,15 @@ def test_each_format_is_delivered(hook: Hook, fmt: str) -> None:
 
 
 def test_retried_after_server_errors() -> None:
-    h = Hook(fail_first=2)
-    try:
+    with WebhookSink(fail_first=2) as h:
         n = deliver(h, "json")
-    finally:
-        h.close()
     (res,) = n.results
     assert res.ok and res.attempts == 3 and h.attempts == 3 and len(h.requests) == 1
 
 
 def test_gives_up_after_bounded_attempts_without_leaking_the_url() -> None:
-    h = Hook(fail_first=100)
-    try:
+    with WebhookSink(fail_first=100) as h:
         n = deliver(h, "slack", max_attempts=3)
-    finally:
-        h.close()
     (res,) = n.results
     assert not res.ok and res.attempts == 3 and h.attempts == 3 and res.error == "HTTP 500"
     assert "secret-token" not in repr(res) and "secret-token" not in repr(
@@ -139,19 +85,18 @@ def test_gives_up_after_bounded_attempts_without_leaking_the_url() -> None:
 
 
 def test_client_errors_and_errcode_replies_are_not_retried() -> None:
-    h = Hook(status=200, reply=b'{"errcode": 310000, "errmsg": "sign not match"}')
-    try:
+    with WebhookSink(status=200, reply=b'{"errcode": 310000, "errmsg": "sign not match"}') as h:
         n = deliver(h, "dingtalk")
-    finally:
-        h.close()
     (res,) = n.results
     assert not res.ok and res.attempts == 1 and "310000" in (res.error or "")
 
 
-def test_silenced_and_minor_alerts_are_not_sent(hook: Hook) -> None:
+def test_silenced_and_minor_alerts_are_not_sent(webhook_sink: WebhookSink) -> None:
     from dataclasses import replace
 
-    n = Notifier([Webhook("team", "json", hook.url, min_severity="critical")], backoff_s=0.01)
+    n = Notifier(
+        [Webhook("team", "json", webhook_sink.url, min_severity="critical")], backoff_s=0.01
+    )
     a = an_alert()
     assert n.submit(a) == 0  # a warning, under the webhook's minimum
     assert n.submit(replace(a, severity="critical", acked=True)) == 0
@@ -161,13 +106,13 @@ def test_silenced_and_minor_alerts_are_not_sent(hook: Hook) -> None:
     not os.environ.get("GPUFLEET_TEST_SECRET_SERVICE"),
     reason="needs the real Secret Service of tools/run-tests",
 )
-def test_urls_come_from_the_keyring(hook: Hook) -> None:
+def test_urls_come_from_the_keyring(webhook_sink: WebhookSink) -> None:
     with pytest.raises(WebhookError, match="no URL in the keyring"):
         load_webhooks({"ops": {"format": "wecom"}})
-    set_webhook_url("ops", hook.url)
-    assert webhook_url("ops") == hook.url
+    set_webhook_url("ops", webhook_sink.url)
+    assert webhook_url("ops") == webhook_sink.url
     (w,) = load_webhooks({"ops": {"format": "wecom", "min_severity": "info"}})
-    assert w.url == hook.url and w.format == "wecom"
+    assert w.url == webhook_sink.url and w.format == "wecom"
     with pytest.raises(WebhookError, match="format must be one of"):
         load_webhooks({"ops": {"format": "telegram"}})
 

@@ -242,6 +242,26 @@ def test_translator_hook_is_used() -> None:
     assert alert_title(a) == "Thermal throttling on GPU 0 of h"
 
 
+def test_where_capitalises_the_sentence_never_the_host() -> None:
+    """{Where} opens sentences: its template's first letter is capitalised (in a language
+    with case), while a host name that opens it keeps its own case."""
+    from gpufleet.core.text import catalogue
+
+    assert catalogue.where(2, start=True) == "GPU 2"
+    assert catalogue.where(None, start=True) == "The host"
+    assert catalogue.alert_where("a100-ecc", 2, start=True) == "GPU 2 of a100-ecc"
+    assert catalogue.alert_where("a100-ecc", None, start=True) == "a100-ecc"
+    words = {"GPU {gpu} of {host}": "la GPU {gpu} de {host}"}
+    catalogue.set_translator(lambda ctx, text: words.get(text, text))
+    try:
+        assert catalogue.alert_where("a100-ecc", 2, start=True) == "La GPU 2 de a100-ecc"
+        assert catalogue.alert_where("a100-ecc", 2) == "la GPU 2 de a100-ecc"
+        words["GPU {gpu} of {host}"] = "{host} 的 GPU {gpu}"
+        assert catalogue.alert_where("a100-ecc", 2, start=True) == "a100-ecc 的 GPU 2"
+    finally:
+        catalogue.set_translator(None)
+
+
 def test_webhook_table_from_the_user_rules_file() -> None:
     from gpufleet.core.alerts.rules import load_webhook_table
 

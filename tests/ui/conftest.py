@@ -1,26 +1,22 @@
 """Fixtures for the GUI tests: the real app (Fleet of local demo sim hosts, bridge, store,
-rules, window) on Qt offscreen, stopped and cleaned up (sampler daemons included) after."""
+rules, window) on Qt offscreen, stopped and cleaned up (sampler daemons included) after.
+
+Only fixtures live here; helpers that test modules import are in ``ui_helpers.py`` (a
+``conftest`` module can be shadowed by another folder's)."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from gpufleet.core.config import paths
 from gpufleet.core.config.hostconfig import HostConfig
-from gpufleet.core.fleet.demo import demo_hosts
 from gpufleet.ui.app import App, make_qapp, setup_theme
 from pytestqt.qtbot import QtBot
 
 # Scenario times run 5× faster (a fault 30 s in shows after 6 s); samples stay at 1 Hz.
 TIME_SCALE = "0.2"
-
-
-def demo(*names: str) -> list[HostConfig]:
-    hosts = {h.name: h for h in demo_hosts()}
-    return [hosts[n] for n in names]
 
 
 @pytest.fixture
@@ -59,17 +55,3 @@ def start_app(
     yield start
     for app in apps:
         app.stop()
-
-
-def wait_streaming(qtbot: QtBot, app: App, timeout_ms: int = 60_000) -> None:
-    qtbot.waitUntil(
-        lambda: all(
-            app.window.states.get(h, ("",))[0] == "streaming" and app.live.latest(h) is not None
-            for h in app.window.hosts
-        ),
-        timeout=timeout_ms,
-    )
-
-
-def replace_host(h: HostConfig, **kw: object) -> HostConfig:
-    return dataclasses.replace(h, **kw)  # type: ignore[arg-type]

@@ -12,16 +12,13 @@ keyring (under tools/run-tests).
 
 from __future__ import annotations
 
-import http.server
 import json
 import os
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import demo, wait_streaming
 from gpufleet.core.alerts.actions import CANCELLED, DRY_RUN, RAN
 from gpufleet.core.config import paths
 from gpufleet.core.config.hostconfig import HostConfig
@@ -29,6 +26,8 @@ from gpufleet.core.config.settings import Settings, WebhookSetting, save_setting
 from gpufleet.ui.app import App, make_qapp, setup_theme
 from gpufleet.ui.dialogs.settings import apply_live
 from pytestqt.qtbot import QtBot
+from ui_helpers import demo, wait_streaming
+from webhook_sink import WebhookSink
 
 
 def _write_rules(text: str) -> None:
@@ -60,42 +59,13 @@ def _menu_action(menu: Any, starts: str) -> Any:
     return None
 
 
-class _Hook(http.server.BaseHTTPRequestHandler):
-    bodies: list[dict[str, Any]]
-
-    def do_POST(self) -> None:
-        n = int(self.headers.get("Content-Length", "0"))
-        self.bodies.append(json.loads(self.rfile.read(n)))
-        self.send_response(200)
-        self.end_headers()
-        self.wfile.write(b"ok")
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
-@pytest.fixture
-def webhook_server() -> Iterator[tuple[str, list[dict[str, Any]]]]:
-    bodies: list[dict[str, Any]] = []
-    handler = type("Hook", (_Hook,), {"bodies": bodies})
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
-    t.start()
-    try:
-        yield f"http://127.0.0.1:{srv.server_address[1]}/hook", bodies
-    finally:
-        srv.shutdown()
-        srv.server_close()
-        t.join(5)
-
-
 def test_settings_webhook_gets_the_demo_alert(
     qtbot: QtBot,
     start_app: Callable[[list[HostConfig]], App],
-    webhook_server: tuple[str, list[dict[str, Any]]],
+    webhook_sink: WebhookSink,
     secret_service: None,
 ) -> None:
-    url, bodies = webhook_server
+    url, bodies = webhook_sink.url, webhook_sink.bodies
     name = f"test-hook-{os.getpid()}"
     store_webhook_url(name, url)
     try:

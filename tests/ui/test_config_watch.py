@@ -9,12 +9,12 @@ import sys
 import time
 from collections.abc import Callable
 
-from conftest import demo, wait_streaming
 from gpufleet.core.config import paths
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.ui.app import App
 from gpufleet.ui.controllers.config_watch import ConfigWatch
 from pytestqt.qtbot import QtBot
+from ui_helpers import demo, wait_streaming
 
 
 def cli(*argv: str) -> None:

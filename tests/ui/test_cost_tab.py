@@ -9,7 +9,6 @@ import math
 import time
 
 import pytest
-from conftest import demo
 from gpufleet.core.fleet.demo import demo_hosts
 from gpufleet.core.wire.messages import parse_object
 from gpufleet.ui.offscreen.screenshots import build_window, prefill
@@ -17,6 +16,7 @@ from gpufleet.ui.tabs.cost import CostTab, accumulated
 from gpufleet.ui.viewmodel.summary import money
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
+from ui_helpers import demo
 
 
 def test_cost_tab_idle_is_the_cost_trackers(qtbot: QtBot) -> None:

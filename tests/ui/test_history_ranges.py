@@ -14,7 +14,6 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
-from conftest import demo, wait_streaming
 from gpufleet.core.config import paths
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.history.store import Store
@@ -23,6 +22,7 @@ from gpufleet.ui.app import App
 from gpufleet.ui.widgets.plots import LiveCurve
 from gpufleet.ui.window.main_window import RANGES
 from pytestqt.qtbot import QtBot
+from ui_helpers import demo, wait_streaming
 
 HOST = "h100-a"
 GPUS = 8

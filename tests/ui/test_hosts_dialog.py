@@ -77,7 +77,7 @@ def test_import_from_ssh_config_with_include(qtbot: QtBot, isolated_dirs: Path) 
     dlg = ImportDialog(None, {"box2"}, cfgfile)
     qtbot.addWidget(dlg)
     qtbot.waitUntil(lambda: dlg.ok.isEnabled(), timeout=10_000)
-    assert [h.name for h in dlg.hosts] == ["box2", "box1"]
+    assert [h.name for h in dlg.rows] == ["box2", "box1"]
     assert [h.name for h in dlg.checked()] == ["box1"]  # box2 is already a host
     with qtbot.waitSignal(dlg.imported, timeout=10_000) as sig:
         dlg.ok.click()

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from conftest import demo, wait_streaming
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.ui.app import App
 from gpufleet.ui.tabs.interconnect import InterconnectTab
@@ -16,6 +15,7 @@ from gpufleet_sampler import state_dir
 from gpufleet_sampler.daemon import client
 from PySide6.QtGui import QColor
 from pytestqt.qtbot import QtBot
+from ui_helpers import demo, wait_streaming
 
 
 def test_per_link_grid_names_the_down_link_and_is_disabled_without_nvlink(

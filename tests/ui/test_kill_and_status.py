@@ -8,13 +8,13 @@ import signal
 from collections.abc import Callable
 
 import pytest
-from conftest import demo, replace_host, wait_streaming
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.fleet.demo import demo_state_dir
 from gpufleet.ui.app import App
 from gpufleet.ui.widgets.theme import DOWN, OK, SYMBOL
 from gpufleet_sampler.state_dir import read_state
 from pytestqt.qtbot import QtBot
+from ui_helpers import demo, replace_host, wait_streaming
 
 
 def _alive(pid: int) -> bool:

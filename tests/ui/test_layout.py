@@ -18,7 +18,7 @@ from gpufleet.ui.offscreen.screenshots import build_window, prefill
 from gpufleet.ui.widgets.elided import ElidedLabel
 from gpufleet.ui.widgets.theme import CRIT
 from gpufleet.ui.window.main_window import TAB_NAMES, MainWindow
-from PySide6.QtCore import QPoint, QRect
+from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractItemView,
@@ -261,6 +261,44 @@ def test_screenshot_command_writes_laptop_wide_images(tmp_path: Path) -> None:
     png = (out / "clocks.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     assert struct.unpack(">II", png[16:24]) == (1366, 768)
+
+
+def test_the_overview_gives_why_its_room_and_cuts_no_number_host_or_header(fed: tuple) -> None:
+    """At 1366×768 the Overview's Why column gets the room the numbers leave (their headers
+    need the sort arrow's room only where it is drawn) and what Model gives up down to the
+    short model names; every number, host name and header stays whole, nothing runs past
+    the right edge, and a Why cut short says itself whole on hover."""
+    from gpufleet.ui.tabs import overview as ov
+
+    w = window(fed, SIZES[0])
+    try:
+        w.select_tab("overview")
+        w.update_summaries()
+        settle(w)
+        tab = w.overview
+        t = tab.table
+        avg = t.fontMetrics().averageCharWidth()
+        for sort_col in (0, ov.HEADERS.index("SM active")):
+            t.sortByColumn(sort_col, Qt.SortOrder.DescendingOrder)
+            settle(w)
+            widths = [t.columnWidth(c) for c in range(len(ov.HEADERS))]
+            assert sum(widths) <= t.viewport().width(), widths
+            for c, name in enumerate(ov.HEADERS):
+                if c not in (ov.MODEL, ov.WHY):
+                    need = t.content_width(c, ov.COLUMN_CAP.get(c), sort_arrow=c == sort_col)
+                    assert widths[c] >= need, (name, widths[c], need)
+            assert widths[ov.MODEL] >= tab._short_model_width()
+            why = widths[ov.WHY]
+            assert why >= ov.WHY_MIN_CHARS * avg
+            # Short of its share, Why has all Model could give.
+            assert (
+                why >= ov.WHY_SHARE * t.viewport().width()
+                or widths[ov.MODEL] == tab._short_model_width()
+            )
+        cut = [r[ov.WHY] for r in tab.model.rows if r[ov.WHY].text]
+        assert cut and all(c.tooltip == c.text for c in cut)
+    finally:
+        w.close()
 
 
 def test_range_buttons_fold_into_a_menu_on_a_narrow_window(fed: tuple) -> None:

@@ -10,13 +10,13 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
-from conftest import demo
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.live.buffers import LiveBuffers
 from gpufleet.ui.offscreen.screenshots import build_window, busy_link_moment, prefill
 from gpufleet.ui.tabs.interconnect import InterconnectTab
 from gpufleet.ui.window.main_window import MainWindow
 from pytestqt.qtbot import QtBot
+from ui_helpers import demo
 
 MINUTES = 25.0  # past the scenario's crash (21 min): traffic first, then none
 

@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import demo
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.ui.app import App
 from gpufleet.ui.desktop.tray import Notification
 from pytestqt.qtbot import QtBot
+from ui_helpers import demo
 
 NAME = "org.freedesktop.Notifications"
 

@@ -10,11 +10,11 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
-from conftest import demo
 from gpufleet.core.config import paths
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.ui.app import App
 from pytestqt.qtbot import QtBot
+from ui_helpers import demo
 
 
 def free_port() -> int:

@@ -16,12 +16,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import demo
 from gpufleet.core.config import paths, secrets
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.ui.app import App
 from gpufleet.ui.desktop.tray import Notification
 from pytestqt.qtbot import QtBot
+from ui_helpers import demo
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 import promstack

@@ -10,7 +10,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conftest import demo, wait_streaming
 from gpufleet.core.config import paths
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.config.settings import (
@@ -22,7 +21,8 @@ from gpufleet.core.config.settings import (
 )
 from gpufleet.ui.app import App
 from pytestqt.qtbot import QtBot
-from test_alert_wiring import webhook_server  # noqa: F401 (fixture)
+from ui_helpers import demo, wait_streaming
+from webhook_sink import WebhookSink
 
 
 def _throttle(app: App) -> list[Any]:
@@ -32,11 +32,11 @@ def _throttle(app: App) -> list[Any]:
 def test_ack_and_sent_state_hold_across_a_restart(
     qtbot: QtBot,
     start_app: Callable[[list[HostConfig]], App],
-    webhook_server: tuple[str, list[dict[str, Any]]],  # noqa: F811
+    webhook_sink: WebhookSink,
     secret_service: None,
     tmp_path: Path,
 ) -> None:
-    url, bodies = webhook_server
+    url, bodies = webhook_sink.url, webhook_sink.bodies
     ran = tmp_path / "ran"
     name = f"restart-hook-{os.getpid()}"
     store_webhook_url(name, url)

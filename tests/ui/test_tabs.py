@@ -7,13 +7,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from conftest import demo, wait_streaming
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.ui.app import App
 from gpufleet.ui.desktop.tray import Notification
 from gpufleet.ui.tabs.thermal import ThermalTab
 from gpufleet.ui.window.main_window import TAB_NAMES
 from pytestqt.qtbot import QtBot
+from ui_helpers import demo, wait_streaming
 
 
 def test_every_tab_populates_and_the_throttle_band_and_notification_appear(

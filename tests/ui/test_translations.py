@@ -17,8 +17,11 @@ from pathlib import Path
 
 import pytest
 from gpufleet.core.fleet.demo import demo_hosts
+from gpufleet.core.model.alert import Alert
 from gpufleet.core.text import catalogue
 from gpufleet.ui import i18n
+from gpufleet.ui.window.fleet_panel import alert_line
+from gpufleet_sampler import protocol
 from PySide6.QtCore import QCoreApplication, QLocale, Qt
 from PySide6.QtWidgets import (
     QAbstractButton,
@@ -207,6 +210,41 @@ def test_core_sentences_use_the_installed_translator(chinese: None) -> None:
     assert catalogue.duration(600) == "10 分钟"
     assert catalogue.verdict_label("fail") == "失败"
     assert catalogue.reason_text(0x20 | 0x04) == "功耗墙, 软件温控降频"
+
+
+def _gpu_lost(host: str, gpu: int) -> Alert:
+    return Alert(
+        id=f"{host}:gpu_lost@{gpu}",
+        rule_id="gpu_lost",
+        severity="critical",
+        host=host,
+        gpu=gpu,
+        state="firing",
+        started_t=0.0,
+        ended_t=None,
+        evidence={},
+        condition="gpu_lost",
+    )
+
+
+def test_a_zh_cn_alert_line_keeps_the_host_names_case(chinese: None) -> None:
+    """The title opens with {Where}, which zh_CN words as "{host} 的 GPU {gpu}": the
+    sentence-start capital is for the template's own first letter, never the host name's."""
+    a = _gpu_lost("a100-ecc", 2)
+    title = catalogue.alert_title(a)
+    assert title == "a100-ecc 的 GPU 2 掉卡"
+    assert alert_line(a, title, 60.0) == "a100-ecc 的 GPU 2 掉卡 · 1 分钟"
+    assert catalogue.alert_sentence(a).startswith("a100-ecc 的 GPU 2 不再响应驱动")
+    mig = _gpu_lost("h100-mig", protocol.mig_index(0, 3))
+    assert catalogue.alert_title(mig).startswith("h100-mig 上 GPU 0 的 MIG 切片 3")
+
+
+def test_an_english_alert_line_still_opens_with_a_capital() -> None:
+    a = _gpu_lost("a100-ecc", 2)
+    title = catalogue.alert_title(a)
+    assert title == "GPU 2 of a100-ecc lost"
+    assert alert_line(a, title, 60.0) == "a100-ecc · GPU 2 lost · 1 min"
+    assert catalogue.alert_sentence(a).startswith("GPU 2 of a100-ecc no longer answers")
 
 
 def test_settings_refusals_are_translated(chinese: None) -> None:

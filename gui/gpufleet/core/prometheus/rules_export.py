@@ -528,12 +528,16 @@ def _sentences(
     r: Rule, gpu_scope: bool, values: Mapping[str, str], xid_critical: bool = True
 ) -> tuple[str, str]:
     text = catalogue.ALERT_TEXT.get(r.condition)
-    where = catalogue.where(0).replace("0", "{{ $labels.gpu }}")
+
+    def place(start: bool) -> str:
+        if not gpu_scope:
+            return catalogue.where(None, start)
+        return catalogue.where(0, start).replace("0", "{{ $labels.gpu }}")
+
     common = {
         "host": "{{ $labels.Hostname }}",
-        "where": where if gpu_scope else catalogue.where(None),
-        "Where": (where if gpu_scope else catalogue.where(None))[:1].upper()
-        + (where if gpu_scope else catalogue.where(None))[1:],
+        "where": place(False),
+        "Where": place(True),
         "window": catalogue.duration(r.for_s),
     }
     fill = _Values({**common, **values})

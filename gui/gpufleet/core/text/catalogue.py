@@ -158,30 +158,50 @@ def clock_time(t: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
 
 
-def where(gpu: int | None) -> str:
+def sentence_start(template: str) -> str:
+    """``template`` made fit to open a sentence: its first letter capitalised ("GPU {gpu}",
+    "the host" → "The host"), unless it opens with a placeholder: what fills that (a host
+    name: "a100-ecc", zh_CN's "{host} 的 GPU {gpu}") is never altered. Scripts without case
+    (Chinese) pass unchanged, as ``upper()`` leaves their characters as they are."""
+    if template.startswith("{"):
+        return template
+    return template[:1].upper() + template[1:]
+
+
+def _place(template: str, start: bool) -> str:
+    """The translated ``template`` (context "Alerts"), capitalised when it opens a sentence.
+    The template is capitalised before it is filled, so only its own words change case."""
+    text = translated("Alerts", template)
+    return sentence_start(text) if start else text
+
+
+def where(gpu: int | None, start: bool = False) -> str:
+    """The GPU (or MIG slice, or the host as a whole) a finding is about; ``start``: it opens
+    the sentence (the ``{Where}`` placeholder)."""
     if gpu is None:
-        return translated("Alerts", QT_TRANSLATE_NOOP("Alerts", "the host"))
+        return _place(QT_TRANSLATE_NOOP("Alerts", "the host"), start)
     if gpu >= protocol.MIG_INDEX_BASE:  # a MIG slice: protocol.mig_index(parent, slot)
-        return translated(
-            "Alerts", QT_TRANSLATE_NOOP("Alerts", "MIG slice {slot} of GPU {parent}")
+        return _place(
+            QT_TRANSLATE_NOOP("Alerts", "MIG slice {slot} of GPU {parent}"), start
         ).format(slot=gpu % protocol.MIG_INDEX_BASE, parent=gpu // protocol.MIG_INDEX_BASE - 1)
-    return translated("Alerts", QT_TRANSLATE_NOOP("Alerts", "GPU {gpu}")).format(gpu=gpu)
+    return _place(QT_TRANSLATE_NOOP("Alerts", "GPU {gpu}"), start).format(gpu=gpu)
 
 
-def alert_where(host: str, gpu: int | None) -> str:
+def alert_where(host: str, gpu: int | None, start: bool = False) -> str:
     """Where an alert happened, always with its host: with several rentals "GPU 2 lost"
-    does not say which one is in trouble."""
+    does not say which one is in trouble. ``start``: it opens the sentence (``{Where}``);
+    the host name keeps its case even then ("a100-ecc 的 GPU 2", or just "a100-ecc")."""
     if gpu is None:
         return host
     if gpu >= protocol.MIG_INDEX_BASE:  # a MIG slice: protocol.mig_index(parent, slot)
-        return translated(
-            "Alerts", QT_TRANSLATE_NOOP("Alerts", "MIG slice {slot} of GPU {parent} of {host}")
+        return _place(
+            QT_TRANSLATE_NOOP("Alerts", "MIG slice {slot} of GPU {parent} of {host}"), start
         ).format(
             slot=gpu % protocol.MIG_INDEX_BASE,
             parent=gpu // protocol.MIG_INDEX_BASE - 1,
             host=host,
         )
-    return translated("Alerts", QT_TRANSLATE_NOOP("Alerts", "GPU {gpu} of {host}")).format(
+    return _place(QT_TRANSLATE_NOOP("Alerts", "GPU {gpu} of {host}"), start).format(
         gpu=gpu, host=host
     )
 
@@ -919,11 +939,10 @@ def alert_values(alert: Alert) -> dict[str, Any]:
     th: Mapping[str, Any] = ev.get("thresholds") or {}
     cur = str(ev.get("currency") or "USD")
     price = ev.get("price_per_hour")
-    w = alert_where(alert.host, alert.gpu)
     out: dict[str, Any] = {
         "host": alert.host,
-        "where": w,
-        "Where": w[:1].upper() + w[1:],
+        "where": alert_where(alert.host, alert.gpu),
+        "Where": alert_where(alert.host, alert.gpu, start=True),
         "window": duration(ev.get("window_s")),
         "price": money(price, cur),
     }
@@ -1439,12 +1458,11 @@ FINDING_TEXT: Final[dict[tuple[str, str], str]] = {
 
 def finding_values(f: Finding) -> dict[str, Any]:
     v = f.values
-    w = where(f.gpu)
     limit, default = v.get("power_limit_w"), v.get("power_default_w")
     total, reserved = v.get("mem_total_bytes"), v.get("mem_reserved_bytes")
     out: dict[str, Any] = {
-        "where": w,
-        "Where": w[:1].upper() + w[1:],
+        "where": where(f.gpu),
+        "Where": where(f.gpu, start=True),
         "driver_version": v.get("driver_version") or "?",
         "cuda_version": v.get("cuda_version") or "?",
         "gpu_names": f" ({v['gpu_names']})" if v.get("gpu_names") else "",

@@ -13,20 +13,24 @@ from typing import Any, cast
 from PySide6.QtCore import QCoreApplication, QObject, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QAction
 
+from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.cost.billing import (
     BILLING_STATES,
     BillingLedger,
     BillingState,
     record_and_apply,
 )
+from gpufleet.core.fleet.fleet import Fleet
 from gpufleet.core.providers.actions import FileActionRecord, ProviderActions
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.core.wire.messages import Proc
 from gpufleet.ui.background.worker import run_in_pool
+from gpufleet.ui.controllers.bridge import FleetBridge
 from gpufleet.ui.dialogs.hosts import HostDialog, ImportDialog, ProviderImportDialog
 from gpufleet.ui.dialogs.kill import KillDialog
 from gpufleet.ui.dialogs.watchdog import WatchdogDialog
 from gpufleet.ui.tabs.cost import CostTab
+from gpufleet.ui.window.main_window import MainWindow
 
 log = logging.getLogger(__name__)
 PROVIDER_SYNC_S = 300.0  # providers rate-limit their APIs: one list per provider per 5 min
@@ -50,7 +54,9 @@ _OUTCOME = {
 class Actions(QObject):
     kill_finished = Signal(object)  # KillResult or an Exception
 
-    def __init__(self, window: Any, fleet: Any, bridge: Any, pool: QThreadPool, demo: bool) -> None:
+    def __init__(
+        self, window: MainWindow, fleet: Fleet, bridge: FleetBridge, pool: QThreadPool, demo: bool
+    ) -> None:
         super().__init__()
         self.window = window
         self.fleet = fleet
@@ -269,15 +275,15 @@ class Actions(QObject):
         dlg.imported.connect(self._provider_hosts_imported)
         dlg.open()
 
-    def _provider_hosts_imported(self, saved: list[tuple[Any, str | None]]) -> None:
+    def _provider_hosts_imported(self, saved: list[tuple[HostConfig, str | None]]) -> None:
         for h, old in saved:
             self._host_saved(h, old)
 
-    def _hosts_imported(self, hosts: list[Any]) -> None:
+    def _hosts_imported(self, hosts: list[HostConfig]) -> None:
         for h in hosts:
             self._host_saved(h, None)
 
-    def _host_saved(self, cfg: Any, old_name: str | None) -> None:
+    def _host_saved(self, cfg: HostConfig, old_name: str | None) -> None:
         if self.demo:
             self.window.show_outcome(
                 self.tr("{name} saved; restart gpufleet without --demo to watch your hosts").format(

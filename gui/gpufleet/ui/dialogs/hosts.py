@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import html
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from PySide6.QtCore import QCoreApplication, Qt, QThreadPool, Signal
 from PySide6.QtWidgets import (
@@ -42,6 +42,10 @@ from gpufleet.core.providers.registry import names, open_provider
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.ui.background.worker import run_in_pool
 from gpufleet.ui.dialogs.hostkey import HostKeyPrompt
+
+# What a row of an import dialog stands for, and what saving one gives back.
+Row = TypeVar("Row")
+Saved = TypeVar("Saved")
 
 AUTHS = ("auto", "agent", "key", "password")
 COLLECTORS = ("auto", "sampler", "nvidia-smi")
@@ -304,10 +308,75 @@ class HostDialog(QDialog):
         run_in_pool(lambda: save_host(cfg, old, secret), done, failed, self.pool)
 
 
-class ImportDialog(QDialog):
-    """Pick aliases from ~/.ssh/config (Include honoured by the core) to add as hosts."""
+class _ChecklistImport(QDialog, Generic[Row, Saved]):
+    """What both import dialogs share: a list of checkable rows (one per ``Row``), a status
+    line and Import / Cancel. Import saves the checked rows in the pool (``_save``), emits
+    ``imported`` with what that returned and closes; a failure is said in the status line.
 
-    imported = Signal(object)  # list[HostConfig]
+    Subclasses lay the widgets out and give them their words: their ``tr`` strings keep the
+    subclass's translation context, which the existing translations are filed under."""
+
+    imported = Signal(object)  # list[Saved]
+
+    def __init__(self, parent: QWidget | None, pool: QThreadPool | None) -> None:
+        super().__init__(parent)
+        self.pool = pool or QThreadPool.globalInstance()
+        self.rows: list[Row] = []  # what each list row stands for, in row order
+        self.list = QListWidget()
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        self.ok = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
+        self.ok.setEnabled(False)
+        self.buttons.accepted.connect(self._import)
+        self.buttons.rejected.connect(self.reject)
+
+    def _clear_rows(self) -> None:
+        self.list.clear()
+        self.rows = []
+
+    def _add_row(self, text: str, row: Row, *, checked: bool = True, enabled: bool = True) -> None:
+        item = QListWidgetItem(text)
+        item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+        item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
+        if not enabled:
+            item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEnabled)
+        self.list.addItem(item)
+        self.rows.append(row)
+
+    def checked(self) -> list[Row]:
+        return [
+            r
+            for i, r in enumerate(self.rows)
+            if self.list.item(i).checkState() == Qt.CheckState.Checked
+        ]
+
+    def _save(self, chosen: list[Row]) -> list[Saved]:
+        """Saves the chosen rows (blocking: runs in the pool)."""
+        raise NotImplementedError
+
+    def _import(self) -> None:
+        chosen = self.checked()
+        if not chosen:
+            self.reject()
+            return
+        self.ok.setEnabled(False)
+
+        def done(saved: Any) -> None:
+            self.imported.emit(list(saved))
+            self.accept()
+
+        def failed(e: BaseException) -> None:
+            self.ok.setEnabled(True)
+            self.status.setText(str(e))
+
+        run_in_pool(lambda: self._save(chosen), done, failed, self.pool)
+
+
+class ImportDialog(_ChecklistImport[HostConfig, HostConfig]):
+    """Pick aliases from ~/.ssh/config (Include honoured by the core) to add as hosts."""
 
     def __init__(
         self,
@@ -316,26 +385,16 @@ class ImportDialog(QDialog):
         ssh_config: Path | None = None,
         pool: QThreadPool | None = None,
     ) -> None:
-        super().__init__(parent)
+        super().__init__(parent, pool)
         self.existing = existing
         self.path = ssh_config
-        self.pool = pool or QThreadPool.globalInstance()
         self.setWindowTitle(self.tr("Import hosts from ~/.ssh/config"))
         lay = QVBoxLayout(self)
-        self.list = QListWidget()
         lay.addWidget(self.list, 1)
-        self.status = QLabel(self.tr("reading ~/.ssh/config…"))
-        self.status.setWordWrap(True)
+        self.status.setText(self.tr("reading ~/.ssh/config…"))
         lay.addWidget(self.status)
-        buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-        )
-        self.ok = buttons.button(QDialogButtonBox.StandardButton.Ok)
         self.ok.setText(self.tr("Import"))
-        self.ok.setEnabled(False)
-        buttons.accepted.connect(self._import)
-        buttons.rejected.connect(self.reject)
-        lay.addWidget(buttons)
+        lay.addWidget(self.buttons)
         run_in_pool(self._read, self._show, self._failed, self.pool)
 
     def _read(self) -> list[HostConfig]:
@@ -346,59 +405,28 @@ class ImportDialog(QDialog):
         return out
 
     def _show(self, hosts: Any) -> None:
-        self.hosts: list[HostConfig] = list(hosts)
-        for h in self.hosts:
-            item = QListWidgetItem(h.label)
+        for h in hosts:
             known = h.name in self.existing
-            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(Qt.CheckState.Unchecked if known else Qt.CheckState.Checked)
-            if known:
-                item.setText(self.tr("{host} — already added").format(host=h.label))
-                item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEnabled)
-            self.list.addItem(item)
+            text = self.tr("{host} — already added").format(host=h.label) if known else h.label
+            self._add_row(text, h, checked=not known, enabled=not known)
         self.status.setText(
-            self.tr("{n} host aliases found").format(n=len(self.hosts))
-            if self.hosts
+            self.tr("{n} host aliases found").format(n=len(self.rows))
+            if self.rows
             else self.tr("no Host entries found")
         )
-        self.ok.setEnabled(bool(self.hosts))
+        self.ok.setEnabled(bool(self.rows))
 
     def _failed(self, e: BaseException) -> None:
         self.status.setText(str(e))
 
-    def checked(self) -> list[HostConfig]:
-        return [
-            h
-            for i, h in enumerate(self.hosts)
-            if self.list.item(i).checkState() == Qt.CheckState.Checked
-        ]
-
-    def _import(self) -> None:
-        chosen = self.checked()
-        if not chosen:
-            self.reject()
-            return
-        self.ok.setEnabled(False)
-
-        def save_all() -> list[HostConfig]:
-            return [save_host(h, None, None) for h in chosen]
-
-        def done(hosts: Any) -> None:
-            self.imported.emit(list(hosts))
-            self.accept()
-
-        def failed(e: BaseException) -> None:
-            self.ok.setEnabled(True)
-            self.status.setText(str(e))
-
-        run_in_pool(save_all, done, failed, self.pool)
+    def _save(self, chosen: list[HostConfig]) -> list[HostConfig]:
+        return [save_host(h, None, None) for h in chosen]
 
 
-class ProviderImportDialog(QDialog):
+class ProviderImportDialog(_ChecklistImport[importing.Change, tuple[HostConfig, str | None]]):
     """Add or update hosts from a provider account (vast.ai, RunPod, Lambda) through its
-    API (``gpufleet.core.providers``): the changes are listed first, checked ones applied."""
-
-    imported = Signal(object)  # list[(HostConfig, old name or None)]
+    API (``gpufleet.core.providers``): the changes are listed first, checked ones applied.
+    ``imported`` carries (saved host, its old name or None) for each."""
 
     def __init__(
         self,
@@ -407,11 +435,9 @@ class ProviderImportDialog(QDialog):
         pool: QThreadPool | None = None,
         api_url: str | None = None,
     ) -> None:
-        super().__init__(parent)
+        super().__init__(parent, pool)
         self.existing = list(existing)
-        self.pool = pool or QThreadPool.globalInstance()
         self.api_url = api_url
-        self.changes: list[Any] = []
         self.setWindowTitle(self.tr("Import hosts from a provider"))
         lay = QVBoxLayout(self)
         row = QHBoxLayout()
@@ -422,41 +448,33 @@ class ProviderImportDialog(QDialog):
         row.addWidget(self.provider, 1)
         row.addWidget(self.list_button)
         lay.addLayout(row)
-        self.list = QListWidget()
         lay.addWidget(self.list, 1)
-        self.status = QLabel(
+        self.status.setText(
             self.tr(
                 "The API key comes from VAST_API_KEY / RUNPOD_API_KEY / LAMBDA_API_KEY or "
                 "`gpufleet providers login NAME` (OS keyring)."
             )
         )
-        self.status.setWordWrap(True)
         lay.addWidget(self.status)
-        buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-        )
-        self.ok = buttons.button(QDialogButtonBox.StandardButton.Ok)
         self.ok.setText(self.tr("Import"))
-        self.ok.setEnabled(False)
-        buttons.accepted.connect(self._import)
-        buttons.rejected.connect(self.reject)
-        lay.addWidget(buttons)
+        lay.addWidget(self.buttons)
 
     def fetch(self) -> None:
         name, url, existing = self.provider.currentText(), self.api_url, self.existing
         self.list_button.setEnabled(False)
         self.status.setText(self.tr("asking {provider}…").format(provider=name))
 
-        def work() -> list[Any]:
+        def work() -> list[importing.Change]:
             return importing.plan(existing, open_provider(name, url).list_instances())
 
         run_in_pool(work, self._show, self._failed, self.pool)
 
     def _show(self, changes: Any) -> None:
         self.list_button.setEnabled(True)
-        self.list.clear()
-        self.changes = [c for c in changes if c.kind in ("add", "update")]
-        for c in self.changes:
+        self._clear_rows()
+        for c in changes:
+            if c.kind not in ("add", "update"):
+                continue
             inst = c.instance
             if c.kind == "add":
                 text = self.tr("add {name}: {ssh}, {price}").format(
@@ -470,49 +488,23 @@ class ProviderImportDialog(QDialog):
                 text = self.tr("update {name}: {fields}").format(
                     name=c.host.name, fields=", ".join(c.fields)
                 )
-            item = QListWidgetItem(text)
-            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(Qt.CheckState.Checked)
-            self.list.addItem(item)
-        other = len(changes) - len(self.changes)
+            self._add_row(text, c)
+        other = len(changes) - len(self.rows)
         self.status.setText(
             self.tr("{n} change(s); {other} instance(s) unchanged or without SSH").format(
-                n=len(self.changes), other=other
+                n=len(self.rows), other=other
             )
         )
-        self.ok.setEnabled(bool(self.changes))
+        self.ok.setEnabled(bool(self.rows))
 
     def _failed(self, e: BaseException) -> None:
         self.list_button.setEnabled(True)
         self.status.setText(str(e))
 
-    def checked(self) -> list[Any]:
-        return [
-            c
-            for i, c in enumerate(self.changes)
-            if self.list.item(i).checkState() == Qt.CheckState.Checked
-        ]
-
-    def _import(self) -> None:
-        chosen = self.checked()
-        if not chosen:
-            self.reject()
-            return
-        self.ok.setEnabled(False)
-
-        def save_all() -> list[tuple[HostConfig, str | None]]:
-            out = []
-            for c in chosen:
-                old = c.before.name if c.before is not None else None
-                out.append((save_host(c.host, old, None), old))
-            return out
-
-        def done(saved: Any) -> None:
-            self.imported.emit(list(saved))
-            self.accept()
-
-        def failed(e: BaseException) -> None:
-            self.ok.setEnabled(True)
-            self.status.setText(str(e))
-
-        run_in_pool(save_all, done, failed, self.pool)
+    def _save(self, chosen: list[importing.Change]) -> list[tuple[HostConfig, str | None]]:
+        out = []
+        for c in chosen:
+            assert c.host is not None  # only "add" and "update" changes are listed
+            old = c.before.name if c.before is not None else None
+            out.append((save_host(c.host, old, None), old))
+        return out

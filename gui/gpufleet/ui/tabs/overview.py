@@ -5,16 +5,18 @@ The fleet is shown as summaries (latest values only), never as curves: it stays 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
-from PySide6.QtCore import QCoreApplication, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QWidget
 
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP, reason_name
 from gpufleet.core.wire.gpu_kind import order_key, short_index
 from gpufleet.ui.i18n import state_name
 from gpufleet.ui.tabs.base import Tab, fmt
-from gpufleet.ui.viewmodel.summary import GpuSummary, HostSummary, money
+from gpufleet.ui.viewmodel.summary import GpuSummary, HostSummary, money, short_name
 from gpufleet.ui.viewmodel.view import View
 from gpufleet.ui.widgets.fast_table import FastTableView
 from gpufleet.ui.widgets.table_model import KEY_ROLE, Cell, RowsModel, sorted_proxy
@@ -47,6 +49,17 @@ ROUND_ROBIN_ROWS = 16
 # Columns whose long values are elided past this many characters (the cell's tooltip, the
 # header and the host's cards say it whole), so the values that are numbers keep their room.
 COLUMN_CAP = {1: 14, 3: 12}
+MODEL = HEADERS.index("Model")
+WHY = HEADERS.index("Why")
+# Why says what is wrong: it stretches over the room the others leave, and where that is
+# under this share of the table (a laptop screen) Model gives up its room, down to the
+# short names the fleet list uses ("A100…", "RTX 4090"; the cell's tooltip and the host's
+# header line say the whole model). Nothing else is narrowed for it: the numbers, the host
+# names (up to their cap above) and the headers stay whole.
+WHY_SHARE = 0.25
+# However narrow the table, Why keeps this many characters (or all its text, if shorter);
+# past that the table scrolls sideways rather than squeeze it to nothing.
+WHY_MIN_CHARS = 14
 
 
 def _row_state(s: HostSummary, g: GpuSummary | None) -> str:
@@ -87,12 +100,24 @@ class OverviewTab(Tab):
         hh = self.table.horizontalHeader()
         hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         hh.setStretchLastSection(False)
-        hh.setSectionResizeMode(HEADERS.index("Why"), QHeaderView.ResizeMode.Stretch)
+        # Why stretches over the room the others leave, as a Stretch section would, but with
+        # a floor (_share_room sets its width): on a narrow table Qt squeezes a Stretch
+        # section down to the header's minimum section size.
+        # A newly sorted column needs room for the arrow; the one before it no longer does.
+        hh.sortIndicatorChanged.connect(lambda *_: self._fit_columns(refit=True))
+        # A column the user widens or narrows takes its room from Why, or gives it to Why.
+        hh.sectionResized.connect(self._section_resized)
+        self._sharing = False
+        self.table.viewport().installEventFilter(self)
         self.table.doubleClicked.connect(self._activated)
         self.box.addWidget(self.table, 1)
         self.box.addWidget(self.sentence)
         self.summaries: Sequence[HostSummary] = ()
         self._longest: list[int] = []
+        # Each column's width from its contents, and the width last set (a column whose
+        # width differs from it was resized by the user, and keeps that width).
+        self._natural: dict[int, int] = {}
+        self._set: dict[int, int] = {}
         self._shown: Sequence[HostSummary] | None = None
         self._generation = 0
         self._signs: list[tuple[object, ...]] = []
@@ -176,22 +201,90 @@ class OverviewTab(Tab):
         )
         self.populated = n_gpu > 0
 
-    def _fit_columns(self) -> None:
+    def _fit_columns(self, refit: bool = False) -> None:
         """Widen a column to its contents when its longest text grew (the first rows show
         "—" while hosts connect; sized once then, values and nominals were cut later).
-        Only growth resizes, and only that column: the user's own widths stay."""
+        Only growth resizes, and only that column; ``refit`` (the sort column changed)
+        measures every column not resized by the user again. Then Why gets its share."""
         rows = self.model.rows
         if not rows:
             return
-        hh = self.table.horizontalHeader()
+        sort_col = self.table.horizontalHeader().sortIndicatorSection()
         longest = [max(len(r[c].text) for r in rows) for c in range(len(rows[0]))]
+        changed = refit
         for c, n in enumerate(longest):
             grew = c >= len(self._longest) or n > self._longest[c]
-            if grew and hh.sectionResizeMode(c) != QHeaderView.ResizeMode.Stretch:
-                self.table.setColumnWidth(c, self.table.content_width(c, COLUMN_CAP.get(c)))
+            changed = changed or grew
+            if c == WHY:
+                continue
+            if grew or (refit and not self._user_sized(c)):
+                self._natural[c] = self.table.content_width(
+                    c, COLUMN_CAP.get(c), sort_arrow=c == sort_col
+                )
+                self._set.pop(c, None)  # grown: its contents decide again
         self._longest = [
             max(n, self._longest[c] if c < len(self._longest) else 0) for c, n in enumerate(longest)
         ]
+        if changed:
+            self._share_room()
+
+    def _user_sized(self, c: int) -> bool:
+        return c in self._set and self.table.columnWidth(c) != self._set[c]
+
+    def _share_room(self) -> None:
+        """Every column at its contents' width (or the user's), Why over the rest; where
+        that leaves Why less than its share (and less than it needs) Model is narrowed."""
+        if not self._natural:
+            return
+        table = self.table
+        least = table.horizontalHeader().minimumSectionSize()  # Qt widens anything narrower
+        widths = {
+            c: table.columnWidth(c) if self._user_sized(c) else max(w, least)
+            for c, w in self._natural.items()
+        }
+        room = table.viewport().width()
+        why_needs = table.content_width(WHY)
+        short = min(WHY_SHARE * room, why_needs) - (room - sum(widths.values()))
+        if short > 0 and MODEL in widths and not self._user_sized(MODEL):
+            cut = min(math.ceil(short), widths[MODEL] - self._short_model_width())
+            if cut > 0:
+                widths[MODEL] -= cut
+        if not self._user_sized(WHY):
+            chars = table.fontMetrics().averageCharWidth() * WHY_MIN_CHARS
+            sorted_by = table.horizontalHeader().sortIndicatorSection() == WHY
+            floor = max(min(why_needs, table.text_width(chars)), table.header_width(WHY, sorted_by))
+            widths[WHY] = max(floor, room - sum(widths.values()))
+        self._sharing = True
+        try:
+            for c, w in widths.items():
+                if self._user_sized(c):
+                    continue
+                if table.columnWidth(c) != w:
+                    table.setColumnWidth(c, w)
+                self._set[c] = w
+        finally:
+            self._sharing = False
+
+    def _section_resized(self, column: int, _old: int, _new: int) -> None:
+        if not self._sharing and column != WHY:
+            self._share_room()
+
+    def _short_model_width(self) -> int:
+        """The narrowest Model column that still shows each GPU's short name, elided after
+        it ("A100…") or whole ("RTX 4090"), and the column's header."""
+        fm = QFontMetrics(self.table.font())
+        widest = 0
+        for text in {r[MODEL].text for r in self.model.rows}:
+            short = short_name(text)
+            widest = max(widest, fm.horizontalAdvance(text if short == text else short + "…"))
+        sorted_by = self.table.horizontalHeader().sortIndicatorSection() == MODEL
+        return max(self.table.text_width(widest), self.table.header_width(MODEL, sorted_by))
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        # A wider or narrower table (the window, the splitter) shares its room anew.
+        if watched is self.table.viewport() and event.type() == QEvent.Type.Resize:
+            self._share_room()
+        return super().eventFilter(watched, event)
 
     def _visible_rows(self) -> set[int]:
         """Model rows on screen now (the view shows the proxy's order)."""
@@ -229,7 +322,7 @@ class OverviewTab(Tab):
                 Cell("—", -1),
                 Cell("—", -1),
                 Cell("—", -1),
-                Cell(s.reason, s.reason, colour),
+                Cell(s.reason, s.reason, colour, tooltip=s.reason or None),
                 Cell(price, s.price or 0),
             )
         state = _row_state(s, g)
@@ -277,7 +370,7 @@ class OverviewTab(Tab):
             Cell(pw, g.power if g.power is not None else -1, align_right=True),
             Cell(mem, g.mem_used if g.mem_used is not None else -1, align_right=True),
             Cell("—" if g.pstate is None else f"P{g.pstate:.0f}", g.pstate or 0),
-            Cell(reasons, reasons, colour if state != OK else None),
+            Cell(reasons, reasons, colour if state != OK else None, tooltip=reasons or None),
             Cell(price, s.price or 0, align_right=True),
         )
 

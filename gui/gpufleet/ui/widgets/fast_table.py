@@ -22,6 +22,9 @@ from gpufleet.ui.widgets.table_model import Cell, RowsModel
 PAD = 3  # pixels of text inset: Fusion's item text margin (focus frame margin 2, plus 1), so
 # a column Qt sized to its contents (ResizeToContents) fits the text this view draws uncut
 HEADER_EXTRA = 24  # a header's margins and its sort arrow
+# A header's margins alone: the style makes room for the arrow only in the section that
+# shows it, so the other sections' text fits in this much more than its own width.
+HEADER_PAD = 12
 # Pixmaps kept per view (two generations; ~8 KiB each at 100 x 20 px): twice the cells of a
 # full-screen overview, so the unchanged ones survive while the values turn over.
 CACHE_CELLS = 1600
@@ -36,28 +39,40 @@ class FastTableView(QTableView):
         self._old: dict[tuple[object, ...], QPixmap] = {}
         self._font_key: tuple[object, ...] = ()
 
-    def content_width(self, column: int, cap_chars: int | None = None) -> int:
+    def content_width(
+        self, column: int, cap_chars: int | None = None, sort_arrow: bool = True
+    ) -> int:
         """The width that shows every value of ``column`` and its header (with the sort
-        arrow) uncut, at most ``cap_chars`` average characters. Measured on the model's
-        rows, not on the rows on screen (Qt's resizeColumnToContents looks at those only,
-        and a hidden tab has none, so its columns came out too narrow)."""
+        arrow, unless ``sort_arrow`` is false: a column the table is not sorted by) uncut,
+        at most ``cap_chars`` average characters. Measured on the model's rows, not on the
+        rows on screen (Qt's resizeColumnToContents looks at those only, and a hidden tab
+        has none, so its columns came out too narrow)."""
         found = self._source()
         if found is None:
             return self.sizeHintForColumn(column)
         model = found[0]
         fm = QFontMetrics(self.font())
-        hfm = QFontMetrics(self.horizontalHeader().font())
-        head = str(model.headerData(column, Qt.Orientation.Horizontal) or "")
         seen: set[str] = set()
         widest = 0
         for row in model.rows:
             if column < len(row) and row[column].text not in seen:
                 seen.add(row[column].text)
                 widest = max(widest, fm.horizontalAdvance(row[column].text))
-        w = max(widest + 2 * PAD + 2, hfm.horizontalAdvance(head) + HEADER_EXTRA)
+        w = max(self.text_width(widest), self.header_width(column, sort_arrow))
         if cap_chars is not None:
             w = min(w, fm.averageCharWidth() * cap_chars + 2 * PAD)
         return w
+
+    @staticmethod
+    def text_width(advance: int) -> int:
+        """The column width that shows a text ``advance`` pixels wide uncut."""
+        return advance + 2 * PAD + 2
+
+    def header_width(self, column: int, sort_arrow: bool = True) -> int:
+        """The width that shows ``column``'s header uncut (and its sort arrow)."""
+        hfm = QFontMetrics(self.horizontalHeader().font())
+        head = str(self.model().headerData(column, Qt.Orientation.Horizontal) or "")
+        return hfm.horizontalAdvance(head) + (HEADER_EXTRA if sort_arrow else HEADER_PAD)
 
     def _source(self) -> tuple[RowsModel, QSortFilterProxyModel | None] | None:
         m = self.model()

@@ -163,7 +163,8 @@ def alert_line(alert: Any, title: str, now: float) -> str:
     """One line an eye can scan: "a100-ecc · NVLink link down on GPU 1 · 12 min". The title
     names the GPU when the alert is about one; the host comes first unless the title starts
     with it ("a100-eval idle while billed")."""
-    # (Case-blind: a sentence-initial capital turns "a100-ecc" into "A100-ecc".)
+    # (Case-blind: the catalogue keeps host names as they are, but a title from elsewhere,
+    # an Alertmanager summary, may spell the host in another case.)
     host = str(alert.host)
     starts = title.lower().startswith(host.lower())
     if not starts:
