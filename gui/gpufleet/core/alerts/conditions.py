@@ -30,6 +30,7 @@ from typing import Any, Final
 from gpufleet_sampler import protocol
 
 from gpufleet.core.alerts import throttle
+from gpufleet.core.alerts.clock_history import ClockHistory
 from gpufleet.core.alerts.throttle import ThrottleShare, throttled_share
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.cost.idle import gpu_is_idle
@@ -127,10 +128,8 @@ class HostState:
     status_since: float | None = None
     budget_frac: float | None = None
     budget_used: float | None = None
-    # (t, clock_reasons, util, viol_power_pct, viol_thermal_pct) per GPU, newest last.
-    clock_hist: dict[int, deque[tuple[float, Value, Value, Value, Value]]] = field(
-        default_factory=dict
-    )
+    # Per GPU: its recent clock reasons and violation shares (the throttle evidence).
+    clock_hist: dict[int, ClockHistory] = field(default_factory=dict)
     procs_seen: bool = False
     procs_t: float | None = None
     nvlink_ema: dict[int, float] = field(default_factory=dict)
@@ -214,21 +213,15 @@ def clock_window(h: HostState, gpu: int, t0: float, t1: float) -> ThrottleShare 
     """The throttled share of one GPU over [t0, t1] from the engine's recent history (the
     same computation as the diagnosis, the evidence bundle and the Clocks tab)."""
     hist = h.clock_hist.get(gpu)
-    if not hist:
+    cols = hist.window(t0, t1) if hist is not None else None
+    if cols is None:
         return None
-    pts = [p for p in hist if t0 <= p[0] <= t1]
-    if not pts:
-        return None
-    cols = list(zip(*pts, strict=True))
-
-    def arr(i: int) -> list[float]:
-        return [float("nan") if v is None else float(v) for v in cols[i]]
-
+    t, reasons, viol_power, viol_thermal = cols
     return throttled_share(
-        arr(0),
-        arr(1),
-        viol_power_pct=arr(3),
-        viol_thermal_pct=arr(4),
+        t,
+        reasons,
+        viol_power_pct=viol_power,
+        viol_thermal_pct=viol_thermal,
         interval_s=h.interval_s,
     )
 
@@ -237,15 +230,7 @@ def _recent_bits(h: HostState, gpu: int, t: float, mask: int, window: float) -> 
     """True when a bit of ``mask`` was set in the last ``window`` seconds: a reason that
     flickers sample by sample (thermal slowdown often does) is one episode, not many."""
     hist = h.clock_hist.get(gpu)
-    if not hist:
-        return False
-    for pt in reversed(hist):
-        if t - pt[0] > window:
-            break
-        r = pt[1]
-        if r is not None and int(r) & mask:
-            return True
-    return False
+    return hist is not None and hist.any_bits_since(t - window, mask)
 
 
 def _clock_values(g: GpuView) -> dict[str, Any]:

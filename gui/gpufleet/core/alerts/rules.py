@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
+from gpufleet.core.alerts.clock_history import ClockHistory
 from gpufleet.core.alerts.conditions import (
     CLEAR,
     CLOCK_CONDITIONS,
@@ -674,7 +675,7 @@ class RuleEngine:
         """Per GPU: the clock state (for the evidence's time per reason) and the smoothed
         NVLink traffic (to compare GPUs of one job)."""
         pos = st.pos
-        ir, iu = pos.get("clock_reasons"), pos.get("util_gpu_pct")
+        ir = pos.get("clock_reasons")
         ivp, ivt = pos.get("viol_power_pct"), pos.get("viol_thermal_pct")
         itx, irx = pos.get("nvlink_tx_bps"), pos.get("nvlink_rx_bps")
         irp = pos.get("pcie_replays")
@@ -696,16 +697,13 @@ class RuleEngine:
             if ir is not None:
                 hist = st.clock_hist.get(gpu)
                 if hist is None:
-                    hist = st.clock_hist[gpu] = deque(maxlen=CLOCK_HISTORY)
+                    hist = st.clock_hist[gpu] = ClockHistory(CLOCK_HISTORY)
                 n = len(row)
                 hist.append(
-                    (
-                        t,
-                        row[ir] if ir < n else None,
-                        row[iu] if iu is not None and iu < n else None,
-                        row[ivp] if ivp is not None and ivp < n else None,
-                        row[ivt] if ivt is not None and ivt < n else None,
-                    )
+                    t,
+                    row[ir] if ir < n else None,
+                    row[ivp] if ivp is not None and ivp < n else None,
+                    row[ivt] if ivt is not None and ivt < n else None,
                 )
             if itx is None or irx is None or not st.nominal.get(gpu, {}).get("nvlink_links"):
                 continue
