@@ -241,20 +241,27 @@ def test_gpus_read_on_the_pool_give_the_rows_read_one_by_one() -> None:
     assert [e["gpu"] for e in events if e["type"] == protocol.EVENT_GPU_LOST] == [5]
 
 
-def test_with_few_cores_only_the_gpus_with_a_long_read_due_go_to_the_pool() -> None:
-    """Per-tick calls are short (5-180 µs): on a thread each would hand the GIL over for
-    nothing; the 4 ms field reads of the tiers that are due overlap the rest instead."""
+def _calls_by_thread(pool_every: bool, ticks: int) -> tuple[str, Any]:
+    """8 GPUs under the H200 profile on a pool of 8: after the first ticks (which prime every
+    tier on every GPU), the charged calls per (function, "main" / "pool"), and the plan's
+    word for which GPUs the pool took."""
     with fake_nvml("h100x8") as fake:
         fake._fake.set_cost("h200")
-        b = NvmlBackend(interval=1.0, events=False, workers=8, pool_every=False)
+        b = NvmlBackend(interval=1.0, events=False, workers=8, pool_every=pool_every)
         try:
-            _ticks(fake, b, 1, 3)  # the first tick primes every tier on every GPU
+            _ticks(fake, b, 1, 3)
             fake._fake.charged_on.clear()
-            _ticks(fake, b, 3, 40)
+            _ticks(fake, b, 3, 3 + ticks)
             pooled = b.hello()[protocol.CPU_BUDGET_KEY]["pooled"]
         finally:
             b.close()
-        on = fake._fake.charged_on
+        return pooled, fake._fake.charged_on.copy()
+
+
+def test_with_few_cores_only_the_gpus_with_a_long_read_due_go_to_the_pool() -> None:
+    """Per-tick calls are short (5-180 µs): on a thread each would hand the GIL over for
+    nothing; the 4 ms field reads of the tiers that are due overlap the rest instead."""
+    pooled, on = _calls_by_thread(False, 37)
     assert pooled == "long reads"
     assert on["nvmlDeviceGetFieldValues", "pool"] > 0
     assert on["nvmlDeviceGetFieldValues", "main"] == 0
@@ -264,17 +271,7 @@ def test_with_few_cores_only_the_gpus_with_a_long_read_due_go_to_the_pool() -> N
 
 
 def test_with_a_core_per_reader_every_gpu_goes_to_the_pool() -> None:
-    with fake_nvml("h100x8") as fake:
-        fake._fake.set_cost("h200")
-        b = NvmlBackend(interval=1.0, events=False, workers=8, pool_every=True)
-        try:
-            _ticks(fake, b, 1, 3)
-            fake._fake.charged_on.clear()
-            _ticks(fake, b, 3, 10)
-            pooled = b.hello()[protocol.CPU_BUDGET_KEY]["pooled"]
-        finally:
-            b.close()
-        on = fake._fake.charged_on
+    pooled, on = _calls_by_thread(True, 7)
     assert pooled == "every GPU"
     assert on["nvmlDeviceGetMemoryInfo", "pool"] == 8 * 7
     assert on["nvmlDeviceGetMemoryInfo", "main"] == 0
