@@ -775,13 +775,13 @@ def section_process_tier(args: argparse.Namespace) -> None:
 
 # The benchmark's sections, in the order they print: (name, function(args)).
 SCALING_GPUS = (1, 2, 4, 8)
-# (label, workers, pool_every): one thread; the pool for GPUs with a long read due (the
-# default where readers outnumber the cores); the pool for every GPU (the default where each
-# reader has a core).
+# (label, workers, pool_every): one thread; the backend's default (the GPUs with a long read
+# due on a pool of one thread per GPU, at most the usable cores); every GPU on a pool of one
+# thread per GPU.
 SCALING_POLICIES = (
     ("one thread", 1, None),
-    ("long reads on the pool", None, False),
-    ("every GPU on the pool", None, True),
+    ("long reads on the pool", None, None),
+    ("every GPU on the pool", 8, True),
 )
 
 

@@ -113,7 +113,7 @@ def test_without_nvml_cost_every_tier_runs_at_the_period_it_is_needed_at() -> No
     assert plan["within"] is True and plan["budget_pct"] == 1.0
     assert plan["tiers_s"] == plan["needed_s"]
     assert plan["tiers_s"]["fields"] == 1.0  # the counters every tick, as before
-    assert plan["workers"] == 8
+    assert plan["workers"] == min(8, nvml_pool.usable_cpus())
 
 
 @pytest.mark.parametrize("cost", ["h200", "h200-per-field"])
@@ -270,7 +270,7 @@ def test_with_few_cores_only_the_gpus_with_a_long_read_due_go_to_the_pool() -> N
     assert on["nvmlDeviceGetMemoryInfo", "pool"] > 0
 
 
-def test_with_a_core_per_reader_every_gpu_goes_to_the_pool() -> None:
+def test_asked_for_every_gpu_on_the_pool_it_reads_every_gpu_there() -> None:
     pooled, on = _calls_by_thread(True, 7)
     assert pooled == "every GPU"
     assert on["nvmlDeviceGetMemoryInfo", "pool"] == 8 * 7
@@ -293,10 +293,11 @@ def test_usable_cpus_follow_the_affinity_and_the_containers_quota(tmp_path: Path
     (v1 / "cpu.cfs_quota_us").write_text("400000\n")
     assert nvml_pool.cgroup_quota(str(tmp_path / "v1")) == 4.0
     assert nvml_pool.cgroup_quota(str(tmp_path / "none")) is None
-    # Threads for every GPU only where each can run beside the loop's own.
-    assert nvml_pool.every_gpu(8, 2) is False
-    assert nvml_pool.every_gpu(8, 16) is True
-    assert nvml_pool.every_gpu(1, 16) is False
+    # Readers: one per GPU up to 8 and the usable cores, or as many as asked.
+    assert nvml_pool.pool_size(8, None, 2) == 2
+    assert nvml_pool.pool_size(8, None, 64) == 8
+    assert nvml_pool.pool_size(2, None, 64) == 2
+    assert nvml_pool.pool_size(8, 4, 2) == 4
 
 
 # ---------------------------------------------------------------------------- skipped ticks

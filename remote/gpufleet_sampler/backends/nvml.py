@@ -550,12 +550,10 @@ class NvmlBackend(Backend):
             g.phase = len(self._gpus)
             self._gpus.append(g)
         n = sum(1 for g in self._gpus if not g.lost)
-        self._workers = nvml_pool.pool_size(n, workers)
         self._cpus = nvml_pool.usable_cpus()
-        # Every GPU of a tick on the pool, or only those with a long read due (None: by the
-        # usable cores, see nvml_pool).
-        if pool_every is None:
-            pool_every = nvml_pool.every_gpu(self._workers, self._cpus)
+        self._workers = nvml_pool.pool_size(n, workers, self._cpus)
+        # Only the GPUs with a long read due on the pool, unless asked for every GPU (see
+        # nvml_pool for why).
         self._pool_all = bool(pool_every) and self._workers > 1
         if self._workers > 1:
             nvml_pool.one_malloc_arena()

@@ -4,16 +4,18 @@ to them.
 NVML is thread-safe and its time is CPU time of the calling thread, spent without the GIL
 (ctypes lets go of it for the call). Threads buy wall time only where a call is long enough
 to overlap others: each call hands the GIL over twice, and a hand-over between threads costs
-a wake-up on another core. Measured through the cost model on 2 cores (8 GPUs, the recorded
-H200 call times): reading every GPU on a pool of 8 took 5.6-6.0 ms a steady tick and 7.1 ms
-of CPU, one thread 5.2-5.7 ms and 5.3-5.9 ms of CPU; the per-tick calls (5-180 µs each)
-gain nothing from threads there and cost a quarter more CPU. What does gain is the long
-read of a tier that is due (a 4 ms field read, the per-link counters, the slow tier's
-totals): it overlaps the other GPUs' short reads instead of adding to the tick.
+a wake-up on another core. Measured through the cost model on 2 cores under the recorded
+H200 call times (``bench/sampler.py --only scaling``, docs/benchmarks.md): the per-tick calls
+(5-180 µs each) gain nothing from threads, not even 2 GPUs on 2 threads on 2 cores (2.1x one
+GPU's tick, against 1.9x read by one thread), and every GPU on a pool costs 15-20 % more CPU
+(8 GPUs: 10.6x one GPU's median tick, one thread 8.3x). What does gain is the long read of a
+tier that is due (a 4 ms field read, the per-link counters, the slow tier's totals): on the
+pool it overlaps the other GPUs' short reads instead of adding to the tick (8 GPUs: mean
+tick 7.2 ms, p99 20 ms, against one thread's 8.0 and 23.5 ms).
 
-So: with more usable cores than reader threads, every GPU of a tick goes to the pool (the
-calls of different GPUs overlap on their own cores); otherwise only the GPUs with a long
-read due do, and the loop's thread reads the others meanwhile.
+So only the GPUs with a long read due go to the pool, and the loop's thread reads the others
+meanwhile; ``every GPU`` stays a choice (``NvmlBackend(pool_every=True)``) for a machine where
+it measures better.
 """
 
 import ctypes
@@ -61,18 +63,13 @@ def cgroup_quota(root: str = "/sys/fs/cgroup") -> Optional[float]:
         return None
 
 
-def pool_size(gpus: int, workers: Optional[int]) -> int:
+def pool_size(gpus: int, workers: Optional[int], cpus: Optional[int] = None) -> int:
     """Threads to read ``gpus`` GPUs with: ``workers`` if given, else one per GPU up to
-    MAX_WORKERS (not bounded by the cores: which GPUs use them is, see ``every_gpu``)."""
+    MAX_WORKERS and the usable cores (a long read is CPU work: more of them at once than
+    cores run no faster)."""
     if workers is not None:
         return max(1, min(int(workers), gpus))
-    return max(1, min(gpus, MAX_WORKERS))
-
-
-def every_gpu(workers: int, cpus: int) -> bool:
-    """Whether a tick's every GPU goes to the pool: only where each reader thread and the
-    loop's own can run at once."""
-    return workers > 1 and cpus > workers
+    return max(1, min(gpus, MAX_WORKERS, cpus if cpus is not None else usable_cpus()))
 
 
 def one_malloc_arena() -> None:
