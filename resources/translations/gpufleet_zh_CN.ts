@@ -232,6 +232,18 @@
         <translation>可能是其他租户的任务、虚拟化层的预留，或被杀进程泄漏的上下文：您的任务可能比显卡标称容量更早出现显存不足。检查是否有残留进程（重置 GPU 可释放泄漏的上下文），并联系服务商。</translation>
     </message>
     <message>
+        <source>Watchdog on {host} will act at {deadline}</source>
+        <translation>{host} 上的看门狗将于 {deadline} 执行操作</translation>
+    </message>
+    <message>
+        <source>{host} has been idle while billed, and the watchdog on the instance will {act} at {deadline}{dry}.</source>
+        <translation>{host} 一直空闲但仍在计费，实例上的看门狗将于 {deadline} {act}{dry}。</translation>
+    </message>
+    <message>
+        <source>If the job is meant to wait, cancel it (Hosts ▸ Watchdog on the selected host…, or gpufleet watchdog {host} cancel); it stands down by itself once the GPUs work again.</source>
+        <translation>如果作业本就需要等待，请取消（主机 ▸ 所选主机上的看门狗…，或 gpufleet watchdog {host} cancel）；GPU 重新工作后它会自行撤销。</translation>
+    </message>
+    <message>
         <source>Sampler restarted on {host}</source>
         <translation>{host} 上的采样器已重启</translation>
     </message>
@@ -656,6 +668,30 @@
         <translation>每个错误都需要重传；计数不断上升说明链路或线缆正在失效。保存证据并报告服务商。</translation>
     </message>
     <message>
+        <source>Watchdog acted on {host}</source>
+        <translation>{host} 上的看门狗已执行操作</translation>
+    </message>
+    <message>
+        <source>The watchdog on {host} {acted}{dry}: {outcome}.</source>
+        <translation>{host} 上的看门狗已{acted}{dry}：{outcome}。</translation>
+    </message>
+    <message>
+        <source>Check in the provider&apos;s console that billing stopped; start the instance again when you need it, and arm the watchdog again there.</source>
+        <translation>请在服务商控制台确认计费已停止；需要时再启动实例，并在其上重新启用看门狗。</translation>
+    </message>
+    <message>
+        <source>Watchdog on {host} could not act</source>
+        <translation>{host} 上的看门狗未能执行操作</translation>
+    </message>
+    <message>
+        <source>The watchdog on {host} tried to {act} and failed: {outcome}.</source>
+        <translation>{host} 上的看门狗尝试{act}，但失败了：{outcome}。</translation>
+    </message>
+    <message>
+        <source>The instance is still billed: stop it from the provider&apos;s console, then check the watchdog&apos;s settings (Hosts ▸ Watchdog on the selected host…).</source>
+        <translation>实例仍在计费：请在服务商控制台停止它，然后检查看门狗的设置（主机 ▸ 所选主机上的看门狗…）。</translation>
+    </message>
+    <message>
         <source>The sampler on {host} started a new run after {gap} without samples, and what the previous run recorded but had not yet sent is gone.</source>
         <translation>{host} 上的采样器在 {gap} 没有样本之后开始了新的运行，上一次运行已记录但尚未发送的数据已丢失。</translation>
     </message>
@@ -686,6 +722,42 @@
     <message>
         <source> The card as a whole is at {card_pct}.</source>
         <translation>整张卡的显存占用为 {card_pct}。</translation>
+    </message>
+    <message>
+        <source> (a dry run: nothing is done)</source>
+        <translation>（演练：不会执行任何操作）</translation>
+    </message>
+    <message>
+        <source>stop the instance through its provider</source>
+        <translation>通过服务商停止实例</translation>
+    </message>
+    <message>
+        <source>power the instance off</source>
+        <translation>关闭实例电源</translation>
+    </message>
+    <message>
+        <source>run your command</source>
+        <translation>运行你的命令</translation>
+    </message>
+    <message>
+        <source>act</source>
+        <translation>执行操作</translation>
+    </message>
+    <message>
+        <source>stopped the instance through its provider</source>
+        <translation>通过服务商停止了实例</translation>
+    </message>
+    <message>
+        <source>powered the instance off</source>
+        <translation>关闭了实例电源</translation>
+    </message>
+    <message>
+        <source>ran your command</source>
+        <translation>运行了你的命令</translation>
+    </message>
+    <message>
+        <source>acted</source>
+        <translation>执行了操作</translation>
     </message>
     <message>
         <source>info</source>
@@ -2491,6 +2563,10 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     <message>
         <source>the sampler started a new run (a new run_id): the daemon or the host restarted</source>
         <translation>采样器开始了新的运行（新的 run_id）：守护进程或主机重启了</translation>
+    </message>
+    <message>
+        <source>the instance&apos;s own watchdog will act on an idle, billed host, has acted, or failed to</source>
+        <translation>实例自带的看门狗将对空闲且计费的主机执行操作、已经执行，或执行失败</translation>
     </message>
     <message>
         <source>enforced power limit below the card&apos;s default (e.g. 300 W against 450 W)</source>

@@ -29,8 +29,16 @@ def promtool_check(tmp_path: Path, text: str) -> None:
 def test_every_shipped_rule_is_exported_and_promtool_accepts_them(tmp_path: Path) -> None:
     rules = load_rules(include_user=False)
     prs, skipped = prom_rules(rules)
-    # The allow-list, per-process memory and the hello's run_id are not in Prometheus.
-    unsupported = {"foreign_process", "mem_unaccounted", "sampler_restarted"}
+    # The allow-list, per-process memory, the hello's run_id and the watchdog's events are
+    # not in Prometheus.
+    unsupported = {
+        "foreign_process",
+        "mem_unaccounted",
+        "sampler_restarted",
+        "watchdog_pending",
+        "watchdog_acted",
+        "watchdog_failed",
+    }
     assert {s.rule_id for s in skipped} == unsupported
     exported = {p.rule_id for p in prs}
     assert exported == {r.id for r in rules} - unsupported

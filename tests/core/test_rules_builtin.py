@@ -282,6 +282,8 @@ def test_every_shipped_rule_is_covered_here() -> None:
         # tests/core/test_alert_causes.py
         "hw_slowdown", "clock_setting_low", "mem_unaccounted", "sampler_restarted",
         "pcie_replays", "slice_mem_nearly_full",
+        # tests/core/test_watchdog_alerts.py
+        "watchdog_pending", "watchdog_acted", "watchdog_failed",
     }  # fmt: skip
     assert covered == SHIPPED_IDS
 

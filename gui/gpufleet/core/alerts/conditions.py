@@ -141,6 +141,8 @@ class HostState:
     last_seq: int | None = None
     thinned_to_seq: int | None = None  # a daemon note: samples up to here are the day tier
     restart: dict[str, Any] | None = None  # the latest sampler restart (new run_id)
+    # The latest event of the instance's watchdog: t, phase, action, deadline_t, ok, ...
+    watchdog: dict[str, Any] | None = None
 
     def gpus(self) -> list[int]:
         if self.hello is not None:
@@ -892,6 +894,50 @@ def sampler_restarted(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
     if t - float(r["first_t"]) <= float(p["hold_s"]):
         return dict(r)
     return CLEAR
+
+
+# After its deadline, a watchdog that said it would act and said nothing more (cancelled
+# from the laptop, its daemon gone with the instance) is no longer taken at its word.
+WATCHDOG_LATE_S = 300.0
+
+
+@_condition("watchdog", HOST, ("event", "sample", "tick"), {"on": "pending", "hold_s": 3600.0})
+def watchdog(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+    """What the instance's own watchdog said last, as one of three states a rule asks for
+    (``on``): ``pending`` (the host was idle while billed; it will act at its deadline
+    unless cancelled or the host works again), ``done`` (it acted: the instance stopped,
+    powered off or the user's command ran) and ``failed`` (its action did not work: the
+    instance is still billed). Works while the laptop was asleep: the events wait in the
+    daemon's ring and arrive on reconnect. ``done`` and ``failed`` are held ``hold_s``."""
+    w = h.watchdog
+    if w is None:
+        return CLEAR
+    phase = w.get("phase")
+    if phase == "pending":
+        state = "pending"
+    elif phase == "done":
+        state = "done" if w.get("ok") else "failed"
+    else:
+        return CLEAR
+    if state != p["on"]:
+        return CLEAR
+    ev_t = float(w.get("t") or t)
+    deadline = w.get("deadline_t")
+    if state == "pending":
+        until = float(deadline) + WATCHDOG_LATE_S if isinstance(deadline, (int, float)) else ev_t
+        if t > until:
+            return CLEAR
+    elif t - ev_t > float(p["hold_s"]):
+        return CLEAR
+    return {
+        "state": state,
+        "action": w.get("action"),
+        "deadline_t": deadline,
+        "dry_run": bool(w.get("dry_run")),
+        "outcome": w.get("outcome"),
+        "message": w.get("message"),
+        "event_t": ev_t,
+    }
 
 
 def stall_threshold(h: HostState, p: Params) -> float:

@@ -747,6 +747,16 @@ class RuleEngine:
             # Link-down events carry the links still up; the others count new errors.
             if "links up" not in e.message and e.code:
                 st.nvlink_errors.setdefault(gpu, deque()).append((e.t, int(e.code)))
+        elif e.type == "watchdog":
+            raw = e.raw
+            st.watchdog = {
+                "t": e.t,
+                "message": e.message,
+                **{k: raw.get(k) for k in ("phase", "action", "deadline_t", "dry_run", "ok")},
+                "outcome": raw.get("outcome"),
+            }
+            self._eval_host(hr, "event", e.t, out)
+            return
         elif e.type == "note":
             reason = e.raw.get("reason")
             gap_to = e.raw.get("gap_to")

@@ -513,6 +513,7 @@ UNSUPPORTED: Final[dict[str, str]] = {
     "app's config, not in Prometheus",
     "mem_unaccounted": "needs each process's GPU memory, which DCGM does not export",
     "sampler_restarted": "a restart shows in the sampler's hello (its run_id), not in metrics",
+    "watchdog": "the instance's watchdog speaks in the sampler's events, which are not metrics",
 }
 
 

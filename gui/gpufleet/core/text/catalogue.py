@@ -324,6 +324,20 @@ ALERT_TEXT: Final[dict[str, tuple[str, str, str, str]]] = {
             "the provider.",
         ),
     ),
+    "watchdog": (
+        QT_TRANSLATE_NOOP("Alerts", "Watchdog on {host} will act at {deadline}"),
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "{host} has been idle while billed, and the watchdog on the instance will {act} at "
+            "{deadline}{dry}.",
+        ),
+        "",
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "If the job is meant to wait, cancel it (Hosts ▸ Watchdog on the selected host…, or "
+            "gpufleet watchdog {host} cancel); it stands down by itself once the GPUs work again.",
+        ),
+    ),
     "sampler_restarted": (
         QT_TRANSLATE_NOOP("Alerts", "Sampler restarted on {host}"),
         QT_TRANSLATE_NOOP(
@@ -769,6 +783,26 @@ ALERT_VARIANTS: Final[dict[tuple[str, str], tuple[str, str, str, str]]] = {
             "the evidence and report it to the provider.",
         ),
     ),
+    ("watchdog", "done"): (
+        QT_TRANSLATE_NOOP("Alerts", "Watchdog acted on {host}"),
+        QT_TRANSLATE_NOOP("Alerts", "The watchdog on {host} {acted}{dry}: {outcome}."),
+        "",
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "Check in the provider's console that billing stopped; start the instance again "
+            "when you need it, and arm the watchdog again there.",
+        ),
+    ),
+    ("watchdog", "failed"): (
+        QT_TRANSLATE_NOOP("Alerts", "Watchdog on {host} could not act"),
+        QT_TRANSLATE_NOOP("Alerts", "The watchdog on {host} tried to {act} and failed: {outcome}."),
+        "",
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "The instance is still billed: stop it from the provider's console, then check the "
+            "watchdog's settings (Hosts ▸ Watchdog on the selected host…).",
+        ),
+    ),
     ("sampler_restarted", "lost"): (
         QT_TRANSLATE_NOOP("Alerts", "Sampler restarted on {host}"),
         QT_TRANSLATE_NOOP(
@@ -839,6 +873,10 @@ RULE_MEANINGS: Final[dict[str, str]] = {
     ),
     "sampler_restarted": QT_TRANSLATE_NOOP(
         "Rules", "the sampler started a new run (a new run_id): the daemon or the host restarted"
+    ),
+    "watchdog": QT_TRANSLATE_NOOP(
+        "Rules",
+        "the instance's own watchdog will act on an idle, billed host, has acted, or failed to",
     ),
     "power_limit_low": QT_TRANSLATE_NOOP(
         "Rules", "enforced power limit below the card's default (e.g. 300 W against 450 W)"
@@ -1038,6 +1076,17 @@ def alert_values(alert: Alert) -> dict[str, Any]:
         if alert.ended_t is not None and ev.get("since_t") is not None:
             idle_s = alert.ended_t - float(ev["since_t"])
         out["spent"] = money(idle_s / 3600.0 * float(price), cur)
+    if alert.condition == "watchdog":
+        action = str(v.get("action") or "")
+        out["deadline"] = clock_time(v.get("deadline_t"))
+        out["act"] = translated("Alerts", _WATCHDOG_ACT.get(action, _WATCHDOG_ACT[""]))
+        out["acted"] = translated("Alerts", _WATCHDOG_ACTED.get(action, _WATCHDOG_ACTED[""]))
+        out["outcome"] = str(v.get("outcome") or "?")
+        out["dry"] = (
+            translated("Alerts", QT_TRANSLATE_NOOP("Alerts", " (a dry run: nothing is done)"))
+            if v.get("dry_run")
+            else ""
+        )
     if alert.condition == "budget":
         frac = v.get("budget_frac")
         out["budget_pct"] = pct(frac)
@@ -1045,6 +1094,19 @@ def alert_values(alert: Alert) -> dict[str, Any]:
         out["budget"] = money(v.get("budget"), cur)
     return out
 
+
+_WATCHDOG_ACT: Final = {
+    "provider": QT_TRANSLATE_NOOP("Alerts", "stop the instance through its provider"),
+    "shutdown": QT_TRANSLATE_NOOP("Alerts", "power the instance off"),
+    "command": QT_TRANSLATE_NOOP("Alerts", "run your command"),
+    "": QT_TRANSLATE_NOOP("Alerts", "act"),
+}
+_WATCHDOG_ACTED: Final = {
+    "provider": QT_TRANSLATE_NOOP("Alerts", "stopped the instance through its provider"),
+    "shutdown": QT_TRANSLATE_NOOP("Alerts", "powered the instance off"),
+    "command": QT_TRANSLATE_NOOP("Alerts", "ran your command"),
+    "": QT_TRANSLATE_NOOP("Alerts", "acted"),
+}
 
 _CLOCK_LOSS: Final = frozenset(
     {"thermal_throttle", "clocks_below_nominal", "hw_slowdown", "clock_setting_low"}
@@ -1067,6 +1129,8 @@ def _alert_variant(alert: Alert) -> str | None:
         return str(v["variant"])
     if c == "sampler_restarted" and v.get("lost"):
         return "lost"
+    if c == "watchdog" and v.get("state") in ("done", "failed"):
+        return str(v["state"])
     return None
 
 
