@@ -2565,10 +2565,6 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <translation>采样器开始了新的运行（新的 run_id）：守护进程或主机重启了</translation>
     </message>
     <message>
-        <source>the instance&apos;s own watchdog will act on an idle, billed host, has acted, or failed to</source>
-        <translation>实例自带的看门狗将对空闲且计费的主机执行操作、已经执行，或执行失败</translation>
-    </message>
-    <message>
         <source>enforced power limit below the card&apos;s default (e.g. 300 W against 450 W)</source>
         <translation>实际功耗上限低于显卡默认值（例如 300 W，默认 450 W）</translation>
     </message>
@@ -2659,6 +2655,22 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     <message>
         <source>the host cannot be reached over SSH</source>
         <translation>无法通过 SSH 连接主机</translation>
+    </message>
+    <message>
+        <source>the instance&apos;s own watchdog will act on the idle, billed host unless cancelled</source>
+        <translation>实例自带的看门狗将对空闲且计费的主机执行操作，除非被取消</translation>
+    </message>
+    <message>
+        <source>the instance&apos;s own watchdog acted: stopped, powered off or ran your command</source>
+        <translation>实例自带的看门狗已执行操作：停止实例、关闭电源或运行了你的命令</translation>
+    </message>
+    <message>
+        <source>the instance&apos;s own watchdog failed to act: the host is still billed</source>
+        <translation>实例自带的看门狗未能执行操作：主机仍在计费</translation>
+    </message>
+    <message>
+        <source>what the instance&apos;s own watchdog said last: it will act, it acted, it failed</source>
+        <translation>实例自带的看门狗最近的状态：将要执行、已执行或执行失败</translation>
     </message>
     <message>
         <source>the host&apos;s cost reached a share of its budget</source>

@@ -83,7 +83,7 @@ def run_list(args: argparse.Namespace) -> int:
                 "params": dict(r.params),
                 "notify": list(r.notify),
                 "actions": [dict(a) for a in r.actions],
-                "meaning": r.description or rule_meaning(r.condition),
+                "meaning": r.description or rule_meaning(r.condition, r.id),
                 "source": r.source,
             }
             for r in rules
@@ -94,7 +94,7 @@ def run_list(args: argparse.Namespace) -> int:
     print(f"{'RULE':{width}}  {'SEVERITY':8}  {'FOR':>7}  MEANING")
     for r in rules:
         off = "" if r.enabled else " (disabled)"
-        meaning = r.description or rule_meaning(r.condition)
+        meaning = r.description or rule_meaning(r.condition, r.id)
         print(
             f"{r.id:{width}}  {severity_label(r.severity):8}  {duration(r.for_s):>7}  "
             f"{meaning}{off}"

@@ -874,9 +874,18 @@ RULE_MEANINGS: Final[dict[str, str]] = {
     "sampler_restarted": QT_TRANSLATE_NOOP(
         "Rules", "the sampler started a new run (a new run_id): the daemon or the host restarted"
     ),
+    # One condition, three shipped rules: each its own meaning (by rule id).
+    "watchdog_pending": QT_TRANSLATE_NOOP(
+        "Rules", "the instance's own watchdog will act on the idle, billed host unless cancelled"
+    ),
+    "watchdog_acted": QT_TRANSLATE_NOOP(
+        "Rules", "the instance's own watchdog acted: stopped, powered off or ran your command"
+    ),
+    "watchdog_failed": QT_TRANSLATE_NOOP(
+        "Rules", "the instance's own watchdog failed to act: the host is still billed"
+    ),
     "watchdog": QT_TRANSLATE_NOOP(
-        "Rules",
-        "the instance's own watchdog will act on an idle, billed host, has acted, or failed to",
+        "Rules", "what the instance's own watchdog said last: it will act, it acted, it failed"
     ),
     "power_limit_low": QT_TRANSLATE_NOOP(
         "Rules", "enforced power limit below the card's default (e.g. 300 W against 450 W)"
@@ -948,8 +957,10 @@ RULE_MEANINGS: Final[dict[str, str]] = {
 }
 
 
-def rule_meaning(condition: str) -> str:
-    text = RULE_MEANINGS.get(condition)
+def rule_meaning(condition: str, rule_id: str = "") -> str:
+    """What a rule watches for: its own words where one condition serves several shipped
+    rules, else its condition's."""
+    text = RULE_MEANINGS.get(rule_id) or RULE_MEANINGS.get(condition)
     return translated("Rules", text) if text else condition
 
 
