@@ -15,6 +15,7 @@ from gpufleet.core.live.buffers import LiveBuffers
 from gpufleet.ui.offscreen.screenshots import build_window, busy_link_moment, prefill
 from gpufleet.ui.tabs.interconnect import InterconnectTab
 from gpufleet.ui.window.main_window import MainWindow
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 from ui_helpers import demo
 
@@ -117,3 +118,28 @@ def test_screenshot_puts_the_crosshair_where_the_job_trains(
     early = busy_link_moment(live, "a100-eval", t0, now)
     assert early is not None and early < t0 + 180
     assert busy_link_moment(live, "a100-eval", t0 + 200, now) is None
+
+
+def test_the_crosshair_read_out_stays_inside_the_plot_on_a_small_screen(
+    qtbot: QtBot, fed: tuple[list[HostConfig], LiveBuffers, float]
+) -> None:
+    """At 1366x768 the Interconnect read-out (four GPUs' PCIe and NVLink) is wider than the
+    room right of a crosshair in the middle, and than the room left of it: it sits against
+    the plot's left edge then, whole, rather than run off the right."""
+    hosts, live, now = fed
+    w = build_window(hosts, live, None, (1366, 768), now)
+    qtbot.addWidget(w)
+    try:
+        tab = _per_link_tab(w)
+        ch = tab.crosshair
+        assert ch is not None
+        top = ch.plots[0]
+        for frac in (0.1, 0.45, 0.55, 0.62, 0.9):
+            (x0, x1), _ = top.vb.viewRange()
+            ch.show_at(x0 + frac * (x1 - x0))
+            QApplication.processEvents()  # the scene lays the item out
+            box = ch.text.sceneBoundingRect()
+            area = top.vb.sceneBoundingRect()
+            assert box.left() >= area.left() - 1 and box.right() <= area.right() + 1, frac
+    finally:
+        w.close()

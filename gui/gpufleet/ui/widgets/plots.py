@@ -552,10 +552,21 @@ class Crosshair:
         top = self.plots[0]
         (x0, x1), (y0, y1) = top.vb.viewRange()
         self.text.setHtml(html)
-        # Keep the box inside the plot: flip to the left of the line in the right third.
-        self.text.setAnchor((1, 0) if t > x0 + (x1 - x0) * 0.66 else (0, 0))
+        # Keep the box inside the plot: right of the line where it fits, else left of it,
+        # else against the plot's left edge (a narrow window, a long read-out).
+        try:
+            width = self.text.boundingRect().width() * float(top.vb.viewPixelSize()[0])
+        except Exception:  # a view not laid out yet has no pixel size
+            width = (x1 - x0) * 0.34
+        if t + width <= x1:
+            anchor, x = (0, 0), t
+        elif t - width >= x0:
+            anchor, x = (1, 0), t
+        else:
+            anchor, x = (0, 0), x0
+        self.text.setAnchor(anchor)
         # Below the legend row, which sits at the top of the plot.
-        self.text.setPos(t, y1 - (y1 - y0) * 0.12)
+        self.text.setPos(x, y1 - (y1 - y0) * 0.12)
         self.text.setVisible(bool(html))
 
     def hide(self) -> None:
