@@ -1792,14 +1792,6 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
 <context>
     <name>InterconnectTab</name>
     <message>
-        <source>PCIe TX bright, RX dark (GB/s)</source>
-        <translation>PCIe 发送亮色、接收暗色 (GB/s)</translation>
-    </message>
-    <message>
-        <source>NVLink TX bright, RX dark (GB/s)</source>
-        <translation>NVLink 发送亮色、接收暗色 (GB/s)</translation>
-    </message>
-    <message>
         <source>PCIe throughput</source>
         <translation>PCIe 吞吐量</translation>
     </message>
@@ -1826,6 +1818,18 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     <message>
         <source>NVLink per link</source>
         <translation>逐链路显示 NVLink</translation>
+    </message>
+    <message>
+        <source>TX bright, RX dark</source>
+        <translation>发送亮色、接收暗色</translation>
+    </message>
+    <message>
+        <source>PCIe (GB/s)</source>
+        <translation>PCIe (GB/s)</translation>
+    </message>
+    <message>
+        <source>NVLink (GB/s)</source>
+        <translation>NVLink (GB/s)</translation>
     </message>
     <message>
         <source>Per-link NVLink traffic and state, every 5 s</source>

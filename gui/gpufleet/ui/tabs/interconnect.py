@@ -36,8 +36,11 @@ class InterconnectTab(PlotTab):
         self.links.setTextFormat(Qt.TextFormat.RichText)
         self.links.setWordWrap(True)
         self.box.insertWidget(0, self.links)
-        self.pcie = self.add_plot(self.tr("PCIe TX bright, RX dark (GB/s)"))
-        self.nvl = self.add_plot(self.tr("NVLink TX bright, RX dark (GB/s)"))
+        # Two lines: on a 768 px screen with the per-link grid open a plot is ~210 px high,
+        # shorter than the label on one line (it ran into the next plot's).
+        bright = self.tr("TX bright, RX dark")
+        self.pcie = self.add_plot(self.tr("PCIe (GB/s)") + "<br>" + bright)
+        self.nvl = self.add_plot(self.tr("NVLink (GB/s)") + "<br>" + bright)
         self.finish()
         # Per link, on demand: hidden until the user asks; disabled on hosts without NVLink.
         self.per_link = QCheckBox(self.tr("NVLink per link"))
