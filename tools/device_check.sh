@@ -3,7 +3,8 @@
 # trace for tests/fixtures/nvml/, measures the sampler's CPU and memory on real NVML, runs the
 # deployed zipapp's `stream` and `check` on it, and probes NVLink link by link. Runs as root on
 # the device machine from the repository root; writes everything under $OUT. About 3 minutes.
-# NEXT RUN: add `tools/nvml_call_times.py --ticks 20 --bisect-fields` (which field costs 4 ms?)
+# The next run for the NVML bill (field bisection, threads, GPM/MIG, 150 s of the sampler):
+# tools/device_round.sh.
 set -u
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/devout}

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The NVML-bill device run for a lent GPU machine (see the device tool's README), about 4
+# minutes, everything under $OUT (copy it to docs/device/ afterwards):
+#   nvml-call-times.json   per-call costs under load, and the field bisection (which field of
+#                          the per-tick field read costs the ~4 ms an H200 took)
+#   nvml-threads.json      whether two threads' NVML calls overlap on this driver
+#   gpm-mig.json           GPM support and streaming, MIG mode, per GPU
+#   stream.jsonl           150 s of the sampler at 1 Hz on the real driver (hello's cpu_budget:
+#                          the plan, and after 120 s what the reads measured)
+#   stream-cpu.json        that run as a whole process: CPU % of a core, peak RSS
+# Runs as root from the repository root on the device machine. Stdlib + pynvml only.
+set -u
+export PYTHONUNBUFFERED=1 PYTHONPATH=remote
+OUT=${OUT:-/tmp/devout}
+mkdir -p "$OUT"
+cd "$(dirname "$0")/.."
+nvidia-smi -q >"$OUT/nvidia-smi-q.txt" 2>&1
+python3 tools/gpu_load.py --seconds 240 --busy 20 --idle 10 >"$OUT/load.log" 2>&1 &
+LOAD=$!
+sleep 8
+echo "== call times + field bisection"
+timeout 90 python3 tools/nvml_call_times.py --ticks 20 --bisect-fields >"$OUT/nvml-call-times.json" \
+    2>"$OUT/nvml-call-times.err"; echo "rc=$?"
+echo "== two threads"
+timeout 60 python3 tools/nvml_threads.py --rounds 200 >"$OUT/nvml-threads.json" 2>&1; echo "rc=$?"
+echo "== GPM / MIG"
+timeout 30 python3 - >"$OUT/gpm-mig.json" 2>&1 <<'PY'
+import json
+import pynvml as N
+N.nvmlInit()
+out = {"driver": str(N.nvmlSystemGetDriverVersion()), "gpus": []}
+for i in range(N.nvmlDeviceGetCount()):
+    h = N.nvmlDeviceGetHandleByIndex(i)
+    g = {"index": i, "name": str(N.nvmlDeviceGetName(h))}
+    for key, fn in (
+        ("gpm_supported", lambda: bool(N.nvmlGpmQueryDeviceSupport(h).isSupportedDevice)),
+        ("gpm_streaming", lambda: int(N.nvmlGpmQueryIfStreamingEnabled(h))),
+        ("mig_mode", lambda: list(N.nvmlDeviceGetMigMode(h))),
+        ("mig_max_slices", lambda: int(N.nvmlDeviceGetMaxMigDeviceCount(h))),
+    ):
+        try:
+            g[key] = fn()
+        except Exception as e:  # NotSupported and friends: the answer is the error
+            g[key] = "{}: {}".format(type(e).__name__, e)
+    out["gpus"].append(g)
+N.nvmlShutdown()
+print(json.dumps(out, indent=1))
+PY
+echo "rc=$?"
+echo "== the sampler, 150 s at 1 Hz"
+python3 - "$OUT" <<'PY'
+import json, os, resource, subprocess, sys, time
+out = sys.argv[1]
+t0 = time.monotonic()
+p = subprocess.Popen(
+    [sys.executable, "-m", "gpufleet_sampler", "stream", "--backend", "nvml", "--count", "150",
+     "--interval", "1"],
+    stdout=open(os.path.join(out, "stream.jsonl"), "wb"), stderr=subprocess.PIPE)
+rss = 0
+while p.poll() is None:
+    try:
+        for line in open("/proc/{}/status".format(p.pid)):
+            if line.startswith("VmRSS:"):
+                rss = max(rss, int(line.split()[1]))
+    except OSError:
+        pass
+    time.sleep(0.5)
+err = p.stderr.read().decode(errors="replace")
+wall = time.monotonic() - t0
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+cpu = ru.ru_utime + ru.ru_stime
+json.dump({"rc": p.returncode, "wall_s": round(wall, 2), "cpu_s": round(cpu, 3),
+           "cpu_pct": round(100 * cpu / wall, 2), "peak_rss_mib": round(rss / 1024, 1),
+           "stderr": err[-2000:]}, open(os.path.join(out, "stream-cpu.json"), "w"), indent=1)
+PY
+cat "$OUT/stream-cpu.json"
+kill $LOAD 2>/dev/null; wait $LOAD 2>/dev/null
+ls -la "$OUT"
