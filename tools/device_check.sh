@@ -21,29 +21,7 @@ PYTHONPATH=remote timeout 170 python3 tools/record_nvml_trace.py --seconds 60 --
     --out "$OUT/h200x1.json" 2>&1 | tail -20
 echo "== zipapp stream 20 s"
 Z=$(ls .dev/gpufleet-sampler-*.pyz | head -1)
-python3 - "$Z" "$OUT" <<'PY'
-import json, os, resource, subprocess, sys, time
-z, out = sys.argv[1], sys.argv[2]
-t0 = time.monotonic()
-p = subprocess.Popen([sys.executable, z, "stream", "--count", "20", "--interval", "1"],
-                     stdout=open(os.path.join(out, "stream.jsonl"), "wb"), stderr=subprocess.PIPE)
-rss = 0
-while p.poll() is None:
-    try:
-        for line in open(f"/proc/{p.pid}/status"):
-            if line.startswith("VmRSS:"):
-                rss = max(rss, int(line.split()[1]))
-    except OSError:
-        pass
-    time.sleep(0.5)
-err = p.stderr.read().decode(errors="replace")
-wall = time.monotonic() - t0
-ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(json.dumps({"rc": p.returncode, "wall_s": round(wall, 2),
-                  "cpu_s": round(ru.ru_utime + ru.ru_stime, 3),
-                  "cpu_pct": round(100 * (ru.ru_utime + ru.ru_stime) / wall, 2),
-                  "peak_rss_mib": round(rss / 1024, 1), "stderr": err[-2000:]}))
-PY
+python3 tools/process_cpu.py "$OUT/stream.jsonl" -- python3 "$Z" stream --count 20 --interval 1
 echo "== zipapp check / info"
 timeout 60 python3 "$Z" check >"$OUT/check.json" 2>"$OUT/check.err"; echo "check rc=$?"
 timeout 60 python3 "$Z" info >"$OUT/info.json" 2>>"$OUT/check.err"; echo "info rc=$?"

@@ -7,7 +7,7 @@
 #   gpm-mig.json           GPM support and streaming, MIG mode, per GPU
 #   stream.jsonl           150 s of the sampler at 1 Hz on the real driver (hello's cpu_budget:
 #                          the plan, and after 120 s what the reads measured)
-#   stream-cpu.json        that run as a whole process: CPU % of a core, peak RSS
+#   stream-cpu.json        that run as a whole process (tools/process_cpu.py): CPU %, peak RSS
 # Runs as root from the repository root on the device machine. Stdlib + pynvml only.
 set -u
 export PYTHONUNBUFFERED=1 PYTHONPATH=remote
@@ -48,31 +48,8 @@ print(json.dumps(out, indent=1))
 PY
 echo "rc=$?"
 echo "== the sampler, 150 s at 1 Hz"
-python3 - "$OUT" <<'PY'
-import json, os, resource, subprocess, sys, time
-out = sys.argv[1]
-t0 = time.monotonic()
-p = subprocess.Popen(
-    [sys.executable, "-m", "gpufleet_sampler", "stream", "--backend", "nvml", "--count", "150",
-     "--interval", "1"],
-    stdout=open(os.path.join(out, "stream.jsonl"), "wb"), stderr=subprocess.PIPE)
-rss = 0
-while p.poll() is None:
-    try:
-        for line in open("/proc/{}/status".format(p.pid)):
-            if line.startswith("VmRSS:"):
-                rss = max(rss, int(line.split()[1]))
-    except OSError:
-        pass
-    time.sleep(0.5)
-err = p.stderr.read().decode(errors="replace")
-wall = time.monotonic() - t0
-ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-cpu = ru.ru_utime + ru.ru_stime
-json.dump({"rc": p.returncode, "wall_s": round(wall, 2), "cpu_s": round(cpu, 3),
-           "cpu_pct": round(100 * cpu / wall, 2), "peak_rss_mib": round(rss / 1024, 1),
-           "stderr": err[-2000:]}, open(os.path.join(out, "stream-cpu.json"), "w"), indent=1)
-PY
+python3 tools/process_cpu.py "$OUT/stream.jsonl" -- python3 -m gpufleet_sampler stream \
+    --backend nvml --count 150 --interval 1 >"$OUT/stream-cpu.json"
 cat "$OUT/stream-cpu.json"
 kill $LOAD 2>/dev/null; wait $LOAD 2>/dev/null
 ls -la "$OUT"

@@ -446,31 +446,51 @@ def test_check_starts_no_event_thread_to_wait_for(
 # ---------------------------------------------------------------------------- per-link views
 
 
-def test_per_link_values_come_every_5_s_while_someone_watches_them() -> None:
-    """Where the plan stretched the per-link NVLink reads (to 300 s under the H200 profile),
-    a client that shows them (the laptop's per-link view) asks for them: every 5 s for as long
-    as it said, then back to the plan's period."""
-    prof = profile("h100x8")
+def _links_ticks(
+    prof: dict[str, Any], ticks: int, before: Any = None
+) -> tuple[list[int], list[int], dict[str, Any]]:
+    """Two GPUs of ``prof`` under the H200 profile for ``ticks`` ticks at 1 Hz: the ticks
+    that sent a ``links`` message, those that sent an NVLink event, and the last plan.
+    ``before(backend, t)`` runs ahead of each tick."""
     prof["count"] = 2
+    links: list[int] = []
+    events: list[int] = []
     with fake_nvml(prof) as fake:
         try:
             b = _backend(fake, "h200", n=2)
             try:
                 s = Sampler(b, 1.0, procs_interval=1e9)
                 s.hello()
-                at: list[int] = []
-                for t in range(1, 61):
-                    if t == 10:
-                        assert b.cpu_plan()["tiers_s"]["links"] == 300.0
-                        b.watch_links(20.0, float(t))
+                for t in range(1, ticks + 1):
+                    if before is not None:
+                        before(b, t)
                     fake._fake.set_time(float(t))
                     msgs = s.step(float(t), 1.7e9 + t)
                     if any(m["kind"] == protocol.KIND_LINKS for m in msgs):
-                        at.append(t)
+                        links.append(t)
+                    if any(
+                        m["kind"] == protocol.KIND_EVENT and m.get("type") == "nvlink" for m in msgs
+                    ):
+                        events.append(t)
+                plan = b.cpu_plan()
             finally:
                 b.close()
         finally:
             fake._fake.set_cost(None)
+    return links, events, plan
+
+
+def test_per_link_values_come_every_5_s_while_someone_watches_them() -> None:
+    """Where the plan stretched the per-link NVLink reads (to 300 s under the H200 profile),
+    a client that shows them (the laptop's per-link view) asks for them: every 5 s for as long
+    as it said, then back to the plan's period."""
+
+    def ask(b: NvmlBackend, t: int) -> None:
+        if t == 10:
+            assert b.cpu_plan()["tiers_s"]["links"] == 300.0
+            b.watch_links(20.0, float(t))
+
+    at, _events, _plan = _links_ticks(profile("h100x8"), 60, ask)
     # The start-up read on the first tick; then, asked at 10 s for 20 s: 10, 15, ... 30; the
     # next per the plan's 300 s.
     assert at == [1, 10, 15, 20, 25, 30]
@@ -480,33 +500,13 @@ def test_a_link_that_goes_down_brings_the_per_link_values_back_to_every_5_s() ->
     """No client needs to look: the sampler itself watches its links for 10 minutes after
     one went down, so the daemon's ring holds the detail for a laptop that was asleep."""
     prof = profile("h100x8")
-    prof["count"] = 2
     # GPU 1's link 5 goes down at tick 40 (the link states are read every 5 s or more).
     down = {"seq": [1] * 40 + [0] * 2000}
     prof["gpus"] = [{}, {"field:165:5": down, "nvmlDeviceGetNvLinkState:5": down}]
-    with fake_nvml(prof) as fake:
-        try:
-            b = _backend(fake, "h200", n=2)
-            try:
-                s = Sampler(b, 1.0, procs_interval=1e9)
-                s.hello()
-                at: list[int] = []
-                down_at = None
-                for t in range(1, 121):
-                    fake._fake.set_time(float(t))
-                    msgs = s.step(float(t), 1.7e9 + t)
-                    if any(m["kind"] == protocol.KIND_LINKS for m in msgs):
-                        at.append(t)
-                    if down_at is None and any(
-                        m["kind"] == protocol.KIND_EVENT and m.get("type") == "nvlink" for m in msgs
-                    ):
-                        down_at = t
-                assert b.cpu_plan()["tiers_s"]["links"] == 300.0
-            finally:
-                b.close()
-        finally:
-            fake._fake.set_cost(None)
-    assert down_at is not None and 40 <= down_at <= 75
+    at, events, plan = _links_ticks(prof, 120)
+    assert plan["tiers_s"]["links"] == 300.0
+    assert events and 40 <= events[0] <= 75
+    down_at = events[0]
     # Before: the start-up read only (the plan's 300 s); after: every 5 s.
     assert at[0] == 1 and all(t > down_at for t in at[1:])
     assert len(at) >= 1 + (120 - down_at) // 5 - 1
