@@ -22,7 +22,7 @@ def main() -> int:
         rss = 0
         while p.poll() is None:
             try:
-                with open("/proc/{}/status".format(p.pid)) as f:
+                with open(f"/proc/{p.pid}/status") as f:
                     for line in f:
                         if line.startswith("VmRSS:"):
                             rss = max(rss, int(line.split()[1]))
