@@ -5,9 +5,12 @@
 #                          the per-tick field read costs the ~4 ms an H200 took)
 #   nvml-threads.json      whether two threads' NVML calls overlap on this driver
 #   gpm-mig.json           GPM support and streaming, MIG mode, per GPU
-#   stream.jsonl           150 s of the sampler at 1 Hz on the real driver (hello's cpu_budget:
-#                          the plan, and after 120 s what the reads measured)
+#   stream.jsonl           120 s of the sampler at 1 Hz on the real driver (hello's cpu_budget:
+#                          the plan it made from its start-up timing)
 #   stream-cpu.json        that run as a whole process (tools/process_cpu.py): CPU %, peak RSS
+#   scaling.txt            bench/sampler.py --only scaling on this machine's cores (the cost
+#                          model, not the GPU): does reading every GPU on the pool pay off with
+#                          a core per reader?
 # Runs as root from the repository root on the device machine. Stdlib + pynvml only.
 set -u
 export PYTHONUNBUFFERED=1 PYTHONPATH=remote
@@ -47,9 +50,12 @@ N.nvmlShutdown()
 print(json.dumps(out, indent=1))
 PY
 echo "rc=$?"
-echo "== the sampler, 150 s at 1 Hz"
+echo "== the sampler, 120 s at 1 Hz"
 python3 tools/process_cpu.py "$OUT/stream.jsonl" -- python3 -m gpufleet_sampler stream \
-    --backend nvml --count 150 --interval 1 >"$OUT/stream-cpu.json"
+    --backend nvml --count 120 --interval 1 >"$OUT/stream-cpu.json"
 cat "$OUT/stream-cpu.json"
 kill $LOAD 2>/dev/null; wait $LOAD 2>/dev/null
+echo "== the reader pool on $(nproc) cores, through the cost model"
+timeout 150 python3 bench/sampler.py --only scaling --cost h200 --bill-minutes 6 >"$OUT/scaling.txt" 2>&1
+tail -15 "$OUT/scaling.txt"
 ls -la "$OUT"
