@@ -191,6 +191,8 @@ class Watchdog(object):
         self.env = env
         self.boot_id = procfs.boot_id()
         self.state: Dict[str, Any] = {"phase": "disarmed"}
+        # Events made by requests rather than by samples: the daemon sends them on its tick.
+        self.queued: List[Dict[str, Any]] = []
         self._thread: Optional["threading.Thread"] = None
         self._result: Optional[Tuple[bool, str]] = None
         self.changed = False  # hello must be rebuilt
@@ -277,8 +279,11 @@ class Watchdog(object):
     def disarm(self) -> Dict[str, Any]:
         if self.phase == "acting":
             raise ValueError("watchdog: the action is running; it cannot be disarmed now")
+        was_pending = self.phase == "pending"
         self.state = {"phase": "disarmed", "acted": self.state.get("acted")}
         self.save()
+        if was_pending:
+            self.queued.append(self._event("disarmed before its deadline: nothing done"))
         return self.summary()
 
     def cancel(self) -> Dict[str, Any]:
@@ -291,7 +296,14 @@ class Watchdog(object):
         self.state["cancelled_t"] = round(time.time(), 3)
         self.state.pop("deadline_mono", None)
         self.save()
+        # Into the stream at the next tick: a laptop's warning ends now, not at the deadline.
+        self.queued.append(self._event("cancelled: nothing will be done"))
         return self.summary()
+
+    def take_queued(self) -> List[Dict[str, Any]]:
+        """The events a request made (cancel, disarm while pending), for the stream."""
+        out, self.queued = self.queued, []
+        return out
 
     def request(self, cmd: str, cfg: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
         if cmd == "arm":

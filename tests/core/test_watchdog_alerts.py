@@ -115,3 +115,22 @@ def test_a_warning_never_followed_up_ends_after_its_deadline() -> None:
     ]
     eng.tick(T0 + 900.0 + GRACE_S + 301.0)
     assert not [a for a in eng.active() if a.rule_id.startswith("watchdog")]
+
+
+def test_a_cancelled_warning_ends_when_the_cancel_arrives() -> None:
+    s = Stream(n_gpus=4)
+    msgs = _idle_night(s, None)
+    eng = RuleEngine(load_rules(include_user=False))
+    for m in msgs:
+        eng.feed("a100-night", m)
+    out = eng.feed(
+        "a100-night",
+        s.event(
+            1100.0,
+            "watchdog",
+            gpu=None,
+            message="cancelled: nothing will be done",
+            phase="cancelled",
+        ),
+    )
+    assert [(a.rule_id, a.state) for a in out] == [("watchdog_pending", "resolved")]

@@ -150,6 +150,10 @@ def test_cancelled_does_not_act(sd: Path, tmp_path: Path) -> None:
     assert not record.exists() and _phase(sd) == "cancelled"
     again = wd(sd, "cancel")
     assert not again["ok"] and "nothing to cancel" in again["message"]
+    # The stream says so at once: a laptop's warning ends with it, not at the deadline.
+    wds = [e for e in _events(sd) if e["kind"] == "event" and e["type"] == "watchdog"]
+    assert [e["phase"] for e in wds] == ["pending", "cancelled"]
+    assert "nothing will be done" in wds[1]["message"]
 
 
 def test_provider_stop_uses_the_instance_scoped_key(sd: Path) -> None:

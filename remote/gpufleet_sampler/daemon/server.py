@@ -306,6 +306,9 @@ class Daemon(object):
                 _log("tick failed ({} so far): {!r}".format(self.errors, e))
             return
         w = self.watchdog
+        if w is not None:
+            for ev in w.take_queued():
+                msgs.append(self.sampler.extra(ev, wall))
         if w is not None and w.armed:
             for m in list(msgs):
                 if m.get("kind") == protocol.KIND_SAMPLE:
