@@ -266,7 +266,7 @@ def test_with_few_cores_only_the_gpus_with_a_long_read_due_go_to_the_pool() -> N
     assert on["nvmlDeviceGetFieldValues", "pool"] > 0
     assert on["nvmlDeviceGetFieldValues", "main"] == 0
     # 8 GPUs x 37 ticks of per-tick calls, a few of them on the ticks of a long read.
-    assert on["nvmlDeviceGetMemoryInfo", "main"] > 0.8 * 8 * 37
+    assert on["nvmlDeviceGetMemoryInfo", "main"] > 0.6 * 8 * 37
     assert on["nvmlDeviceGetMemoryInfo", "pool"] > 0
 
 
