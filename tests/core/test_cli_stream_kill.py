@@ -77,6 +77,10 @@ def test_unknown_host_is_one_clear_line() -> None:
     p = gpufleet("kill", "demo:nosuch", "1", "--yes")
     assert p.returncode == EXIT_NOT_FOUND
     assert "demo:a100-train" in one_line_error(p)
+    # A demo host's name without its prefix (as the window shows it): the line names it.
+    p = gpufleet("check", "a100-ecc")
+    assert p.returncode == EXIT_NOT_FOUND
+    assert "the demo fleet has one: demo:a100-ecc" in one_line_error(p)
 
 
 def test_kill_asks_needs_yes_without_a_tty_and_ends_the_process(demo_daemons: None) -> None:

@@ -35,6 +35,12 @@ def resolve_host(name: str) -> HostConfig:
         if h.name == name:
             return h
     known = ", ".join(h.name for h in hosts) or "none configured"
+    if demo_host(DEMO_PREFIX + name) is not None:
+        # The demo fleet's names without their prefix (what the app's window shows).
+        raise CliError(
+            f"no host named {name!r} (hosts: {known}); the demo fleet has one: {DEMO_PREFIX}{name}",
+            EXIT_NOT_FOUND,
+        )
     raise CliError(
         f"no host named {name!r} (hosts: {known}; add one with `gpufleet hosts add`, or use "
         f"a demo host such as {DEMO_PREFIX}{demo_hosts()[0].name})",

@@ -35,6 +35,7 @@ from gpufleet.core.config import configfile as config
 from gpufleet.core.config import secrets
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.cost import billing
+from gpufleet.core.fleet.demo import DEMO_PREFIX, demo_hosts
 from gpufleet.core.link import hostkeys
 from gpufleet.core.link import ssh_config as sshconfig
 from gpufleet.core.link.ssh_command import SshCommandError, parse_ssh
@@ -277,7 +278,11 @@ def _list(args: argparse.Namespace) -> int:
         print(json.dumps([config.host_to_dict(h) for h in cfg.hosts], indent=2))
         return EXIT_OK
     if not cfg.hosts:
-        print('no hosts configured (add one with `gpufleet hosts add NAME --ssh "ssh …"`)')
+        demo = ", ".join(f"{DEMO_PREFIX}{d.name}" for d in demo_hosts())
+        print(
+            'no hosts configured (add one with `gpufleet hosts add NAME --ssh "ssh …"`); '
+            f"the demo fleet's hosts work with every command: {demo}"
+        )
         return EXIT_OK
     rows = [("NAME", "TARGET", "BACKEND", "PRICE/H", "TAGS")]
     for h in cfg.hosts:
