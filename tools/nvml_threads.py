@@ -21,17 +21,32 @@ from typing import Any, Callable, Dict, List
 
 
 def _mix(nvml: Any, h: Any, gpm: Any) -> Callable[[], None]:
-    clocks = (nvml.NVML_CLOCK_SM, nvml.NVML_CLOCK_MEM, nvml.NVML_CLOCK_GRAPHICS)
+    """The per-tick calls this GPU answers (one that raises here is left out)."""
+    temp = getattr(nvml, "nvmlDeviceGetTemperatureV", None)
+    candidates: List[Any] = [
+        (nvml.nvmlDeviceGetUtilizationRates, (h,)),
+        (nvml.nvmlDeviceGetClockInfo, (h, nvml.NVML_CLOCK_SM)),
+        (nvml.nvmlDeviceGetClockInfo, (h, nvml.NVML_CLOCK_MEM)),
+        (nvml.nvmlDeviceGetClockInfo, (h, nvml.NVML_CLOCK_GRAPHICS)),
+        (temp, (h, nvml.NVML_TEMPERATURE_GPU)) if temp is not None else None,
+        (nvml.nvmlDeviceGetTemperature, (h, nvml.NVML_TEMPERATURE_GPU)),
+        (nvml.nvmlDeviceGetMemoryInfo, (h,)),
+        (nvml.nvmlDeviceGetPowerUsage, (h,)),
+        (nvml.nvmlGpmSampleGet, (h, gpm)) if gpm is not None else None,
+    ]
+    calls = []
+    for c in candidates:
+        if c is None:
+            continue
+        try:
+            c[0](*c[1])
+        except Exception:  # NotSupported, FunctionNotFound: not part of this GPU's tick
+            continue
+        calls.append(c)
 
     def once() -> None:
-        nvml.nvmlDeviceGetUtilizationRates(h)
-        for c in clocks:
-            nvml.nvmlDeviceGetClockInfo(h, c)
-        nvml.nvmlDeviceGetTemperature(h, nvml.NVML_TEMPERATURE_GPU)
-        nvml.nvmlDeviceGetMemoryInfo(h)
-        nvml.nvmlDeviceGetPowerUsage(h)
-        if gpm is not None:
-            nvml.nvmlGpmSampleGet(h, gpm)
+        for fn, a in calls:
+            fn(*a)
 
     return once
 
