@@ -18,6 +18,14 @@ def _add_backend_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scenario", default=None, help="sim scenario name (sim only)")
     p.add_argument("--seed", type=int, default=0, help="sim random seed (sim only)")
     p.add_argument("--interval", type=float, default=1.0, help="seconds between samples")
+    p.add_argument(
+        "--cpu-budget",
+        type=float,
+        default=None,
+        metavar="PCT",
+        help="nvml only: %% of one core per 8 GPUs at 1 Hz the sampler plans to (default 1, "
+        "or $GPUFLEET_CPU_BUDGET_PCT)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

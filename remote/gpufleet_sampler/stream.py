@@ -84,6 +84,7 @@ def open_backend(args: argparse.Namespace, events: bool = True) -> Backend:
         seed=args.seed,
         interval=args.interval,
         events=events,
+        cpu_budget_pct=getattr(args, "cpu_budget", None),
     )
 
 

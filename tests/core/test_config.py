@@ -40,6 +40,7 @@ def test_round_trip_keeps_every_field_and_writes_0600():
             allowed_processes=("python",),
             allow_sudo_kill=True,
             rule_overrides={"thermal": {"temp_c": 80}},
+            sampler_cpu_pct=0.5,
         ),
         HostConfig(name="sim", backend="sim", scenario="healthy-8xa100", transport="local"),
     ]
@@ -90,6 +91,8 @@ def test_save_replaces_atomically(monkeypatch):
         ("hosts = 3\n", "`hosts` must be an array of tables"),
         ("colour = 'x'\n", "unknown top-level key(s) colour"),
         ("[[hosts]]\nname = 'a'\npassword = 'hunter2'\n", "must not be stored in the config"),
+        ("[[hosts]]\nname = 'a'\nsampler_cpu_pct = 0\n", "`sampler_cpu_pct` must be a share"),
+        ("[[hosts]]\nname = 'a'\nsampler_cpu_pct = 'low'\n", "must be a number, not 'low'"),
     ],
 )
 def test_bad_files_give_one_clear_line_naming_the_file(text, expected):

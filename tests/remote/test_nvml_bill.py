@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.link.sampler_argv import backend_args
 from gpufleet.core.wire.messages import Sample, StreamDecoder
-from gpufleet_sampler import oneshot, protocol
+from gpufleet_sampler import oneshot, protocol, stream
 from gpufleet_sampler.__main__ import build_parser
 from gpufleet_sampler.backends import nvml_pool
 from gpufleet_sampler.backends.nvml import NvmlBackend
@@ -217,6 +219,28 @@ def test_a_budget_that_cannot_be_met_says_so_and_stretches_every_tier_to_its_lim
 def test_a_budget_of_zero_is_refused_with_a_clear_message() -> None:
     with fake_nvml("h100x8"), pytest.raises(ValueError, match="CPU budget must be > 0"):
         NvmlBackend(interval=1.0, events=False, cpu_budget_pct=0.0)
+
+
+def test_a_hosts_budget_reaches_the_sampler_on_its_command_line() -> None:
+    """``sampler_cpu_pct`` in a host's config becomes ``--cpu-budget`` on every sampler
+    command (the daemon started by ``attach --start`` included), and the plan fits it."""
+    host = HostConfig(name="h", sampler_cpu_pct=0.25)
+    args = backend_args(host)
+    assert args[args.index("--cpu-budget") + 1] == "0.25"
+    assert "--cpu-budget" not in backend_args(HostConfig(name="h"))
+    parsed = build_parser().parse_args(["stream", *args])
+    with fake_nvml("h100x8") as fake:
+        fake._fake.set_cost("h200")
+        try:
+            b = stream.open_backend(parsed, events=False)
+            try:
+                plan = b.hello()[protocol.CPU_BUDGET_KEY]
+            finally:
+                b.close()
+        finally:
+            fake._fake.set_cost(None)
+    assert plan["budget_pct"] == 0.25  # 8 GPUs: the per-8-GPU budget as it is
+    assert plan["tiers_s"]["fields"] > 1.0  # a tighter budget stretches the slow tiers
 
 
 # ---------------------------------------------------------------------------- the pool

@@ -64,6 +64,8 @@ def _daemon_argv(args: argparse.Namespace, p: Paths) -> List[str]:
     ]
     if args.scenario:
         argv += ["--scenario", args.scenario]
+    if getattr(args, "cpu_budget", None) is not None:
+        argv += ["--cpu-budget", repr(float(args.cpu_budget))]
     return argv
 
 

@@ -166,6 +166,12 @@ def host_from_dict(d: Mapping[str, Any], where: str) -> HostConfig:
     interval = kwargs.get("interval_s", 1.0)
     if not interval > 0:
         raise ConfigError(f"{where}: field `interval_s` must be > 0, not {interval}")
+    budget = kwargs.get("sampler_cpu_pct")
+    if budget is not None and not 0 < budget <= 100:
+        raise ConfigError(
+            f"{where}: field `sampler_cpu_pct` must be a share of one core over 0 and at most "
+            f"100 (%), not {budget}"
+        )
     if kwargs.get("backend") == "sim" and not kwargs.get("scenario"):
         raise ConfigError(f"{where}: a `sim` backend needs a `scenario`")
     return HostConfig(**kwargs)

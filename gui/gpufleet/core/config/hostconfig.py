@@ -39,6 +39,9 @@ class HostConfig:
     scenario: str | None = None
     seed: int = 0
     interval_s: float = 1.0
+    # The sampler's CPU budget on the host: % of one core per 8 GPUs at 1 Hz, NVML's own time
+    # included (None: the sampler's default, 1 %); it reads its slow tiers less often to fit.
+    sampler_cpu_pct: float | None = None
     price_per_hour: float | None = None
     currency: str = "USD"
     billing_start: float | None = None

@@ -23,6 +23,8 @@ def backend_args(host: HostConfig) -> list[str]:
     ]
     if host.scenario:
         args += ["--scenario", host.scenario]
+    if host.sampler_cpu_pct is not None:
+        args += ["--cpu-budget", f"{host.sampler_cpu_pct:g}"]
     return args
 
 
