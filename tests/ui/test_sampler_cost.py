@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpufleet.ui.viewmodel.summary import HostSummary, sampler_cost_text
+from gpufleet.core.text.sampler_cost import sampler_cost_text
+from gpufleet.ui.viewmodel.summary import HostSummary
 from gpufleet.ui.widgets.theme import OK, make_theme
 from gpufleet.ui.window.fleet_panel import FleetPanel
 from PySide6.QtCore import Qt

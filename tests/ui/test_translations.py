@@ -19,6 +19,7 @@ import pytest
 from gpufleet.core.fleet.demo import demo_hosts
 from gpufleet.core.model.alert import Alert
 from gpufleet.core.text import catalogue
+from gpufleet.core.text.sampler_cost import sampler_cost_text
 from gpufleet.ui import i18n
 from gpufleet.ui.window.fleet_panel import alert_line
 from gpufleet_sampler import protocol
@@ -254,3 +255,16 @@ def test_settings_refusals_are_translated(chinese: None) -> None:
         validate(Settings(retention_raw_days=30, retention_rollup_days=10))
     assert "降采样历史（10 天）" in e.value.localized()
     assert "retention_raw_days" in str(e.value)  # the English line names the config keys
+
+
+def test_the_sampler_cost_reads_in_chinese(chinese: None) -> None:
+    plan = {
+        "budget_pct": 1.0,
+        "planned_pct": 0.72,
+        "measured_pct": 0.69,
+        "tiers_s": {"links": 300.0, "slow": 600.0},
+        "needed_s": {"links": 5.0, "slow": 60.0},
+    }
+    text = sampler_cost_text({"cpu_budget": plan})
+    assert text.startswith("采样器在此主机上占用一个 CPU 核心的 0.69 %")
+    assert "逐条 NVLink 链路流量每 300 秒一次" in text

@@ -22,6 +22,7 @@ from gpufleet.core.config import paths
 from gpufleet.core.fleet.events import GAVE_UP_STATES, RECONNECTING, STREAMING
 from gpufleet.core.fleet.fleet import Fleet, HostGap, HostMessage, HostStatus
 from gpufleet.core.history.store import Store
+from gpufleet.core.text.sampler_cost import sampler_cost_text
 from gpufleet.core.text.sanitize import clean
 from gpufleet.core.wire.encode import encode_line
 from gpufleet.core.wire.messages import Hello, Message, Sample
@@ -161,3 +162,6 @@ def _emit(out: IO[bytes], fmt: str, host: str, msg: Message) -> None:
         gpus = ", ".join(f"{names.count(n)} × {n}" for n in dict.fromkeys(names))
         version = f"{clean(msg.sampler_version)} ({clean(msg.backend)})"
         print(f"gpufleet: {host}: sampler {version}, {gpus}", file=sys.stderr)
+        cost = sampler_cost_text(msg.raw)
+        if cost:
+            print(f"gpufleet: {host}: {clean(cost)}", file=sys.stderr)

@@ -17,7 +17,7 @@ from PySide6.QtCore import QCoreApplication
 
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.live.buffers import LiveBuffers
-from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
+from gpufleet.core.text.sampler_cost import sampler_cost_text
 from gpufleet.core.wire.gpu_kind import Slice, mig_slice
 from gpufleet.ui.i18n import state_name
 from gpufleet.ui.widgets.theme import CRIT, DOWN, LIST_RANK, OK, SEVERITY_RANK, WAIT, WARN
@@ -316,48 +316,6 @@ def summarize_host(
         ),
         sampler_cost=sampler_cost_text(hello.raw if hello is not None else None),
     )
-
-
-# The sampler's tiers as a user knows what they hold (hello's cpu_budget names them).
-_TIER_NAMES = {
-    "fields": QT_TRANSLATE_NOOP("Summary", "energy, throttle time and HBM temperature"),
-    "medium": QT_TRANSLATE_NOOP("Summary", "PCIe link, link states and error counters"),
-    "slow": QT_TRANSLATE_NOOP("Summary", "ECC, row remapping and NVLink error totals"),
-    "links": QT_TRANSLATE_NOOP("Summary", "per-link NVLink traffic"),
-    "putil": QT_TRANSLATE_NOOP("Summary", "per-process GPU use"),
-}
-
-
-def sampler_cost_text(raw: Mapping[str, Any] | None) -> str:
-    """What the sampler costs the host's CPU against its budget, and which reads it makes
-    less often to stay within it (empty where the sampler does not plan: the simulator,
-    nvidia-smi)."""
-    plan = (raw or {}).get(protocol.CPU_BUDGET_KEY)
-    if not isinstance(plan, Mapping):
-        return ""
-    measured, planned = plan.get("measured_pct"), plan.get("planned_pct")
-    used = measured if isinstance(measured, (int, float)) else planned
-    budget = plan.get("budget_pct")
-    if not isinstance(used, (int, float)) or not isinstance(budget, (int, float)):
-        return ""
-    text = translate(
-        "Summary", "The sampler uses {used} % of one CPU core here (its budget: {budget} %)."
-    ).format(used=f"{used:.2f}", budget=f"{budget:g}")
-    tiers, needed = plan.get("tiers_s") or {}, plan.get("needed_s") or {}
-    slower = []
-    for key, name in _TIER_NAMES.items():
-        t, n = tiers.get(key), needed.get(key)
-        if isinstance(t, (int, float)) and isinstance(n, (int, float)) and t > n * 1.0001:
-            slower.append(
-                translate("Summary", "{what} every {t} s").format(
-                    what=translate("Summary", name), t=f"{t:g}"
-                )
-            )
-    if slower:
-        text += " " + translate("Summary", "To stay within it, it reads {list}.").format(
-            list=", ".join(slower)
-        )
-    return text
 
 
 CURRENCY_SYMBOL = {"USD": "$", "EUR": "€", "GBP": "£", "CNY": "¥", "JPY": "¥"}

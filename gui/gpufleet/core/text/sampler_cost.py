@@ -1,0 +1,58 @@
+"""What the sampler costs a host, in words: its CPU use against its budget and the reads it
+makes less often to stay within it (from hello's ``cpu_budget``). Shown in the fleet list's
+host tooltip and by ``gpufleet stream``; translated like the alert catalogue."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gpufleet_sampler import protocol
+
+from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP, translated
+
+# The sampler's tiers as a user knows what they hold (hello's cpu_budget names them).
+_TIER_NAMES = {
+    "fields": QT_TRANSLATE_NOOP("Summary", "energy, throttle time and HBM temperature"),
+    "medium": QT_TRANSLATE_NOOP("Summary", "PCIe link, link states and error counters"),
+    "slow": QT_TRANSLATE_NOOP("Summary", "ECC, row remapping and NVLink error totals"),
+    "links": QT_TRANSLATE_NOOP("Summary", "per-link NVLink traffic"),
+    "putil": QT_TRANSLATE_NOOP("Summary", "per-process GPU use"),
+}
+_USES = QT_TRANSLATE_NOOP(
+    "Summary", "The sampler uses {used} % of one CPU core here (its budget: {budget} %)."
+)
+_EVERY = QT_TRANSLATE_NOOP("Summary", "{what} every {t} s")
+_TO_STAY = QT_TRANSLATE_NOOP("Summary", "To stay within it, it reads {list}.")
+
+
+def _num(x: Any) -> float | None:
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
+
+
+def sampler_cost_text(raw: Mapping[str, Any] | None) -> str:
+    """The sentence for a hello's raw fields; empty where the sampler does not plan (the
+    simulator, nvidia-smi) or the plan is malformed. What the reads measured where a measure
+    was made, else what the plan expects."""
+    plan = (raw or {}).get(protocol.CPU_BUDGET_KEY)
+    if not isinstance(plan, Mapping):
+        return ""
+    used = _num(plan.get("measured_pct"))
+    if used is None:
+        used = _num(plan.get("planned_pct"))
+    budget = _num(plan.get("budget_pct"))
+    if used is None or budget is None:
+        return ""
+    text = translated("Summary", _USES).format(used=f"{used:.2f}", budget=f"{budget:g}")
+    tiers, needed = plan.get("tiers_s"), plan.get("needed_s")
+    if not isinstance(tiers, Mapping) or not isinstance(needed, Mapping):
+        return text
+    slower = []
+    for key, name in _TIER_NAMES.items():
+        t, n = _num(tiers.get(key)), _num(needed.get(key))
+        if t is not None and n is not None and t > n * 1.0001:
+            what = translated("Summary", name)
+            slower.append(translated("Summary", _EVERY).format(what=what, t=f"{t:g}"))
+    if slower:
+        text += " " + translated("Summary", _TO_STAY).format(list=", ".join(slower))
+    return text
