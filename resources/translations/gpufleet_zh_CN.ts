@@ -3303,6 +3303,10 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <translation>采样器在此主机上占用一个 CPU 核心的 {used} %（预算：{budget} %）。</translation>
     </message>
     <message>
+        <source>The sampler is still timing its reads here against its budget ({budget} % of one CPU core).</source>
+        <translation>采样器仍在此主机上按预算（一个 CPU 核心的 {budget} %）测量其读取开销。</translation>
+    </message>
+    <message>
         <source>{what} every {t} s</source>
         <translation>{what}每 {t} 秒一次</translation>
     </message>

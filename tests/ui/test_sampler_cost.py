@@ -32,6 +32,11 @@ def test_the_sampler_cost_names_the_measure_the_budget_and_the_slower_reads() ->
     assert sampler_cost_text({"cpu_budget": calm}) == (
         "The sampler uses 0.72 % of one CPU core here (its budget: 1 %)."
     )
+    # A provisional plan (a hello made before the first ticks): no figure yet.
+    early = {**PLAN, "measured_pct": None, "planned_pct": 3.54, "settled": False}
+    assert sampler_cost_text({"cpu_budget": early}) == (
+        "The sampler is still timing its reads here against its budget (1 % of one CPU core)."
+    )
     assert sampler_cost_text({"backend": "sim"}) == ""
     assert sampler_cost_text(None) == ""
     assert sampler_cost_text({"cpu_budget": {"budget_pct": "lots"}}) == ""

@@ -22,6 +22,10 @@ _TIER_NAMES = {
 _USES = QT_TRANSLATE_NOOP(
     "Summary", "The sampler uses {used} % of one CPU core here (its budget: {budget} %)."
 )
+_TIMING = QT_TRANSLATE_NOOP(
+    "Summary",
+    "The sampler is still timing its reads here against its budget ({budget} % of one CPU core).",
+)
 _EVERY = QT_TRANSLATE_NOOP("Summary", "{what} every {t} s")
 _TO_STAY = QT_TRANSLATE_NOOP("Summary", "To stay within it, it reads {list}.")
 
@@ -33,7 +37,7 @@ def _num(x: Any) -> float | None:
 def sampler_cost_text(raw: Mapping[str, Any] | None) -> str:
     """The sentence for a hello's raw fields; empty where the sampler does not plan (the
     simulator, nvidia-smi) or the plan is malformed. What the reads measured where a measure
-    was made, else what the plan expects."""
+    was made, else what the plan expects; no figure while the plan is provisional."""
     plan = (raw or {}).get(protocol.CPU_BUDGET_KEY)
     if not isinstance(plan, Mapping):
         return ""
@@ -43,6 +47,10 @@ def sampler_cost_text(raw: Mapping[str, Any] | None) -> str:
     budget = _num(plan.get("budget_pct"))
     if used is None or budget is None:
         return ""
+    if plan.get("settled") is False:
+        # A hello made before the first ticks timed GPM: its plan is provisional (often over
+        # the budget until throughput moves to GPM); a daemon's next hello has the real one.
+        return translated("Summary", _TIMING).format(budget=f"{budget:g}")
     text = translated("Summary", _USES).format(used=f"{used:.2f}", budget=f"{budget:g}")
     tiers, needed = plan.get("tiers_s"), plan.get("needed_s")
     if not isinstance(tiers, Mapping) or not isinstance(needed, Mapping):
