@@ -9,6 +9,7 @@ import signal
 import sys
 from pathlib import Path
 
+import pytest
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.fleet.events import RECONNECTING, STOPPED, STREAMING, FleetEvent, HostGap
 from gpufleet.core.fleet.session import HostSession
@@ -134,3 +135,36 @@ def test_stalled_stream_is_dropped_and_reattached() -> None:
     reasons = [e.reason or "" for e in rec.events if getattr(e, "state", None) == RECONNECTING]
     assert any("stalled" in r for r in reasons), reasons
     assert any(getattr(e, "state", None) == STREAMING for e in rec.events)
+
+
+def test_a_hello_sent_again_in_the_stream_is_news_not_a_restart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fresh nvml daemon (the fake NVML under the H200 cost model) sends its settled CPU
+    plan as a second hello on the same stream: the session passes it on, keeps its run and
+    its numbering, and does not attach again."""
+    mp = monkeypatch
+    root = Path(__file__).resolve().parent.parent
+    mp.setenv("PYTHONPATH", str(root / "fakes"))
+    mp.setenv("GPUFLEET_FAKE_NVML", str(root / "fixtures" / "nvml" / "h100x8.json"))
+    mp.setenv("GPUFLEET_FAKE_NVML_COST", "h200")
+    sd = str(tmp_path / "state")
+    host = HostConfig(name="h100-fresh", transport="local", backend="nvml")
+    session, rec = make_session(host, state_dir=sd)
+    session.start()
+    try:
+        rec.wait(
+            lambda: any(h.raw["cpu_budget"]["settled"] for h in rec.msgs("h100-fresh", Hello)),
+            60,
+            "the settled plan",
+        )
+        n = len(rec.samples("h100-fresh"))
+        rec.wait(lambda: len(rec.samples("h100-fresh")) >= n + 2, 30, "samples after it")
+    finally:
+        session.stop()
+        stop_daemons([host], sd)
+    hellos = rec.msgs("h100-fresh", Hello)
+    assert [h.raw["cpu_budget"]["settled"] for h in hellos][:2] == [False, True]
+    assert len({h.run_id for h in hellos}) == 1
+    assert session.attaches == 1 and not rec.of("h100-fresh", HostGap)
+    assert contiguous(rec.seqs("h100-fresh"))

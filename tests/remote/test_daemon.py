@@ -558,6 +558,55 @@ def test_an_nvml_daemon_sends_its_settled_cpu_plan_on_attach(sd: Path) -> None:
     assert hello["gpus"][0]["gpm_throughput"] == ["nvlink", "pcie"]
 
 
+def test_a_client_attached_before_the_plan_settled_gets_the_settled_hello(sd: Path) -> None:
+    """The laptop's first attach to a fresh host comes before the sampler has timed GPM: its
+    hello's plan is provisional. Once it settles the daemon sends the new hello on the same
+    stream (no seq: the numbering goes on), so the laptop shows the real plan without a
+    re-attach."""
+    # 1 s ticks: the plan settles after its third (GPM timed), well after attach connects.
+    env = fake_env(PROFILES / "h100x8.json", tick_s=1.0)
+    env["GPUFLEET_FAKE_NVML_COST"] = "h200"
+    base = ["--backend", "nvml", "--interval", "1", "--state-dir", str(sd)]
+    p = subprocess.Popen(
+        [sys.executable, "-m", "gpufleet_sampler", "attach", *base, "--from-seq", "0", "--start"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    try:
+        assert p.stdout is not None
+        hellos: list[dict[str, Any]] = []
+        seqs: list[int] = []
+        deadline = time.monotonic() + 30.0
+        while time.monotonic() < deadline:
+            line = p.stdout.readline()
+            assert line, "attach ended early"
+            m = json.loads(line)
+            if m["kind"] == "hello":
+                hellos.append(m)
+                if m["cpu_budget"]["settled"]:
+                    break
+            elif isinstance(m.get("seq"), int):
+                seqs.append(m["seq"])
+        assert len(hellos) >= 1 and hellos[-1]["cpu_budget"]["settled"] is True
+        assert hellos[-1]["run_id"] == hellos[0]["run_id"]
+        # The first hello was the provisional one, sent at once; the settled one came later,
+        # in the stream, between numbered messages that go on without a gap.
+        assert hellos[0]["cpu_budget"]["settled"] is False and len(hellos) >= 2
+        assert seqs == list(range(1, len(seqs) + 1))
+    finally:
+        assert p.stdin is not None
+        p.stdin.close()
+        p.wait(timeout=20)
+        assert p.stdout is not None and p.stderr is not None
+        p.stdout.close()
+        p.stderr.close()
+        client.request(
+            state_dir.Paths(str(sd), state_dir.daemon_key("nvml", None, 0)), {"op": "stop"}
+        )
+
+
 def test_an_early_attach_before_the_first_tick_is_not_taken_for_another_run(
     inproc: server.Daemon,
 ) -> None:

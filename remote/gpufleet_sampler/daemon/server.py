@@ -305,6 +305,7 @@ class Daemon(object):
             if self.errors <= 10 or self.errors % 1000 == 0:
                 _log("tick failed ({} so far): {!r}".format(self.errors, e))
             return
+        new_hello = False
         w = self.watchdog
         if w is not None:
             for ev in w.take_queued():
@@ -316,6 +317,7 @@ class Daemon(object):
                         msgs.append(self.sampler.extra(ev, wall))
             if w.changed:
                 self._build_hello()
+                new_hello = True
         plan = self._plan_version()
         if not self.hello_settled or plan != self.hello_plan:
             hello = self.sampler.hello()
@@ -324,6 +326,11 @@ class Daemon(object):
                 self._build_hello()
                 self.hello_settled = True
                 self.hello_plan = plan
+                new_hello = True
+        # A hello rewritten on this tick (the CPU plan settled or changed, the watchdog moved)
+        # goes to the attached clients too, ahead of the tick's lines: it carries no seq, and
+        # a client takes a hello of its own run as news, not as a restart.
+        head = [self.hello_line] if new_hello else []
         lines = []
         seqs = []
         xid_seen = False
@@ -339,11 +346,11 @@ class Daemon(object):
             if c.mode != "attach":
                 continue
             if c.after_seq:
-                c.push([lines[i] for i, s in enumerate(seqs) if s > c.after_seq])
+                c.push(head + [lines[i] for i, s in enumerate(seqs) if s > c.after_seq])
                 if seqs and seqs[-1] >= c.after_seq:
                     c.after_seq = 0
             else:
-                c.push(lines)
+                c.push(head + lines)
             if c.queued > c.limit:
                 self._drop(c, "too slow: {} bytes queued".format(c.queued))
                 continue
