@@ -11,7 +11,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from gpufleet_sampler import protocol, state_dir
 from gpufleet_sampler.daemon import client, server
 from gpufleet_sampler.ring import Ring
 from nvml_fake import PROFILES, fake_env
+from waiting import wait_until
 
 REMOTE = Path(__file__).resolve().parents[2] / "remote"
 INTERVAL = "0.05"
@@ -60,17 +61,6 @@ def sampler(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
 
 def _paths(sd: Path, seed: int = 0, scenario: str = SCENARIO) -> state_dir.Paths:
     return state_dir.Paths(str(sd), state_dir.daemon_key("sim", scenario, seed))
-
-
-def _wait(cond: Callable[[], Any], timeout: float = 20.0, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        v = cond()
-        if v:
-            return v
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
 
 
 class Attach:
@@ -146,7 +136,7 @@ def sd(tmp_path: Path) -> Iterator[Path]:
         if pid:
             client.request(p, {"op": "stop"})
             try:
-                _wait(lambda p=p: state_dir.lock_holder(p) is None, 15, "daemon to stop")
+                wait_until(lambda p=p: state_dir.lock_holder(p) is None, 15, "daemon to stop")
             except AssertionError:
                 os.kill(pid, 9)
 
@@ -188,7 +178,7 @@ def test_daemon_start_attach_stop(sd: Path) -> None:
 
 def test_attach_from_seq_gets_exactly_the_later_seqs(sd: Path) -> None:
     assert sampler("daemon", *_common(sd)).returncode == 0
-    _wait(lambda: (_status(sd) or {}).get("last_seq", 0) >= 40, what="40 messages")
+    wait_until(lambda: (_status(sd) or {}).get("last_seq", 0) >= 40, what="40 messages")
     a = Attach(sd, "--from-seq", "25")
     assert (a.line() or {})["kind"] == "hello"
     msgs = a.until_seq(80)
@@ -203,7 +193,7 @@ def test_two_clients_at_once(sd: Path) -> None:
     a, b = Attach(sd, "--from-seq", "0"), Attach(sd, "--from-seq", "5")
     ha, hb = a.line(), b.line()
     assert ha is not None and hb is not None and ha["run_id"] == hb["run_id"]
-    _wait(lambda: (_status(sd) or {}).get("clients") == 2, what="two clients")
+    wait_until(lambda: (_status(sd) or {}).get("clients") == 2, what="two clients")
     ma, mb = a.until_seq(60), b.until_seq(60)
     assert _data_seqs(ma) == list(range(1, 61))
     assert _data_seqs(mb) == list(range(6, 61))
@@ -212,7 +202,7 @@ def test_two_clients_at_once(sd: Path) -> None:
     mb2 = b.until_seq(70)
     assert _data_seqs(mb2) == list(range(61, 71))
     assert b.close() == 0
-    _wait(lambda: (_status(sd) or {}).get("clients") == 0, what="clients gone")
+    wait_until(lambda: (_status(sd) or {}).get("clients") == 0, what="clients gone")
 
 
 def test_an_early_client_of_this_run_gets_exactly_what_follows_its_seq(sd: Path) -> None:
@@ -232,7 +222,7 @@ def test_an_early_client_of_this_run_gets_exactly_what_follows_its_seq(sd: Path)
 
 def test_a_client_of_another_run_gets_everything_with_a_note(sd: Path) -> None:
     assert sampler("daemon", *_common(sd)).returncode == 0
-    _wait(lambda: (_status(sd) or {}).get("last_seq", 0) >= 10, what="10 messages")
+    wait_until(lambda: (_status(sd) or {}).get("last_seq", 0) >= 10, what="10 messages")
     # Named as another run, or far ahead of anything this run numbered without a name.
     for extra in (("--run-id", "0" * 32), ()):
         n = 10**6
@@ -290,7 +280,7 @@ def test_idle_exit_after_last_client(sd: Path) -> None:
     assert len(_data_seqs(msgs)) == 60
     assert state_dir.lock_holder(p) is not None
     assert a.close() == 0
-    _wait(lambda: state_dir.lock_holder(p) is None, 20, "the idle daemon to exit")
+    wait_until(lambda: state_dir.lock_holder(p) is None, 20, "the idle daemon to exit")
     assert not os.path.exists(p.sock)
 
 
@@ -301,8 +291,8 @@ def test_attach_start_launches_a_daemon(sd: Path) -> None:
     assert _data_seqs(a.until_seq(10)) == list(range(1, 11))
     assert a.close() == 0
     # It stays behind, detached, for the next attach; then leaves by the idle limit given.
-    _wait(lambda: (_status(sd) or {}).get("clients") == 0, what="the daemon alone")
-    _wait(lambda: state_dir.lock_holder(_paths(sd)) is None, 20, "the idle daemon to exit")
+    wait_until(lambda: (_status(sd) or {}).get("clients") == 0, what="the daemon alone")
+    wait_until(lambda: state_dir.lock_holder(_paths(sd)) is None, 20, "the idle daemon to exit")
 
 
 def test_attach_without_daemon_says_so(sd: Path) -> None:
@@ -358,7 +348,7 @@ def test_state_file_reports_xids_for_check(sd: Path) -> None:
         codes = [x["code"] for x in (st or {}).get("xids", [])]
         return codes if 79 in codes else None
 
-    assert _wait(xids, what="Xid 79 in the state file") == [48, 79]
+    assert wait_until(xids, what="Xid 79 in the state file") == [48, 79]
     st = state_dir.read_state("sim", "ecc-xid", 0, str(sd))
     assert st is not None and st["running"] is True and st["xid_count"] == 2
     # ``check`` of the same identity takes them from the daemon.
@@ -527,10 +517,10 @@ def test_an_attached_client_asks_for_per_link_values_on_its_stdin(sd: Path) -> N
         assert a.p.stdin is not None
         a.p.stdin.write(b'{"op": "watch_links", "seconds": 300}\n')
         a.p.stdin.flush()
-        _wait(lambda: watched() > 200.0, what="the renewed watch")
+        wait_until(lambda: watched() > 200.0, what="the renewed watch")
         a.p.stdin.write(b'not json\n{"op": "stop"}\n{"op": "watch_links", "seconds": 1e9}\n')
         a.p.stdin.flush()
-        _wait(lambda: watched() > 500.0, what="the capped watch")
+        wait_until(lambda: watched() > 500.0, what="the capped watch")
         assert watched() <= protocol.WATCH_LINKS_MAX_S
         # Still streaming, still the same daemon.
         assert (a.line() or {}).get("kind") in ("sample", "procs", "event", "links")
@@ -547,7 +537,7 @@ def test_an_nvml_daemon_sends_its_settled_cpu_plan_on_attach(sd: Path) -> None:
     r = sampler("daemon", "--backend", "nvml", "--interval", "0.2", "--state-dir", str(sd), env=env)
     assert r.returncode == 0, r.stderr
     p = state_dir.Paths(str(sd), state_dir.daemon_key("nvml", None, 0))
-    _wait(
+    wait_until(
         lambda: (client.request(p, {"op": "status"}) or {}).get("last_seq", 0) >= 10,
         what="10 messages",
     )

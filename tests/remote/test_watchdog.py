@@ -10,7 +10,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ import pytest
 from gpufleet_sampler import protocol, state_dir
 from gpufleet_sampler.daemon import client
 from gpufleet_sampler.watchdog import Watchdog, host_idle, parse_config
+from waiting import wait_until
 
 from tests.core.provider_server import ProviderServer, Reply, serve
 
@@ -55,17 +56,6 @@ def wd(sd: Path, *args: str) -> dict[str, Any]:
     return json.loads(r.stdout)
 
 
-def _wait(cond: Callable[[], Any], timeout: float = 30.0, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        v = cond()
-        if v:
-            return v
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
 def _paths(sd: Path) -> state_dir.Paths:
     return state_dir.Paths(str(sd), state_dir.daemon_key("sim", SCENARIO, 0))
 
@@ -80,7 +70,7 @@ def sd(tmp_path: Path) -> Iterator[Path]:
     d.mkdir(mode=0o700)
     yield d
     client.request(_paths(d), {"op": "stop"})
-    _wait(lambda: client.request(_paths(d), {"op": "status"}) is None, what="daemon stop")
+    wait_until(lambda: client.request(_paths(d), {"op": "status"}) is None, what="daemon stop")
 
 
 def _events(sd: Path) -> list[dict[str, Any]]:
@@ -117,7 +107,7 @@ def test_arms_warns_and_acts_exactly_once_with_no_client(sd: Path, tmp_path: Pat
         sd, "arm", "--action", "command", "--command", cmd, "--idle-s", "1", "--grace-s", "1"
     )
     assert reply["ok"] and reply["daemon"] and reply["watchdog"]["phase"] == "watching"
-    _wait(lambda: _phase(sd) == "done", what="the watchdog to act")
+    wait_until(lambda: _phase(sd) == "done", what="the watchdog to act")
     time.sleep(1.0)  # still idle: it must not act again
     lines = record.read_text().splitlines()
     assert len(lines) == 1 and lines[0].startswith("idle_billed@")
@@ -132,7 +122,7 @@ def test_arms_warns_and_acts_exactly_once_with_no_client(sd: Path, tmp_path: Pat
     assert len({e["seq"] for e in events[1:]}) == len(events) - 1  # one sequence, no reuse
     # A restarted daemon keeps "done": the action never runs twice.
     client.request(_paths(sd), {"op": "stop"})
-    _wait(lambda: client.request(_paths(sd), {"op": "status"}) is None, what="daemon stop")
+    wait_until(lambda: client.request(_paths(sd), {"op": "status"}) is None, what="daemon stop")
     _start(sd)
     time.sleep(1.5)
     assert _phase(sd) == "done" and len(record.read_text().splitlines()) == 1
@@ -143,7 +133,7 @@ def test_cancelled_does_not_act(sd: Path, tmp_path: Path) -> None:
     _start(sd)
     cmd = f"touch {record}"
     wd(sd, "arm", "--action", "command", "--command", cmd, "--idle-s", "1", "--grace-s", "3")
-    _wait(lambda: _phase(sd) == "pending", what="the warning")
+    wait_until(lambda: _phase(sd) == "pending", what="the warning")
     reply = wd(sd, "cancel")
     assert reply["ok"] and reply["watchdog"]["phase"] == "cancelled"
     time.sleep(4.0)  # past the deadline
@@ -163,7 +153,7 @@ def test_provider_stop_uses_the_instance_scoped_key(sd: Path) -> None:
         _start(sd, RUNPOD_POD_ID="pod-abc123", RUNPOD_API_KEY="pod-scoped-key")
         reply = wd(sd, "arm", "--idle-s", "1", "--grace-s", "0.5", "--api-url", server.url)
         assert reply["watchdog"]["action"] == "provider"
-        _wait(lambda: _phase(sd) == "done", what="the provider stop")
+        wait_until(lambda: _phase(sd) == "done", what="the provider stop")
         (call,) = server.seen
         assert (call.method, call.path) == ("POST", "/v1/pods/pod-abc123/stop")
         assert call.headers["authorization"] == "Bearer pod-scoped-key"
@@ -177,7 +167,7 @@ def test_dry_run_records_and_arming_survives_a_restart(sd: Path) -> None:
     reply = wd(sd, "arm", "--action", "shutdown", "--idle-s", "1", "--grace-s", "0", "--dry-run")
     assert reply["ok"] and not reply["daemon"]
     _start(sd)
-    _wait(lambda: _phase(sd) == "done", what="the dry run")
+    wait_until(lambda: _phase(sd) == "done", what="the dry run")
     acted = wd(sd, "status")["watchdog"]["acted"]
     assert acted["dry_run"] and acted["outcome"] == "dry run: would power off (shutdown -h now)"
 
@@ -203,13 +193,13 @@ def test_a_pending_action_survives_a_daemon_restart(sd: Path, tmp_path: Path) ->
     _start(sd, **idle_env)
     cmd = f"sh -c 'echo once >> {record}'"
     wd(sd, "arm", "--action", "command", "--command", cmd, "--idle-s", "1", "--grace-s", "4")
-    _wait(lambda: _phase(sd) == "pending", what="the warning")
+    wait_until(lambda: _phase(sd) == "pending", what="the warning")
     before = wd(sd, "status")["watchdog"]
     client.request(_paths(sd), {"op": "stop"})
-    _wait(lambda: client.request(_paths(sd), {"op": "status"}) is None, what="daemon stop")
+    wait_until(lambda: client.request(_paths(sd), {"op": "status"}) is None, what="daemon stop")
     assert _phase(sd) == "pending"  # read from the state file, no daemon running
     _start(sd, **idle_env)
-    _wait(lambda: _phase(sd) == "done", what="the action after the restart")
+    wait_until(lambda: _phase(sd) == "done", what="the action after the restart")
     assert record.read_text().splitlines() == ["once"]
     after = wd(sd, "status")["watchdog"]
     assert after["acted"]["alert"] == before["alert"]  # the same alert, not a new one

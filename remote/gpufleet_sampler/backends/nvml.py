@@ -1579,11 +1579,15 @@ class NvmlBackend(Backend):
             self._check_budget(mono)
         if self._replan:
             self._replan = False
-            self._plan()
-            for g in gpus:
-                if g.next_fields is not None:
-                    self._clamp_schedule(g, mono)
+            self._plan_again(mono)
         return rows
+
+    def _plan_again(self, mono: float) -> None:
+        """A new plan, in force at once: no tier waits longer than its new period."""
+        self._plan()
+        for g in self._gpus:
+            if g.next_fields is not None:
+                self._clamp_schedule(g, mono)
 
     def _start_measure(self, mono: float) -> None:
         self._measure_from = mono
@@ -1594,9 +1598,10 @@ class NvmlBackend(Backend):
         """Compare what the reads cost since the last check (their threads' CPU, the same
         work the start-up timing priced) with the plan, and plan again from the measure
         where the plan is off: over the budget, or under half of it with a tier stretched."""
-        span = mono - (self._measure_from or mono)
+        start = self._measure_from
         used = sum(g.spent for g in self._gpus)
         self._start_measure(mono)
+        span = mono - start if start is not None else 0.0
         if span <= 0:
             return
         measured = used / span / 1e4  # µs per s -> % of a core
@@ -1612,12 +1617,7 @@ class NvmlBackend(Backend):
             scale = min(hi, max(lo, self._cost_scale * measured / planned))
             if abs(scale - self._cost_scale) > 0.05 * self._cost_scale:
                 self._cost_scale = scale
-                self._plan()
-                facts = self.plan_facts
-                facts["measured_pct"] = round(measured, 3)
-                for g in self._gpus:
-                    if g.next_fields is not None:
-                        self._clamp_schedule(g, mono)
+                self._plan_again(mono)  # the new plan keeps the measured figure
 
     def _long_due(self, g: _Gpu, mono: float) -> bool:
         """Whether this GPU's part of the tick holds a long read (its due tiers add
@@ -1787,48 +1787,20 @@ class NvmlBackend(Backend):
                 tmem = t[b + 6] if t[b + 5] == 0 else None
             b = role[_R_PCIE_TX]
             if b >= 0:
-                ptx = None
-                if t[b + 5] == 0:
-                    ptx = _rate(
-                        cnt, _C_PCIE_TX, t[b + 6], t[b + 2], 1.0, _PCIE_CAP, _WRAP.get(t[b + 4], 0)
-                    )
+                ptx = _field_rate(t, b, cnt, _C_PCIE_TX, 1.0, _PCIE_CAP)
             b = role[_R_PCIE_RX]
             if b >= 0:
-                prx = None
-                if t[b + 5] == 0:
-                    prx = _rate(
-                        cnt, _C_PCIE_RX, t[b + 6], t[b + 2], 1.0, _PCIE_CAP, _WRAP.get(t[b + 4], 0)
-                    )
+                prx = _field_rate(t, b, cnt, _C_PCIE_RX, 1.0, _PCIE_CAP)
             b = role[_R_REPLAY]
             if b >= 0 and t[b + 5] == 0:
                 replays = t[b + 6]
                 g.pcie_replays_call = replays  # (from field 94 here) sent until the next read
             b = role[_R_NVL_TX]
             if b >= 0:
-                ntx = None
-                if t[b + 5] == 0:
-                    ntx = _rate(
-                        cnt,
-                        _C_NVL_TX,
-                        t[b + 6],
-                        t[b + 2],
-                        1024.0,
-                        _NVLINK_CAP,
-                        _WRAP.get(t[b + 4], 0),
-                    )
+                ntx = _field_rate(t, b, cnt, _C_NVL_TX, 1024.0, _NVLINK_CAP)
             b = role[_R_NVL_RX]
             if b >= 0:
-                nrx = None
-                if t[b + 5] == 0:
-                    nrx = _rate(
-                        cnt,
-                        _C_NVL_RX,
-                        t[b + 6],
-                        t[b + 2],
-                        1024.0,
-                        _NVLINK_CAP,
-                        _WRAP.get(t[b + 4], 0),
-                    )
+                nrx = _field_rate(t, b, cnt, _C_NVL_RX, 1024.0, _NVLINK_CAP)
             b = role[_R_VPOW]
             if b >= 0:
                 vpow = None
@@ -2567,6 +2539,16 @@ def _unpack(lay: Any, fv: Any) -> Tuple[Any, ...]:
         out.extend((r.fieldId, r.scopeId, r.timestamp, r.latencyUsec, r.valueType, r.nvmlReturn))
         out.append(_fv_value(r) if r.nvmlReturn == 0 else None)
     return tuple(out)
+
+
+def _field_rate(
+    t: Tuple[Any, ...], b: int, cnt: List[Optional[List[Any]]], slot: int, unit: float, cap: float
+) -> Optional[int]:
+    """The rate of the byte counter at offset ``b`` of an unpacked field read (its value,
+    NVML timestamp and value type there), or None where that field failed this time."""
+    if t[b + 5] != 0:
+        return None
+    return _rate(cnt, slot, t[b + 6], t[b + 2], unit, cap, _WRAP.get(t[b + 4], 0))
 
 
 def _rate(
