@@ -478,7 +478,8 @@ class Watchdog(object):
                 return []
             self.save()
             head = "the action can run again: " if ready["ok"] else "the action can no longer run: "
-            return [self._event(head + str(ready["reason"]), ready=bool(ready["ok"]))]
+            reason = str(ready["reason"])
+            return [self._event(head + reason, ready=bool(ready["ok"]), outcome=reason)]
         if cfg.get("dry_run"):
             return []
         # Imported here: the re-check runs every half hour; threading and urllib only then.

@@ -70,9 +70,7 @@ def _provider(env: Dict[str, str], api_url: Optional[str]) -> Tuple[bool, str]:
     if status in (401, 403):
         return False, "{} refused the instance's key ({}): the stop would fail".format(name, what)
     if status == 404:
-        return False, "{} does not know this instance ({}): the stop would fail".format(
-            name, what
-        )
+        return False, "{} does not know this instance ({}): the stop would fail".format(name, what)
     return False, "{} could not be asked whether the stop would work: {}".format(name, what)
 
 

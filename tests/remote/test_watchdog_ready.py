@@ -48,7 +48,9 @@ def test_a_key_the_provider_refuses_refuses_to_arm(sd: Path) -> None:
         server.route("GET", "/v1/pods/pod-1", Reply(401, {"error": "unauthorized"}))
         _start(sd, RUNPOD_POD_ID="pod-1", RUNPOD_API_KEY="revoked-key")
         reply = wd(sd, "arm", "--api-url", server.url)
-        assert not reply["ok"] and "RunPod refused the instance's key (HTTP 401)" in reply["message"]
+        assert (
+            not reply["ok"] and "RunPod refused the instance's key (HTTP 401)" in reply["message"]
+        )
         assert "revoked-key" not in json.dumps(reply)
         assert server.calls("POST", "/v1/pods/pod-1/stop") == []  # the check never stops
         assert _phase(sd) == "disarmed"
@@ -57,9 +59,7 @@ def test_a_key_the_provider_refuses_refuses_to_arm(sd: Path) -> None:
 def test_a_command_that_cannot_run_refuses_and_a_dry_run_arms_saying_so(sd: Path) -> None:
     reply = wd(sd, "arm", "--action", "command", "--command", "no-such-program-xyz --now")
     assert not reply["ok"] and "no-such-program-xyz is not found on PATH" in reply["message"]
-    reply = wd(
-        sd, "arm", "--action", "command", "--command", "no-such-program-xyz", "--dry-run"
-    )
+    reply = wd(sd, "arm", "--action", "command", "--command", "no-such-program-xyz", "--dry-run")
     assert reply["ok"] and reply["watchdog"]["ready"]["ok"] is False
     assert "not found" in reply["watchdog"]["ready"]["reason"]
 
