@@ -37,6 +37,7 @@ its own provider action for the same alert: the two never both act.
 Python 3.8, stdlib only.
 """
 
+import contextlib
 import json
 import os
 import shlex
@@ -267,10 +268,8 @@ class Watchdog(object):
                     os.fsync(f.fileno())
             os.replace(tmp, self.path)
         except OSError as e:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(tmp)
-            except OSError:
-                pass
             # The caller decides: arming fails, an action is not run; a tick carries on.
             return "{} ({})".format(e.strerror or type(e).__name__, self.path)
         finally:

@@ -91,8 +91,7 @@ def check(cfg: Dict[str, Any], env: Dict[str, str]) -> Tuple[bool, str]:
     if action == "provider":
         return _provider(env, cfg.get("api_url"))
     if action == "shutdown":
-        ok, what = _program(["shutdown"])
-        if not ok:
+        if not _program(["shutdown"])[0]:
             return False, "shutdown is not found on PATH: the instance cannot be powered off"
         if os.geteuid() != 0:
             return False, "the sampler does not run as root: shutdown would be refused"

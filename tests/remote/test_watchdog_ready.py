@@ -21,7 +21,7 @@ from gpufleet_sampler import protocol
 from gpufleet_sampler.watchdog import Watchdog
 from waiting import wait_until
 
-from tests.core.provider_server import Reply, serve
+from tests.core.provider_server import ProviderServer, Reply, serve
 from tests.remote.test_watchdog import REMOTE, _phase, _start, sd, wd
 
 __all__ = ["sd"]  # the fixture, shared with test_watchdog
@@ -126,6 +126,7 @@ def test_the_daemon_s_downtime_is_not_idle_time(tmp_path: Path) -> None:
 
 
 def test_an_armed_watchdog_says_when_its_action_becomes_impossible(tmp_path: Path) -> None:
+    server: ProviderServer
     for server in serve():
         server.route(
             "GET", "/v1/pods/pod-2", Reply(200, {"id": "pod-2"}), Reply(403, {"error": "no"})
@@ -137,10 +138,12 @@ def test_an_armed_watchdog_says_when_its_action_becomes_impossible(tmp_path: Pat
         later = time.monotonic() + 1801.0  # past the re-check period
         assert w.observe(_rows(90.0), later, 1.7e9) == []  # the check starts, off the loop
         got: list[dict[str, Any]] = []
-        wait_until(
-            lambda: bool(got.extend(w.observe(_rows(90.0), later + 1, 1.7e9)) or got),
-            what="the re-check's event",
-        )
+
+        def rechecked() -> bool:
+            got.extend(w.observe(_rows(90.0), later + 1, 1.7e9))
+            return bool(got)
+
+        wait_until(rechecked, what="the re-check's event")
         (ev,) = got
         assert ev["type"] == "watchdog" and ev["ready"] is False and ev["phase"] == "watching"
         assert ev["message"] == (
