@@ -126,8 +126,8 @@ def test_the_daemon_s_downtime_is_not_idle_time(tmp_path: Path) -> None:
 
 
 def test_an_armed_watchdog_says_when_its_action_becomes_impossible(tmp_path: Path) -> None:
-    server: ProviderServer
-    for server in serve():
+    server = ProviderServer()
+    try:
         server.route(
             "GET", "/v1/pods/pod-2", Reply(200, {"id": "pod-2"}), Reply(403, {"error": "no"})
         )
@@ -151,3 +151,5 @@ def test_an_armed_watchdog_says_when_its_action_becomes_impossible(tmp_path: Pat
             "the stop would fail"
         )
         assert w.summary()["ready"]["ok"] is False
+    finally:
+        server.close()
