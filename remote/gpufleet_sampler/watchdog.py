@@ -44,7 +44,7 @@ import shlex
 import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
-from gpufleet_sampler import protocol
+from gpufleet_sampler import protocol, watchdog_ready
 from gpufleet_sampler.procs import procfs
 
 if TYPE_CHECKING:
@@ -57,8 +57,6 @@ DEFAULT_GRACE_S = 300.0
 DEFAULT_CLEAR_S = 30.0  # the laptop's idle_billed rule: clear_for_s = 30
 ACTIONS = ("provider", "shutdown", "command")
 PHASES = ("disarmed", "watching", "pending", "cancelled", "acting", "done")
-RUNPOD_URL = "https://rest.runpod.io"
-VAST_URL = "https://console.vast.ai"
 HTTP_TIMEOUT_S = 20.0
 HTTP_TRIES = 3
 COMMAND_TIMEOUT_S = 120.0
@@ -146,11 +144,11 @@ def provider_request(
 ) -> Optional[Tuple[str, str, str, Optional[bytes], str]]:
     """(provider, method, url, body, key) for this instance's own stop, or None."""
     if env.get("RUNPOD_POD_ID") and env.get("RUNPOD_API_KEY"):
-        base = (api_url or RUNPOD_URL).rstrip("/")
+        base = (api_url or watchdog_ready.RUNPOD_URL).rstrip("/")
         url = "{}/v1/pods/{}/stop".format(base, env["RUNPOD_POD_ID"])
         return ("runpod", "POST", url, None, env["RUNPOD_API_KEY"])
     if env.get("CONTAINER_ID") and env.get("CONTAINER_API_KEY"):
-        base = (api_url or VAST_URL).rstrip("/")
+        base = (api_url or watchdog_ready.VAST_URL).rstrip("/")
         url = "{}/api/v0/instances/{}/".format(base, env["CONTAINER_ID"])
         body = json.dumps({"state": "stopped"}).encode("utf-8")
         return ("vast", "PUT", url, body, env["CONTAINER_API_KEY"])
@@ -306,9 +304,6 @@ class Watchdog(object):
         return {k: v for k, v in out.items() if v is not None}
 
     def arm(self, cfg: Dict[str, Any]) -> Dict[str, Any]:
-        # Imported here: only arming and the periodic re-check need shutil and urllib.
-        from gpufleet_sampler import watchdog_ready
-
         config = parse_config(cfg)
         ready = watchdog_ready.readiness(config, self._env())
         if not ready["ok"] and not config["dry_run"]:
@@ -481,10 +476,8 @@ class Watchdog(object):
             return [self._event(head + reason, ready=bool(ready["ok"]), outcome=reason)]
         if cfg.get("dry_run"):
             return []
-        # Imported here: the re-check runs every half hour; threading and urllib only then.
+        # Imported here: the re-check runs every half hour; threading only then.
         import threading
-
-        from gpufleet_sampler import watchdog_ready
 
         if mono - self._checked_mono < watchdog_ready.RECHECK_S:
             return []

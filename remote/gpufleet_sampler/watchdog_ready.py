@@ -19,10 +19,11 @@ Python 3.8, stdlib only.
 """
 
 import os
-import shutil
 import time
 from typing import Any, Dict, Optional, Tuple
 
+RUNPOD_URL = "https://rest.runpod.io"
+VAST_URL = "https://console.vast.ai"
 RECHECK_S = 1800.0
 CHECK_TIMEOUT_S = 10.0
 
@@ -48,8 +49,6 @@ def _get(url: str, key: str) -> Tuple[Optional[int], str]:
 
 
 def _provider(env: Dict[str, str], api_url: Optional[str]) -> Tuple[bool, str]:
-    from gpufleet_sampler.watchdog import RUNPOD_URL, VAST_URL
-
     if env.get("RUNPOD_POD_ID") and env.get("RUNPOD_API_KEY"):
         name, key = "RunPod", env["RUNPOD_API_KEY"]
         url = "{}/v1/pods/{}".format((api_url or RUNPOD_URL).rstrip("/"), env["RUNPOD_POD_ID"])
@@ -77,6 +76,8 @@ def _provider(env: Dict[str, str], api_url: Optional[str]) -> Tuple[bool, str]:
 def _program(argv: Any) -> Tuple[bool, str]:
     if not isinstance(argv, list) or not argv:
         return False, "no command to run"
+    import shutil  # only when arming or re-checking: the daemon need not carry it
+
     prog = str(argv[0])
     found = shutil.which(prog)
     if found is None:
