@@ -1154,8 +1154,16 @@ def _alert_text(alert: Alert) -> tuple[str, str, str, str] | None:
     return ALERT_TEXT.get(alert.condition)
 
 
+# Conditions whose sentences live in a module of their own (``text/provider_actions``):
+# condition → (title, sentence) of (host, evidence); the module registers itself.
+OWN_TEXT: dict[str, tuple[Callable[[str, Mapping[str, Any]], str], ...]] = {}
+
+
 def alert_title(alert: Alert) -> str:
     """The alert's one-line title; it always names the host."""
+    own = OWN_TEXT.get(alert.condition)
+    if own is not None:
+        return own[0](alert.host, alert.evidence)
     if alert.condition == "alertmanager":  # received from Alertmanager: its own words
         return str(alert.evidence.get("summary") or alert.rule_id)
     text = _alert_text(alert)
@@ -1166,6 +1174,9 @@ def alert_title(alert: Alert) -> str:
 
 def alert_sentence(alert: Alert) -> str:
     """What happened (with the numbers), what it costs (at the host's price), what to do."""
+    own = OWN_TEXT.get(alert.condition)
+    if own is not None:
+        return own[1](alert.host, alert.evidence)
     if alert.condition == "alertmanager":  # received from Alertmanager: its own words
         ev = alert.evidence
         return str(ev.get("description") or ev.get("summary") or alert.rule_id)

@@ -40,6 +40,7 @@ from gpufleet.core.link.ssh_config import importable_aliases, load, lookup
 from gpufleet.core.providers import importing
 from gpufleet.core.providers.registry import names, open_provider
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
+from gpufleet.ui.background.detached import run_detached
 from gpufleet.ui.background.worker import run_in_pool
 from gpufleet.ui.dialogs.hostkey import HostKeyPrompt
 
@@ -467,7 +468,7 @@ class ProviderImportDialog(_ChecklistImport[importing.Change, tuple[HostConfig, 
         def work() -> list[importing.Change]:
             return importing.plan(existing, open_provider(name, url).list_instances())
 
-        run_in_pool(work, self._show, self._failed, self.pool)
+        run_detached(work, self._show, self._failed)  # never held by the app's quit
 
     def _show(self, changes: Any) -> None:
         self.list_button.setEnabled(True)
