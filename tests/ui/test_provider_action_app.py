@@ -28,7 +28,7 @@ def test_the_idle_rule_stops_the_pod_once(
 ) -> None:
     pod = dict(RUNPOD_PODS[0])
     stop = f"/v1/pods/{pod['id']}/stop"
-    server.route("GET", "/v1/pods", Reply(200, [pod]))
+    server.route("GET", "/v2/pods", Reply(200, [pod]))
     server.route("POST", stop, Reply(200, None))
     monkeypatch.setenv("RUNPOD_API_KEY", "k-test")
     monkeypatch.setenv("GPUFLEET_RUNPOD_API_URL", server.url)

@@ -27,7 +27,7 @@ def test_lists_then_imports_the_checked_instances(
 ) -> None:
     make_qapp()
     monkeypatch.setenv("VAST_API_KEY", "k-test")
-    server.route("GET", "/api/v0/instances/", Reply(200, VAST_INSTANCES))
+    server.route("GET", "/api/v1/instances/", Reply(200, VAST_INSTANCES))
     dlg = ProviderImportDialog(None, [], api_url=server.url)
     qtbot.addWidget(dlg)
     dlg.provider.setCurrentText("vast")
@@ -48,7 +48,7 @@ def test_refused_key_is_one_line(
 ) -> None:
     make_qapp()
     monkeypatch.setenv("RUNPOD_API_KEY", "k-test")
-    server.route("GET", "/v1/pods", Reply(401, {"error": "unauthorized"}))
+    server.route("GET", "/v2/pods", Reply(401, {"error": "unauthorized"}))
     dlg = ProviderImportDialog(None, [], api_url=server.url)
     qtbot.addWidget(dlg)
     dlg.provider.setCurrentText("runpod")

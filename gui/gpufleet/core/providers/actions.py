@@ -105,7 +105,7 @@ class FileActionRecord:
             os.replace(tmp, self.path)
 
 
-assert _sentences.title  # (imported for its registration)
+assert callable(_sentences.title)  # (imported for its registration)
 
 # Errors that another try cannot fix: the user must act (a key, an account, an update).
 _FINAL: frozenset[ErrorKind] = frozenset(

@@ -97,6 +97,13 @@ class Instance:
     storage_per_hour: float | None = None  # what it costs while stopped, where known
 
     @property
+    def gpu_label(self) -> str | None:
+        """``2x RTX 4090``; the name alone where the count is not reported."""
+        if not self.gpu_name:
+            return None
+        return f"{self.gpu_count}x {self.gpu_name}" if self.gpu_count else self.gpu_name
+
+    @property
     def ssh_command(self) -> str | None:
         if not self.ssh_host:
             return None

@@ -419,6 +419,9 @@ class ApiClient:
         return self._raise(f"{self.label}: {what}: refused ({said})", "failed", status)
 
     def _raise(self, msg: str, kind: ErrorKind, status: int | None) -> Any:
+        if kind == "api_changed":
+            # In the log too: it is what a maintainer needs to see, whoever made the call.
+            log.warning("%s", self._scrub(msg))
         raise ProviderError(self._scrub(msg), kind, status)
 
     def close(self) -> None:
