@@ -46,12 +46,14 @@ def test_h200_inventory_from_q_x() -> None:
     assert g.extra["persistence_mode"] == 1
 
 
-def test_older_driver_inventory_has_absolute_thresholds_and_enforced_limit() -> None:
+def test_driver_535_inventory_reads_current_power_limit_and_tlimit_margins() -> None:
     inv = smi.parse_inventory((FIX / "rtx4090x2-q.xml").read_bytes())
     assert [g.index for g in inv.gpus] == [0, 1]
     n = inv.gpus[1].nominal
     assert n["power_enforced_w"] == 300 and n["power_default_w"] == 450
-    assert n["temp_slowdown_c"] == 94 and n["temp_shutdown_c"] == 97
+    # Driver 535 prints margins to T.Limit only: 66 °C + 17 °C = 83 °C; slowdown 2 °C and
+    # shutdown 7 °C above it.
+    assert n["temp_slowdown_c"] == 85 and n["temp_shutdown_c"] == 90
     assert n["temp_mem_max_c"] is None and n["sm_clock_base_mhz"] is None
 
 
