@@ -93,9 +93,10 @@ SLICE_MEMORY_EVERY_S: Final = 12.0
 QUERY: Final[tuple[tuple[str, tuple[str, ...], str], ...]] = (
     ("util_gpu_pct", ("utilization.gpu",), "num"),
     ("util_mem_pct", ("utilization.memory",), "num"),
-    ("sm_clock_mhz", ("clocks.sm",), "num"),
-    ("mem_clock_mhz", ("clocks.mem",), "num"),
-    ("gfx_clock_mhz", ("clocks.gr",), "num"),
+    # The long names are the same fields; a --format=csv header echoes whichever was asked.
+    ("sm_clock_mhz", ("clocks.sm", "clocks.current.sm"), "num"),
+    ("mem_clock_mhz", ("clocks.mem", "clocks.current.memory"), "num"),
+    ("gfx_clock_mhz", ("clocks.gr", "clocks.current.graphics"), "num"),
     ("temp_gpu_c", ("temperature.gpu",), "num"),
     ("temp_mem_c", ("temperature.memory",), "num"),
     ("power_w", ("power.draw",), "num"),
