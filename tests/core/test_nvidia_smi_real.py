@@ -273,3 +273,178 @@ def test_h100_mig_load_row_values() -> None:
     assert v["mem_used_bytes"] == 11125 * MIB and v["fan_pct"] is None
     assert (v["pcie_gen"], v["pcie_width"], v["ecc_dbe_vol"]) == (5, 16, 0)
     assert v["clock_reasons"] == 0 and idle.values["clock_reasons"] == 0x1
+
+
+# -- SRAM ECC, every layout: 5 uncorrectable errors fail the health check ---------------------
+
+
+def _ecc(xml: bytes) -> tuple[str, float | None]:
+    (f,) = [f for f in evaluate_check(smi.check_facts(xml)) if f.id == "ecc" and f.gpu == 0]
+    return f.verdict, f.values.get("ecc_dbe_vol")
+
+
+def _flip(src: str, tmp_path: Path, pattern: str, repl: str) -> bytes:
+    """A copy of the dump (in tmp_path, made now) with one value changed."""
+    text = (REAL / "xml" / src).read_text()
+    changed, n = re.subn(pattern, repl, text, count=1, flags=re.S)
+    assert n == 1, pattern
+    out = tmp_path / src
+    out.write_text(changed)
+    return out.read_bytes()
+
+
+def test_a100_535_sram_uncorrectable_fails_the_check(tmp_path: Path) -> None:
+    name = "telegraf__a100-sxm4-v12.xml"
+    assert _ecc(_xml(name)) == ("pass", 0)
+    # Drivers 510-535 name it <sram_uncorrectable> under <ecc_errors><volatile>.
+    flipped = _flip(
+        name,
+        tmp_path,
+        r"(<ecc_errors>\s*<volatile>.*?<sram_uncorrectable>)0(</sram_uncorrectable>)",
+        r"\g<1>5\g<2>",
+    )
+    assert _ecc(flipped) == ("fail", 5)
+
+
+def test_a100_mig_slice_sram_uncorrectable_fails_the_check(tmp_path: Path) -> None:
+    name = "netdata__a100-sxm4-mig.xml"
+    # In MIG mode the card's volatile counts say N/A; each slice has its own SRAM count.
+    assert _ecc(_xml(name)) == ("pass", 0)
+    flipped = _flip(
+        name,
+        tmp_path,
+        r"(<index>1</index>.*?<volatile_count>\s*<sram_uncorrectable>)0(<)",
+        r"\g<1>5\g<2>",
+    )
+    assert _ecc(flipped) == ("fail", 5)
+
+
+def test_570_parity_and_secded_layout_fails_the_check(tmp_path: Path) -> None:
+    name = "telegraf-pr17482__dual_a5000-v13.xml"
+    text = (REAL / "xml" / name).read_text()
+    # The dump has ECC off and every count N/A: turn it on, then put 5 in the SEC-DED count
+    # (570+ split SRAM uncorrectable into parity and SEC-DED).
+    text = text.replace("<current_ecc>Disabled</current_ecc>", "<current_ecc>Enabled</current_ecc>")
+    (tmp_path / "on.xml").write_text(text)
+    assert _ecc((tmp_path / "on.xml").read_bytes()) == ("pass", 0)
+    flipped, n = re.subn(
+        r"(<volatile>.*?<sram_uncorrectable_secded>)N/A(<)", r"\g<1>5\g<2>", text, 1, re.S
+    )
+    assert n == 1
+    (tmp_path / "flip.xml").write_text(flipped)
+    assert _ecc((tmp_path / "flip.xml").read_bytes()) == ("fail", 5)
+
+
+def test_pascal_double_bit_layout_fails_and_aggregate_only_warns(tmp_path: Path) -> None:
+    name = "netdata__tesla-p100.xml"
+    # The P100 has 3 single-bit errors in its lifetime count (a warning), none since boot.
+    (finding,) = [
+        f for f in evaluate_check(smi.check_facts(_xml(name))) if f.id == "ecc" and f.gpu == 0
+    ]
+    assert finding.verdict == "warn" and finding.values["ecc_sbe_agg"] == 3
+    vol = _flip(name, tmp_path, r"(<volatile>.*?<double_bit>.*?<total>)0(<)", r"\g<1>5\g<2>")
+    assert _ecc(vol) == ("fail", 5)
+    # Uncorrectable errors only in the lifetime count: a warning, not a failure.
+    agg = _flip(
+        "telegraf__a100-sxm4-v12.xml",
+        tmp_path,
+        r"(<aggregate>.*?<sram_uncorrectable>)0(<)",
+        r"\g<1>5\g<2>",
+    )
+    assert _ecc(agg) == ("warn", 0)
+
+
+# -- a GRID vGPU guest's zeros, Windows process names ------------------------------------------
+
+
+def test_vgpu_guest_zeros_are_not_reported() -> None:
+    raw = _xml("telegraf-hist__tesla_p4.xml")
+    inv = smi.parse_inventory(raw)
+    g = inv.gpus[0]
+    assert (g.name, inv.driver_version) == ("GRID P4-1Q", "513.46")
+    assert g.vgpu_guest and g.nominal["mem_total_bytes"] == 1024 * MIB
+    # The dump prints "0 MHz" for every max clock and "0 C" for the temperature.
+    assert g.nominal["sm_clock_max_mhz"] is None and g.nominal["mem_clock_max_mhz"] is None
+    assert g.nominal["power_enforced_w"] is None  # "N/A"
+    facts = smi.check_facts(raw)["gpus"][0]
+    assert facts["temp_gpu_c"] is None and facts["sm_clock_mhz"] is None
+    assert facts["virtualization_mode"] == "vgpu"
+    # The stream of that guest: its zeros are null with a reason; another GPU's 0 stays 0.
+    cols = ["temp_gpu_c", "sm_clock_mhz", "fan_pct", "util_gpu_pct"]
+    asm = smi.QueryAssembler(cols, [0, 1], smi.vgpu_guests(inv))
+    asm.feed("0, 0, 0, [N/A], 0")
+    (tick,) = asm.feed("1, 0, 0, 0, 0")
+    assert tick[0].values == {"temp_gpu_c": None, "sm_clock_mhz": None, "fan_pct": None,
+                              "util_gpu_pct": 0}  # fmt: skip
+    assert tick[0].missing["temp_gpu_c"] == smi.VGPU_ZERO
+    assert tick[1].values == dict.fromkeys(cols, 0)
+
+
+def test_windows_process_names_are_kept_whole() -> None:
+    procs = smi.check_facts(_xml("netdata__rtx-2080-win.xml"))["gpus"][0]["process_list"]
+    by_pid = {p["pid"]: p for p in procs}
+    assert by_pid[21472]["cmd"] == r"C:\Program Files (x86)\Google\Chrome\Application\chrome.exe"
+    assert by_pid[21472]["name"] == "chrome.exe"
+    assert by_pid[21036]["name"] == "CefSharp.BrowserSubprocess.exe"
+    assert by_pid[10808]["cmd"] is None and by_pid[10808]["name"] is None  # empty name
+    text = (
+        REAL / "captures" / "utkuozdemir__windows-x86_64__nvidia-geforce-rtx-2080-super__610.62.txt"
+    ).read_text()
+    body = _section(text, "load :: query-compute-apps")
+    lines = [ln for ln in body.splitlines() if ln.strip()]
+    fields = [c.split(" [", 1)[0] for c in smi.split_csv(lines[0])]
+    uuid = "GPU-00000000-0000-0000-0000-000000000000"
+    apps = {p["pid"]: p for p in smi.apps_procs(lines[1:], {uuid: 0}, fields)}
+    overlay = apps[17648]
+    assert (
+        overlay["cmd"] == r"C:\Program Files\NVIDIA Corporation\NVIDIA App\CEF\NVIDIA Overlay.exe"
+    )
+    assert overlay["name"] == "NVIDIA Overlay.exe" and overlay["mem_bytes"] is None  # WDDM
+    assert apps[2164]["name"] == "ApplicationFrameHost.exe"
+
+
+# -- CSV streams and field lists ---------------------------------------------------------------
+
+
+def test_p100_csv_stream_values() -> None:
+    (row,) = smi.parse_query_table((REAL / "csv" / "netdata__tesla-p100.csv").read_text())
+    v = row.values
+    assert row.index == 0 and v["fan_pct"] is None  # "[N/A]"
+    assert (v["pstate"], v["util_gpu_pct"], v["mem_used_bytes"]) == (0, 0, 0)  # real zeros
+    assert (v["temp_gpu_c"], v["power_w"]) == (37, 28.16)
+    assert (v["gfx_clock_mhz"], v["sm_clock_mhz"], v["mem_clock_mhz"]) == (405, 405, 715)
+
+
+def test_windows_471_csv_row_values() -> None:
+    text = (REAL / "csv" / "utkuozdemir-old__sample-output_win_471.11.csv").read_text()
+    (row,) = smi.parse_query_table(text)
+    v = row.values
+    assert (v["util_gpu_pct"], v["sm_clock_mhz"], v["temp_gpu_c"]) == (2, 111, 36)
+    assert (v["power_w"], v["power_limit_w"], v["pstate"]) == (32.7, 250, 8)
+    assert (v["mem_used_bytes"], v["fan_pct"], v["clock_reasons"]) == (876 * MIB, 38, 0x1)
+    assert (v["pcie_gen"], v["pcie_width"]) == (3, 16)
+
+
+@pytest.mark.parametrize(
+    ("path", "older"),
+    [
+        ("captures/utkuozdemir-old__output_ubuntu_20.04_v465.27.txt", True),
+        ("csv/netdata__help-query-gpu.txt", True),
+        ("captures/utkuozdemir__linux-x86_64__nvidia-h100-mig__590.48.01.txt", False),
+        ("captures/utkuozdemir__linux-x86_64__nvidia-geforce-rtx-2080-super__610.57.04.txt", False),
+        ("captures/utkuozdemir__windows-x86_64__nvidia-geforce-rtx-2080-super__591.86.txt", False),
+    ],
+)
+def test_the_probe_ends_with_the_fields_each_driver_lists(path: str, older: bool) -> None:
+    plan = _plan_for((REAL / path).read_text())
+    if older:
+        # These lists have clocks_throttle_reasons.active and pcie.link.gen.current, and no
+        # remapped_rows.* fields.
+        assert plan.chosen["clock_reasons"] == "clocks_throttle_reasons.active"
+        assert plan.chosen["pcie_gen"] == "pcie.link.gen.current"
+        assert set(plan.dropped) == {"remap_pending", "remap_failed"}
+    else:
+        assert plan.chosen["clock_reasons"] == "clocks_event_reasons.active"
+        assert plan.chosen["pcie_gen"] == "pcie.link.gen.gpucurrent"
+        assert plan.dropped == {}
+    assert plan.chosen["temp_mem_c"] == "temperature.memory"
