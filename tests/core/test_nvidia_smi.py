@@ -161,6 +161,8 @@ def fake_smi(root: Path, model: str) -> Path:
     shutil.copy(FIX / f"{model}-q.xml", d / "q.xml")
     shutil.copy(FIX / f"{model}-query.csv", d / "query.csv")
     shutil.copy(FIX / f"{model}-apps.csv", d / "apps.csv")
+    if (FIX / f"{model}-list.txt").exists():
+        shutil.copy(FIX / f"{model}-list.txt", d / "list.txt")
     (d / "nvidia-smi").chmod(0o755)
     return d
 
@@ -216,6 +218,57 @@ def test_local_stream_through_the_stand_in_nvidia_smi(
     assert rc == 0 and b'"backend":"nvidia-smi"' in out
     rc, out, _err = t.run([SMI_PREFIX, "kill", "--pid", "1"])
     assert rc != 0 and b'"result":"refused"' in out and b"start time" in out
+
+
+def test_a_mig_host_streams_its_slices_under_the_card(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = fake_smi(tmp_path, "a100mig")
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    h = HostConfig(name="mig", transport="local", collector="nvidia-smi", interval_s=0.2)
+    t = with_collector(LocalTransport(h), h)
+    stream = t.stream(samplercmd.attach_argv(t.ensure_sampler(), h, 0))
+    dec = StreamDecoder()
+    live = LiveBuffers(window_s=600)
+    samples: list[Sample] = []
+    try:
+        for line in stream:
+            m = dec.feed(line)
+            if m is not None:
+                live.feed("mig", m)
+            if isinstance(m, Sample):
+                samples.append(m)
+            if len(samples) >= 4:
+                break
+    finally:
+        stream.close()
+        t.close()
+    assert dec.bad_lines == 0, dec.last_error
+    hello = dec.hello
+    assert hello is not None
+    assert [g.index for g in hello.gpus] == [0, 100, 101, 102]
+    slices = hello.gpus[1:]
+    assert [g.name for g in slices] == [
+        f"NVIDIA A100-SXM4-80GB MIG {p}" for p in ("3g.40gb", "2g.20gb", "1g.10gb")
+    ]
+    assert slices[2].uuid == "MIG-3b4c5d6e-7f80-5192-a3b4-c5d6e7f8a9b2"  # from nvidia-smi -L
+    assert [g.extra["mig"]["sm_count"] for g in slices] == [42, 28, 14]
+    assert [g.nominal_value("mem_total_bytes") for g in slices] == [
+        40192 << 20,
+        19968 << 20,
+        9856 << 20,
+    ]
+    # The card: utilization [N/A] in MIG mode, said as such; its power and clocks are there.
+    assert hello.gpus[0].unsupported["util_gpu_pct"] == smi.MIG_UTIL
+    s = samples[-1]
+    assert s.value(0, "util_gpu_pct") is None and s.value(0, "power_limit_w") == 400
+    assert [s.value(i, "mem_used_bytes") for i in (100, 101, 102)] == [
+        12850 << 20,
+        7431 << 20,
+        13 << 20,
+    ]
+    assert s.value(100, "power_w") is None  # the card's, not the slice's
+    assert len(live.series("mig", 101, "mem_used_bytes")) == len(samples)
 
 
 def test_auto_keeps_the_sampler_and_local_hosts_unwrapped() -> None:

@@ -328,7 +328,11 @@ def test_570_parity_and_secded_layout_fails_the_check(tmp_path: Path) -> None:
     (tmp_path / "on.xml").write_text(text)
     assert _ecc((tmp_path / "on.xml").read_bytes()) == ("pass", 0)
     flipped, n = re.subn(
-        r"(<volatile>.*?<sram_uncorrectable_secded>)N/A(<)", r"\g<1>5\g<2>", text, 1, re.S
+        r"(<volatile>.*?<sram_uncorrectable_secded>)N/A(<)",
+        r"\g<1>5\g<2>",
+        text,
+        count=1,
+        flags=re.S,
     )
     assert n == 1
     (tmp_path / "flip.xml").write_text(flipped)

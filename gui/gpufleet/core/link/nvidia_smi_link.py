@@ -126,6 +126,7 @@ class SmiStream(LineStream):
         except smi.SmiError as e:
             return str(e)
         if inv.slices():
+            self._slice_mem = {(s.parent, s.slot): s.mem_used_bytes for s in inv.slices()}
             inv = self._named_slices(inv)
         plan = smi.FieldPlan.initial()
         # An older nvidia-smi refuses a field it does not know and prints nothing else: ask
@@ -162,7 +163,6 @@ class SmiStream(LineStream):
             return inv
         if rc != 0:
             return inv
-        self._slice_mem = {(s.parent, s.slot): s.mem_used_bytes for s in inv.slices()}
         return inv.named(smi.list_gpus(out.decode("utf-8", "replace")))
 
     def _take_xml(self, lines: list[str], status: str) -> None:
