@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.link import sampler_argv as samplercmd
+from gpufleet.core.link.channel import Transport
 from gpufleet.core.link.nvidia_smi_link import SMI_PREFIX, CollectorTransport, with_collector
 from gpufleet.core.link.transport import LocalTransport
 from gpufleet.core.live.buffers import LiveBuffers
@@ -167,13 +168,20 @@ def fake_smi(root: Path, model: str) -> Path:
     return d
 
 
+def local_smi(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: str
+) -> tuple[HostConfig, Transport]:
+    """A local host read through the stand-in nvidia-smi playing ``model``'s fixtures."""
+    bin_dir = fake_smi(tmp_path, model)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    h = HostConfig(name=model, transport="local", collector="nvidia-smi", interval_s=0.2)
+    return h, with_collector(LocalTransport(h), h)
+
+
 def test_local_stream_through_the_stand_in_nvidia_smi(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    bin_dir = fake_smi(tmp_path, "rtx4090x2")
-    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
-    h = HostConfig(name="smi", transport="local", collector="nvidia-smi", interval_s=0.2)
-    t = with_collector(LocalTransport(h), h)
+    h, t = local_smi(tmp_path, monkeypatch, "rtx4090x2")
     assert isinstance(t, CollectorTransport)
     prefix = t.ensure_sampler()
     assert prefix == [SMI_PREFIX]
@@ -188,7 +196,7 @@ def test_local_stream_through_the_stand_in_nvidia_smi(
             m = dec.feed(line)
             if m is None:
                 continue
-            live.feed("smi", m)
+            live.feed(h.name, m)
             if isinstance(m, Sample):
                 samples.append(m)
             elif isinstance(m, Procs):
@@ -211,7 +219,7 @@ def test_local_stream_through_the_stand_in_nvidia_smi(
     assert s.value(0, "pcie_gen") == 4 and s.value(0, "temp_mem_c") is None
     assert {p.pid for p in procs[-1].procs} == {48211, 48212}
     # What the plots draw: the live buffers hold the series.
-    series = live.series("smi", 1, "power_w")
+    series = live.series(h.name, 1, "power_w")
     assert len(series) >= 8 and abs(float(series.v[-1]) - 296.1) < 0.01
     # The health check comes from -q -x; a kill needs the sampler and says so.
     rc, out, _err = t.run([SMI_PREFIX, "check"])
@@ -223,10 +231,7 @@ def test_local_stream_through_the_stand_in_nvidia_smi(
 def test_a_mig_host_streams_its_slices_under_the_card(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    bin_dir = fake_smi(tmp_path, "a100mig")
-    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
-    h = HostConfig(name="mig", transport="local", collector="nvidia-smi", interval_s=0.2)
-    t = with_collector(LocalTransport(h), h)
+    h, t = local_smi(tmp_path, monkeypatch, "a100mig")
     stream = t.stream(samplercmd.attach_argv(t.ensure_sampler(), h, 0))
     dec = StreamDecoder()
     live = LiveBuffers(window_s=600)
@@ -235,7 +240,7 @@ def test_a_mig_host_streams_its_slices_under_the_card(
         for line in stream:
             m = dec.feed(line)
             if m is not None:
-                live.feed("mig", m)
+                live.feed(h.name, m)
             if isinstance(m, Sample):
                 samples.append(m)
             if len(samples) >= 4:
@@ -268,7 +273,7 @@ def test_a_mig_host_streams_its_slices_under_the_card(
         13 << 20,
     ]
     assert s.value(100, "power_w") is None  # the card's, not the slice's
-    assert len(live.series("mig", 101, "mem_used_bytes")) == len(samples)
+    assert len(live.series(h.name, 101, "mem_used_bytes")) == len(samples)
 
 
 def test_auto_keeps_the_sampler_and_local_hosts_unwrapped() -> None:

@@ -293,30 +293,25 @@ def _flip(src: str, tmp_path: Path, pattern: str, repl: str) -> bytes:
     return out.read_bytes()
 
 
-def test_a100_535_sram_uncorrectable_fails_the_check(tmp_path: Path) -> None:
-    name = "telegraf__a100-sxm4-v12.xml"
+@pytest.mark.parametrize(
+    ("name", "pattern"),
+    [
+        # Drivers 510-535 name it <sram_uncorrectable> under <ecc_errors><volatile>.
+        (
+            "telegraf__a100-sxm4-v12.xml",
+            r"(<ecc_errors>\s*<volatile>.*?<sram_uncorrectable>)0(</sram_uncorrectable>)",
+        ),
+        # In MIG mode the card's volatile counts say N/A; each slice has its own SRAM count.
+        (
+            "netdata__a100-sxm4-mig.xml",
+            r"(<index>1</index>.*?<volatile_count>\s*<sram_uncorrectable>)0(<)",
+        ),
+    ],
+    ids=["a100-535", "a100-mig-slice"],
+)
+def test_a100_sram_uncorrectable_fails_the_check(tmp_path: Path, name: str, pattern: str) -> None:
     assert _ecc(_xml(name)) == ("pass", 0)
-    # Drivers 510-535 name it <sram_uncorrectable> under <ecc_errors><volatile>.
-    flipped = _flip(
-        name,
-        tmp_path,
-        r"(<ecc_errors>\s*<volatile>.*?<sram_uncorrectable>)0(</sram_uncorrectable>)",
-        r"\g<1>5\g<2>",
-    )
-    assert _ecc(flipped) == ("fail", 5)
-
-
-def test_a100_mig_slice_sram_uncorrectable_fails_the_check(tmp_path: Path) -> None:
-    name = "netdata__a100-sxm4-mig.xml"
-    # In MIG mode the card's volatile counts say N/A; each slice has its own SRAM count.
-    assert _ecc(_xml(name)) == ("pass", 0)
-    flipped = _flip(
-        name,
-        tmp_path,
-        r"(<index>1</index>.*?<volatile_count>\s*<sram_uncorrectable>)0(<)",
-        r"\g<1>5\g<2>",
-    )
-    assert _ecc(flipped) == ("fail", 5)
+    assert _ecc(_flip(name, tmp_path, pattern, r"\g<1>5\g<2>")) == ("fail", 5)
 
 
 def test_570_parity_and_secded_layout_fails_the_check(tmp_path: Path) -> None:
