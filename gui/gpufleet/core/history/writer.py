@@ -8,6 +8,7 @@ It owns the write connection and commits in batches, one transaction each (every
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import logging
 import math
@@ -17,7 +18,8 @@ import time
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 import orjson
@@ -36,9 +38,6 @@ from gpufleet.core.wire.messages import (
     Sample,
     Value,
 )
-
-if TYPE_CHECKING:
-    from gpufleet.core.history.store import Store
 
 # The store's logger, as before the writer had a module of its own (log filters name it).
 log = logging.getLogger("gpufleet.core.history.store")
@@ -67,6 +66,27 @@ OP_LIFECYCLE = 7
 Array = codec.F64
 # The samples of some GPUs sharing timestamps: (gpu indices, n × g × c values, t, seq, mono).
 _Group = tuple[tuple[Value, ...], Array, Array, codec.I64, Array]
+
+
+class StoreState(Protocol):
+    """What the writer thread reads and counts on its ``Store`` (the store owns the queue,
+    the settings and the counters; the writer imports nothing of it)."""
+
+    path: Path
+    retention_raw_days: float
+    retention_rollup_days: float
+    max_bytes: int | None
+    event_rate_per_s: float
+    event_burst: int
+    rate_limited: dict[str, int]
+    trimmed_for_size: int
+    errors: int
+    last_error: str | None
+    _queue: collections.deque[tuple[Any, ...]]
+    _wake: threading.Event
+    _idle: bool
+    _flush_interval: float
+    _batch_rows: int
 
 
 @dataclass
@@ -131,7 +151,7 @@ def _storable(s: Sample) -> bool:
 class Writer:
     """The writer thread's state: open per-host minute buffers and the pending batch."""
 
-    def __init__(self, store: Store, con: sqlite3.Connection) -> None:
+    def __init__(self, store: StoreState, con: sqlite3.Connection) -> None:
         self.store = store
         self.con = con
         self.host_ids: dict[str, int] = {}
