@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpufleet.core.text.catalogue import OWN_TEXT, QT_TRANSLATE_NOOP, translated
+from gpufleet.core.text.alerts import OWN_TEXT
 from gpufleet.core.text.sanitize import clean
+from gpufleet.core.text.translate import QT_TRANSLATE_NOOP, translated
 
 _TITLE = QT_TRANSLATE_NOOP("Alerts", "{host}: the provider did not {action} the instance")
 _SENTENCE = QT_TRANSLATE_NOOP(
