@@ -65,6 +65,10 @@ from gpufleet_sampler.backends.nvml_gpu import (
     _C_PCIE_TX,
     _C_VPOW,
     _C_VTHERM,
+    _FV_ITEMS,
+    _FV_RET,
+    _FV_TS,
+    _FV_VAL,
     _G_ALL,
     _G_COUNTERS,
     _G_ERRORS,
@@ -95,6 +99,8 @@ from gpufleet_sampler.backends.nvml_gpu import (
     _R_VOLD,
     _R_VPOW,
     _R_VSW,
+    _RM_FAILED,
+    _RM_PENDING,
     _S_ENERGY,
     _S_FAN,
     _S_FIELDS,
@@ -732,14 +738,16 @@ class NvmlBackend(NvmlPlan):
         fv = raw[_S_FIELDS]
         if fv is not None:
             t = _unpack(lay, fv)
+            # The offsets of a field's value as locals: read some 40 times a row.
+            ret, val, ts_at, items = _FV_RET, _FV_VAL, _FV_TS, _FV_ITEMS
             role = lay[_L_ROLE]
             cnt = g.cnt
             b = role[_R_ENERGY]
             if b >= 0:
-                energy_f = t[b + 6] // 1000 if t[b + 5] == 0 else None
+                energy_f = t[b + val] // 1000 if t[b + ret] == 0 else None
             b = role[_R_MEMTEMP]
             if b >= 0:
-                tmem = t[b + 6] if t[b + 5] == 0 else None
+                tmem = t[b + val] if t[b + ret] == 0 else None
             b = role[_R_PCIE_TX]
             if b >= 0:
                 ptx = _field_rate(t, b, cnt, _C_PCIE_TX, 1.0, _PCIE_CAP)
@@ -747,8 +755,8 @@ class NvmlBackend(NvmlPlan):
             if b >= 0:
                 prx = _field_rate(t, b, cnt, _C_PCIE_RX, 1.0, _PCIE_CAP)
             b = role[_R_REPLAY]
-            if b >= 0 and t[b + 5] == 0:
-                replays = t[b + 6]
+            if b >= 0 and t[b + ret] == 0:
+                replays = t[b + val]
                 g.pcie_replays_call = replays  # (from field 94 here) sent until the next read
             b = role[_R_NVL_TX]
             if b >= 0:
@@ -759,54 +767,56 @@ class NvmlBackend(NvmlPlan):
             b = role[_R_VPOW]
             if b >= 0:
                 vpow = None
-                if t[b + 5] == 0:
-                    ns = t[b + 6]
+                if t[b + ret] == 0:
+                    ns = t[b + val]
                     b2 = role[_R_VBRAKE]
-                    if b2 >= 0 and t[b2 + 5] == 0:
-                        ns += t[b2 + 6]
-                    vpow = _pct(cnt, _C_VPOW, ns, t[b + 2])
+                    if b2 >= 0 and t[b2 + ret] == 0:
+                        ns += t[b2 + val]
+                    vpow = _pct(cnt, _C_VPOW, ns, t[b + ts_at])
             ns = None
             ts = 0
             seen = False
             b = role[_R_VSW]
             if b >= 0:
                 seen = True
-                if t[b + 5] == 0:
-                    ns = t[b + 6]
-                    ts = t[b + 2]
+                if t[b + ret] == 0:
+                    ns = t[b + val]
+                    ts = t[b + ts_at]
             b = role[_R_VHW]
             if b >= 0:
                 seen = True
-                if t[b + 5] == 0:
-                    ns = t[b + 6] + (ns or 0)
-                    ts = t[b + 2]
+                if t[b + ret] == 0:
+                    ns = t[b + val] + (ns or 0)
+                    ts = t[b + ts_at]
             b = role[_R_VOLD]
             if b >= 0:
                 seen = True
-                if t[b + 5] == 0:
-                    ns = t[b + 6]
-                    ts = t[b + 2]
+                if t[b + ret] == 0:
+                    ns = t[b + val]
+                    ts = t[b + ts_at]
             if seen:
                 vth = _pct(cnt, _C_VTHERM, ns, ts) if ns is not None else None
             b = role[_R_SBE]
-            if b >= 0 and t[b + 5] == 0:
-                sbe = t[b + 6]
+            if b >= 0 and t[b + ret] == 0:
+                sbe = t[b + val]
                 g.ecc_vol = (sbe, g.ecc_vol[1])
             b = role[_R_DBE]
-            if b >= 0 and t[b + 5] == 0:
-                dbe = t[b + 6]
+            if b >= 0 and t[b + ret] == 0:
+                dbe = t[b + val]
                 g.ecc_vol = (g.ecc_vol[0], dbe)
                 if dbe != g.last_dbe:
                     self._dbe_check(g, dbe, g.last_dbe is None)
             b = role[_R_PINST]
             if b >= 0:
-                pinst = t[b + 6] / 1000.0 if t[b + 5] == 0 else None
+                pinst = t[b + val] / 1000.0 if t[b + ret] == 0 else None
             b = lay[_L_STATES]
             if b >= 0:
                 self._apply_link_states(
                     g,
                     [
-                        (1 if t[b + 7 * k + 6] else 0) if t[b + 7 * k + 5] == 0 else None
+                        (1 if t[b + items * k + val] else 0)
+                        if t[b + items * k + ret] == 0
+                        else None
                         for k in range(lay[_L_NSTATES])
                     ],
                 )
@@ -890,8 +900,8 @@ class NvmlBackend(NvmlPlan):
             fp16,
             sbe,
             dbe,
-            rm[2] if rm is not None else None,
-            rm[3] if rm is not None else None,
+            rm[_RM_PENDING] if rm is not None else None,
+            rm[_RM_FAILED] if rm is not None else None,
             g.retired_pending,
             0,
         ]

@@ -160,6 +160,12 @@ _NHELD = 9
 # unpacks them, their value types, each role's offset (-1: not in it), where the link
 # states start (-1: none) and how many.
 _L_READS, _L_IDS, _L_STRUCT, _L_TYPES, _L_ROLE, _L_STATES, _L_NSTATES = range(7)
+# One field value in an unpacked field read (``_unpack``: _FV_ITEMS items per field, from its
+# offset): fieldId, scopeId, timestamp, latencyUsec, valueType, nvmlReturn, value.
+_FV_TS, _FV_TYPE, _FV_RET, _FV_VAL = 2, 4, 5, 6
+_FV_ITEMS = 7
+# _Gpu.remap: (correctable rows, uncorrectable rows, a remap pending, a remap failed).
+_RM_PENDING, _RM_FAILED = 2, 3
 # A 32-bit counter (valueType 1: unsigned int; the H200's PCIe byte counters 197/198 are) wraps
 # every 4 GiB: a decrease is a wrap, not a reset. 64-bit counters have no entry.
 _WRAP = {1: 1 << 32, 6: 1 << 16}
@@ -521,7 +527,7 @@ def _unpack(lay: Any, fv: Any) -> Tuple[Any, ...]:
     if s is not None:
         t: Tuple[Any, ...] = s.unpack_from(fv)
         # Every entry still has the value type seen at start-up (else read it the slow way).
-        if t[4::7] == lay[_L_TYPES]:
+        if t[_FV_TYPE::_FV_ITEMS] == lay[_L_TYPES]:
             return t
     out: List[Any] = []
     for r in fv:
@@ -535,9 +541,9 @@ def _field_rate(
 ) -> Optional[int]:
     """The rate of the byte counter at offset ``b`` of an unpacked field read (its value,
     NVML timestamp and value type there), or None where that field failed this time."""
-    if t[b + 5] != 0:
+    if t[b + _FV_RET] != 0:
         return None
-    return _rate(cnt, slot, t[b + 6], t[b + 2], unit, cap, _WRAP.get(t[b + 4], 0))
+    return _rate(cnt, slot, t[b + _FV_VAL], t[b + _FV_TS], unit, cap, _WRAP.get(t[b + _FV_TYPE], 0))
 
 
 def _rate(
