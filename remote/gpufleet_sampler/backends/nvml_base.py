@@ -1,9 +1,9 @@
 """The state the parts of the NVML backend share (declared here, set by
 ``NvmlBackend.__init__``) and the guarded NVML calls they all make.
 
-``NvmlBackend`` (nvml.py: the tiers and the per-tick hot path) builds on ``NvmlPlan``
-(nvml_plan.py: the CPU plan), which builds on ``NvmlProbe`` (nvml_probe.py: start-up
-probing, hello, info, check), which builds on ``NvmlBase``.
+``NvmlBackend`` (nvml.py: the tiers and the per-tick hot path) builds on ``NvmlProcs``
+(nvml_procs.py: the processes tier), on ``NvmlPlan`` (nvml_plan.py: the CPU plan), on
+``NvmlProbe`` (nvml_probe.py: start-up probing, hello, info, check), on ``NvmlBase``.
 
 Python 3.8, stdlib + pynvml only.
 """
@@ -20,6 +20,8 @@ from gpufleet_sampler.backends.nvml_gpu import (
     _Lost,
     _reason,
 )
+from gpufleet_sampler.procs import holders as gpu_holders
+from gpufleet_sampler.procs import procfs
 
 
 class NvmlBase(Backend):
@@ -49,6 +51,11 @@ class NvmlBase(Backend):
     _dev_dir: str
     _nvml_pids: Optional[Dict[str, int]]
     _mig: List[nvml_mig.MigSlice]
+    _holders_host_s: float
+    _last_scan: Optional[gpu_holders.Scan]
+    _next_scan: float
+    _proc_cache: procfs.ProcCache
+    _scanner: gpu_holders.Scanner
 
     def _try(self, g: _Gpu, call: str, fn: Callable[..., Any], *args: Any) -> Any:
         """Call once at start-up; on failure record why and return None. GpuIsLost -> _Lost."""
@@ -125,6 +132,15 @@ class NvmlBase(Backend):
 
     def cpu_plan(self) -> Dict[str, Any]:
         raise NotImplementedError  # the plan's (nvml_plan.py), in hello
+
+    def _due(self, mono: float, when: float) -> bool:
+        raise NotImplementedError
+
+    def _schedule(self, g: _Gpu, tier: str, mono: float, first: bool = False) -> None:
+        raise NotImplementedError
+
+    def _mark_lost(self, g: _Gpu, when: str) -> None:
+        raise NotImplementedError
 
     def tick(self, mono: float) -> List[List[Any]]:
         raise NotImplementedError
