@@ -81,12 +81,20 @@ def test_a_cli_kill_is_in_the_bundle_with_who_what_when_and_result(
     assert "Kills: 1:" in summary and f"PID {proc.pid}" in summary
 
 
-def test_actions_and_watchdog_events_are_in_the_bundle(tmp_path: Path) -> None:
+def _box_history(seconds: int) -> tuple[float, Store]:
+    """A host "box" with ``seconds`` of samples an hour ago, in the real history store
+    (returned open, for more writes)."""
     t0 = synth.floor_minute(time.time() - 3600)
-    with Store(paths.history_file()) as st:
-        st.write("box", synth.make_hello("box", 1))
-        for s in synth.make_samples(t0, 600, gpus=1):
-            st.write("box", s)
+    st = Store(paths.history_file())
+    st.write("box", synth.make_hello("box", 1))
+    for s in synth.make_samples(t0, seconds, gpus=1):
+        st.write("box", s)
+    return t0, st
+
+
+def test_actions_and_watchdog_events_are_in_the_bundle(tmp_path: Path) -> None:
+    t0, st = _box_history(600)
+    with st:
         # As the daemon streams it (gpufleet_sampler.watchdog._event), decoded as received.
         raw = {"kind": "event", "seq": 10**6, "t": t0 + 300, "type": "watchdog", "gpu": None}
         raw.update(code=None, message="idle for 900 s: ...", phase="pending", action="shutdown")
@@ -106,11 +114,8 @@ def test_actions_and_watchdog_events_are_in_the_bundle(tmp_path: Path) -> None:
 
 
 def test_exports_to_a_named_file_are_private(tmp_path: Path) -> None:
-    t0 = synth.floor_minute(time.time() - 3600)
-    with Store(paths.history_file()) as st:
-        st.write("box", synth.make_hello("box", 1))
-        for s in synth.make_samples(t0, 60, gpus=1):
-            st.write("box", s)
+    t0, st = _box_history(60)
+    st.close()
     old = os.umask(0o022)
     try:
         for fmt in ("csv", "jsonl"):

@@ -17,21 +17,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gpufleet_sampler import protocol
 from gpufleet_sampler.watchdog import Watchdog
 from waiting import wait_until
 
 from tests.core.provider_server import ProviderServer, Reply, serve
-from tests.remote.test_watchdog import REMOTE, _phase, _start, sd, wd
+from tests.remote.test_watchdog import REMOTE, _phase, _rows, _start, sd, wd
 
 __all__ = ["sd"]  # the fixture, shared with test_watchdog
-
-
-def _rows(util: float) -> list[list[Any]]:
-    r: list[Any] = [0] + [None] * len(protocol.COLUMN_NAMES)
-    r[protocol.ROW_POS["util_gpu_pct"]] = util
-    r[protocol.ROW_POS["mem_used_bytes"]] = 1e9
-    return [r]
 
 
 def test_provider_without_credentials_refuses_to_arm(sd: Path) -> None:
