@@ -178,7 +178,13 @@ class App(QObject):
             # rule engine meanwhile). GPUFLEET_DEMO_PREFILL_S=0 starts empty (tests).
             seconds = float(os.environ.get("GPUFLEET_DEMO_PREFILL_S", DEMO_PREFILL_S))
             prefill_then(
-                self.fleet.hosts(), self.live, self.pipeline.engine, self._start_streams, seconds
+                self.fleet.hosts(),
+                self.live,
+                self.pipeline.engine,
+                self._start_streams,
+                seconds,
+                store=self.store,
+                lifecycle=self.pipeline.alerting.lifecycle,
             )
         else:
             self._start_streams()
