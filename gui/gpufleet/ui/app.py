@@ -25,14 +25,16 @@ from typing import Any
 from PySide6.QtCore import QCoreApplication, QObject, QThreadPool, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from gpufleet.core.config import paths
+from gpufleet.core.config import instance_lock, paths
 from gpufleet.core.config.configfile import load_config
 from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.config.instance_lock import InstanceLock
 from gpufleet.core.cost.billing import BillingState
 from gpufleet.core.fleet.demo import demo_hosts
 from gpufleet.core.fleet.fleet import Fleet
 from gpufleet.core.live.buffers import LiveBuffers
 from gpufleet.core.pipeline.build import build_pipeline, demo_daemons_running, stop_demo_daemons
+from gpufleet.core.text import instance as instance_text
 from gpufleet.ui import i18n
 from gpufleet.ui.background.history import HistoryCache
 from gpufleet.ui.controllers.actions import Actions
@@ -258,6 +260,17 @@ def offer_demo(reason: str | None) -> bool:
     return box.exec() == QMessageBox.StandardButton.Open
 
 
+def refuse_second_instance(demo: bool) -> InstanceLock | None:
+    """This window's hold on its data dir; None when another gpufleet has it, after saying
+    so (on stderr and in a message box): two would notify and act twice."""
+    try:
+        return instance_lock.for_fleet(demo, instance_lock.ROLE_WINDOW).acquire()
+    except instance_lock.InstanceBusy as e:
+        print(f"gpufleet: {e}", file=sys.stderr)
+        QMessageBox.warning(None, instance_text.busy_title(), str(e))
+        return None
+
+
 def run_app(demo: bool) -> int:
     """The GUI entry point (``gpufleet`` without a subcommand)."""
     qapp = make_qapp()
@@ -270,6 +283,16 @@ def run_app(demo: bool) -> int:
     if demo:
         paths.ensure_private_dir(paths.demo_data_dir())
         hosts = demo_hosts()
+    lock = refuse_second_instance(demo)
+    if lock is None:
+        return 1
+    try:
+        return _run_window(qapp, hosts, demo, theme)
+    finally:
+        lock.release()
+
+
+def _run_window(qapp: QApplication, hosts: list[HostConfig], demo: bool, theme: Theme) -> int:
     app = App(hosts, demo, theme)
     keep = _install_signal_handlers(qapp)
     qapp.setQuitOnLastWindowClosed(not app.tray.available)
