@@ -121,14 +121,16 @@ ALERT_TEXT: Final[dict[str, tuple[str, str, str, str]]] = {
         QT_TRANSLATE_NOOP("Alerts", "Sampler restarted on {host}"),
         QT_TRANSLATE_NOOP(
             "Alerts",
-            "The sampler on {host} started a new run (the daemon, or the host, restarted) "
-            "after {gap} without samples.",
+            "gpufleet's sampler on {host} started over after {gap} without samples: the "
+            "host rebooted, or the sampler was stopped or killed there. The samples of that "
+            "gap are missing; recording goes on.",
         ),
         "",
         QT_TRANSLATE_NOOP(
             "Alerts",
-            "A note: recording goes on. If you did not restart it, check whether the host "
-            "rebooted (uptime) and why.",
+            "If you did not reboot the host or stop the sampler, run uptime on the host: a "
+            "reboot you did not ask for came from the provider or a crash; no reboot means the "
+            "sampler was killed (look for it in dmesg, e.g. out of memory).",
         ),
     ),
     "power_limit_low": (
@@ -600,13 +602,16 @@ ALERT_VARIANTS: Final[dict[tuple[str, str], tuple[str, str, str, str]]] = {
         QT_TRANSLATE_NOOP("Alerts", "Sampler restarted on {host}"),
         QT_TRANSLATE_NOOP(
             "Alerts",
-            "The sampler on {host} started a new run after {gap} without samples, and what "
-            "the previous run recorded but had not yet sent is gone.",
+            "gpufleet's sampler on {host} started over after {gap} without samples, and what "
+            "the previous run had sampled but not yet sent is gone: that time is missing from "
+            "the history.",
         ),
         "",
         QT_TRANSLATE_NOOP(
             "Alerts",
-            "If you did not restart it, check whether the host rebooted (uptime) and why.",
+            "If you did not reboot the host or stop the sampler, run uptime on the host: a "
+            "reboot you did not ask for came from the provider or a crash; no reboot means the "
+            "sampler was killed (look for it in dmesg, e.g. out of memory).",
         ),
     ),
 }

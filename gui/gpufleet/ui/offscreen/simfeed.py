@@ -126,6 +126,9 @@ def _run_rules(
             latest[a.id] = a
     for a in rules.tick(end_t):
         latest[a.id] = a
+    # The live sampler that goes on from here is a run of its own, started by the app.
+    for h in hosts:
+        rules.expect_new_run(h.name)
     return list(latest.values())
 
 

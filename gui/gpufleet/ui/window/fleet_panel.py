@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 
 from gpufleet.core.text import catalogue
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
+from gpufleet.core.text.evidence import evidence_lines
 from gpufleet.ui.i18n import state_name
 from gpufleet.ui.viewmodel.summary import (
     CURRENCY_SYMBOL,
@@ -186,16 +187,8 @@ def alert_line(alert: Any, title: str, now: float) -> str:
 
 
 def evidence_text(alert: Any) -> str:
-    """The alert's evidence as "key: value" lines (numbers rounded), for the tooltip."""
-    lines = []
-    for k, v in dict(alert.evidence).items():
-        if isinstance(v, float):
-            v = f"{v:.4g}"
-        elif isinstance(v, (list, tuple, dict)):
-            v = str(v)
-            v = v if len(v) <= 80 else v[:79] + "…"
-        lines.append(f"{k}: {v}")
-    return "\n".join(lines)
+    """The alert's evidence as "what: value" lines in words and units, for the tooltip."""
+    return "\n".join(evidence_lines(dict(alert.evidence)))
 
 
 class FleetPanel(QWidget):
