@@ -43,6 +43,7 @@ from gpufleet.core.providers import importing
 from gpufleet.core.providers import registry as providers
 from gpufleet.core.providers.actions import FileActionRecord, ProviderActions
 from gpufleet.core.providers.base import BillingState, ProviderError
+from gpufleet.core.providers.import_billing import record_import_billing
 from gpufleet.core.text.sanitize import clean
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}$")
@@ -485,21 +486,9 @@ def _change_line(c: importing.Change, label: str) -> str:
 def _record_provider_billing(changes: list[importing.Change]) -> None:
     """The provider's word on each imported host's billing state goes into the ledger."""
     try:
-        ledger = billing.BillingLedger.load()
+        record_import_billing(changes)
     except billing.BillingFileError as e:
         print(f"gpufleet: note: billing states not recorded: {e}", file=sys.stderr)
-        return
-    now = time.time()
-    changed = False
-    for c in changes:
-        host = c.host or c.before
-        if host is None or (c.kind in ("no_ssh", "invalid") and c.before is None):
-            continue
-        state = "ended" if c.kind == "ended" else c.instance.billing
-        if state is not None:
-            changed |= ledger.record(host.name, state, now, "provider", c.instance.state)
-    if changed:
-        ledger.save()
 
 
 def _bill(args: argparse.Namespace) -> int:

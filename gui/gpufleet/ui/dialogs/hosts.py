@@ -35,10 +35,12 @@ from PySide6.QtWidgets import (
 from gpufleet.core.config.configfile import load_config, save_config
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.config.secrets import set_secret
+from gpufleet.core.cost.billing import BillingFileError, BillingState
 from gpufleet.core.link.ssh_command import SshCommandError, parse_ssh
 from gpufleet.core.link.ssh_config import importable_aliases, load, lookup
 from gpufleet.core.providers import importing
 from gpufleet.core.providers.base import ProviderError
+from gpufleet.core.providers.import_billing import import_states, record_import_billing
 from gpufleet.core.providers.registry import names, open_provider
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.core.text.sanitize import clean
@@ -441,6 +443,11 @@ class ProviderImportDialog(_ChecklistImport[importing.Change, tuple[HostConfig, 
         super().__init__(parent, pool)
         self.existing = list(existing)
         self.api_url = api_url
+        self.changes: list[importing.Change] = []
+        # After Import: host -> the billing state the provider gave it (recorded in
+        # billing.json as `gpufleet hosts import` does), for the app to follow.
+        self.billing: dict[str, BillingState] = {}
+        self.billing_note: str | None = None
         self.setWindowTitle(self.tr("Import hosts from a provider"))
         lay = QVBoxLayout(self)
         row = QHBoxLayout()
@@ -475,6 +482,7 @@ class ProviderImportDialog(_ChecklistImport[importing.Change, tuple[HostConfig, 
     def _show(self, changes: Any) -> None:
         self.list_button.setEnabled(True)
         self._clear_rows()
+        self.changes = list(changes)
         for c in changes:
             if c.kind not in ("add", "update"):
                 continue
@@ -521,4 +529,13 @@ class ProviderImportDialog(_ChecklistImport[importing.Change, tuple[HostConfig, 
             assert c.host is not None  # only "add" and "update" changes are listed
             old = c.before.name if c.before is not None else None
             out.append((save_host(c.host, old, None), old))
+        # The billing of what was imported and of the hosts already here (a pod stopped
+        # since, an instance gone), not of instances left unchecked.
+        ids = {id(c) for c in chosen}
+        known = [c for c in self.changes if id(c) in ids or c.before is not None]
+        try:
+            self.billing = record_import_billing(known)
+        except BillingFileError as e:
+            self.billing = import_states(known)
+            self.billing_note = str(e)
         return out
