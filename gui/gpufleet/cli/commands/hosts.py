@@ -36,6 +36,7 @@ from gpufleet.core.config import secrets
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.cost import billing
 from gpufleet.core.fleet.demo import DEMO_PREFIX, demo_hosts
+from gpufleet.core.fleet.removal import remove_host
 from gpufleet.core.link import hostkeys
 from gpufleet.core.link import ssh_config as sshconfig
 from gpufleet.core.link.ssh_command import SshCommandError, parse_ssh
@@ -304,21 +305,17 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _remove(args: argparse.Namespace) -> int:
-    cfg = _load()
-    host = _find(cfg, args.name)
-    cfg.hosts = [h for h in cfg.hosts if h.name != host.name]
-    _save(cfg)
-    print(f"removed {host.name}")
+    host = _find(_load(), args.name)
     try:
-        deleted = secrets.delete_all(host.name)
-        if deleted:
-            print(f"deleted its stored {' and '.join(deleted)} from the keyring")
-    except secrets.SecretStoreUnavailable as e:
-        if e.reason != "no_keyring":  # with no keyring at all, nothing can be stored
-            print(f"gpufleet: note: stored secrets were not deleted: {e}", file=sys.stderr)
-    # Its host key goes too, unless another host still reaches the same address.
-    if not any((h.host, h.port) == (host.host, host.port) for h in cfg.hosts):
-        hostkeys.KnownHosts().forget(hostkeys.host_key_name(host.host, host.port))
+        removed = remove_host(host.name)
+    except (config.ConfigError, OSError) as e:
+        raise CliError(f"cannot save {config.config_file_path()}: {e}", EXIT_FAILURE) from None
+    print(f"removed {host.name}")
+    if removed.secrets_deleted:
+        print(f"deleted its stored {' and '.join(removed.secrets_deleted)} from the keyring")
+    if removed.secrets_note:
+        print(f"gpufleet: note: stored secrets were not deleted: {removed.secrets_note}",
+              file=sys.stderr)  # fmt: skip
     return EXIT_OK
 
 

@@ -28,6 +28,7 @@ from gpufleet.core.wire.messages import Proc
 from gpufleet.ui.background.detached import run_detached
 from gpufleet.ui.background.worker import run_in_pool
 from gpufleet.ui.controllers.bridge import FleetBridge
+from gpufleet.ui.controllers.host_removal import HostRemoval
 from gpufleet.ui.dialogs.hosts import HostDialog, ImportDialog, ProviderImportDialog
 from gpufleet.ui.dialogs.kill import KillDialog
 from gpufleet.ui.dialogs.watchdog import WatchdogDialog
@@ -84,11 +85,13 @@ class Actions(QObject):
         window.memory.kill_tree_requested.connect(
             lambda host, proc: self.request_kill(host, proc, tree=True)
         )
+        self.removal = HostRemoval(window, fleet, bridge, pool)
         menu = window.menu_hosts
         for i, (text, slot) in enumerate(
             (
                 (self.tr("&Add host…"), self.add_host),
                 (self.tr("&Edit selected host…"), self.edit_host),
+                (self.tr("&Remove selected host…"), self.removal.ask),
                 (self.tr("&Import from ~/.ssh/config…"), self.import_hosts),
                 (self.tr("Import from a &provider…"), self.import_from_provider),
                 (self.tr("&Watchdog on the selected host…"), self.watchdog),
@@ -97,7 +100,7 @@ class Actions(QObject):
             act = QAction(text, menu)
             act.triggered.connect(slot)
             # The demo fleet can only point to "add" (and its simulated watchdog).
-            act.setEnabled(not demo or i in (0, 4))
+            act.setEnabled(not demo or i in (0, 5))
             menu.addAction(act)
         menu.addSeparator()
         for tab in window.tab_list:
