@@ -36,6 +36,7 @@ from gpufleet.core.config.configfile import load_config, save_config
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.config.secrets import set_secret
 from gpufleet.core.cost.billing import BillingFileError, BillingState
+from gpufleet.core.link.host_naming import suggest_name
 from gpufleet.core.link.ssh_command import SshCommandError, parse_ssh
 from gpufleet.core.link.ssh_config import importable_aliases, load, lookup
 from gpufleet.core.providers import importing
@@ -118,6 +119,7 @@ class HostDialog(QDialog):
         super().__init__(parent)
         self.pool = pool
         self.old = host
+        self._suggested = ""  # the name Fill in gave, replaced by the next paste's
         self.prompt = HostKeyPrompt()
         self.prompt.parent_widget = self
         self.setWindowTitle(
@@ -229,15 +231,17 @@ class HostDialog(QDialog):
             self._say(html.escape(e.localized()), ok=False)
             return
         d = parsed.as_dict()
+        # A clean form: nothing of an earlier paste (its key file, its jump host) stays.
         self.host.setText(str(d.get("host") or ""))
         self.port.setValue(int(d.get("port") or 22))
         self.user.setText(str(d.get("user") or ""))
-        if d.get("key_path"):
-            self.key.setText(str(d["key_path"]))
-            self.auth.setCurrentIndex(self.auth.findData("key"))
+        self.key.setText(str(d.get("key_path") or ""))
+        self.auth.setCurrentIndex(self.auth.findData("key" if d.get("key_path") else "auto"))
         self.jump.setText(str(d.get("jump") or ""))
-        if not self.name.text():
-            self.name.setText(str(d.get("host") or "").split(".")[0])
+        # The name too, unless the user typed one (or it is the host being edited).
+        if self.old is None and self.name.text() in ("", self._suggested):
+            self._suggested = suggest_name(self.host.text(), self.port.value(), self.user.text())
+            self.name.setText(self._suggested)
         said = self.tr("filled in from the command: check, then save")
         if parsed.ignored:
             what = html.escape(", ".join(parsed.ignored))
