@@ -78,7 +78,7 @@ class Side:
     host: str
     t0: float
     t1: float
-    work_s: float
+    work_s: float  # seconds of work per compared GPU
     gpu_name: str
 
 
@@ -203,8 +203,9 @@ def compare(a: RunWindow, b: RunWindow) -> Comparison:
         for g in both
         if g in ra and g in rb and min(ra[g].work_s, rb[g].work_s) >= MIN_WORK_S
     ]
-    side_a = Side(a.host, a.t0, a.t1, sum(ra[g].work_s for g in gpus), _gpu_name(a))
-    side_b = Side(b.host, b.t0, b.t1, sum(rb[g].work_s for g in gpus), _gpu_name(b))
+    per = max(1, len(gpus))
+    side_a = Side(a.host, a.t0, a.t1, sum(ra[g].work_s for g in gpus) / per, _gpu_name(a))
+    side_b = Side(b.host, b.t0, b.t1, sum(rb[g].work_s for g in gpus) / per, _gpu_name(b))
     not_compared = tuple(sorted((set(a.gpus) | set(b.gpus)) - set(gpus)))
     same = {
         k: (_mean_fig([ra[g] for g in gpus], k), _mean_fig([rb[g] for g in gpus], k))

@@ -149,8 +149,7 @@ def carry_waits(losses: list[GpuLoss]) -> None:
         if wait <= 0:
             continue
         worst = max(((p, y) for p, y in hardware if y is not x), default=None, key=lambda t: t[0])
-        own_hw = sum(v for k, v in x.points.items() if k != "data_wait")
-        if worst is None or worst[0] < STRAGGLER_MIN * wait or worst[0] <= own_hw:
+        if worst is None or worst[0] < STRAGGLER_MIN * wait:
             continue
         src = {k: v for k, v in worst[1].points.items() if k != "data_wait"}
         total = sum(src.values())
