@@ -317,7 +317,13 @@ def pcie_link(gpus: tuple[int, ...]) -> Effect:
 
     def apply(v: Cube, g: list[int], rng: np.random.Generator, busy: np.ndarray) -> None:
         _set(v, np.ones_like(busy), g, "pcie_width", 8)
-        _set(v, busy, g, "sm_active_pct", np.round(58 + rng.normal(0, 2, (int(busy.sum()), len(g))), 1))
+        _set(
+            v,
+            busy,
+            g,
+            "sm_active_pct",
+            np.round(58 + rng.normal(0, 2, (int(busy.sum()), len(g))), 1),
+        )
 
     return Effect(gpus, apply, wait_others=0.18)
 
@@ -329,7 +335,13 @@ def nvlink(gpus: tuple[int, ...]) -> Effect:
         _set(v, np.ones_like(busy), g, "nvlink_up", 12)
         _set(v, busy, g, "nvlink_tx_bps", 9e10)
         _set(v, busy, g, "nvlink_rx_bps", 9e10)
-        _set(v, busy, g, "sm_active_pct", np.round(56 + rng.normal(0, 2, (int(busy.sum()), len(g))), 1))
+        _set(
+            v,
+            busy,
+            g,
+            "sm_active_pct",
+            np.round(56 + rng.normal(0, 2, (int(busy.sum()), len(g))), 1),
+        )
 
     return Effect(gpus, apply, wait_others=0.2)
 
@@ -339,7 +351,13 @@ def memory_pressure(gpus: tuple[int, ...]) -> Effect:
 
     def apply(v: Cube, g: list[int], rng: np.random.Generator, busy: np.ndarray) -> None:
         _set(v, busy, g, "mem_used_bytes", 84_900_000_000)
-        _set(v, busy, g, "sm_active_pct", np.round(57 + rng.normal(0, 2, (int(busy.sum()), len(g))), 1))
+        _set(
+            v,
+            busy,
+            g,
+            "sm_active_pct",
+            np.round(57 + rng.normal(0, 2, (int(busy.sum()), len(g))), 1),
+        )
 
     return Effect(gpus, apply)
 
@@ -350,9 +368,21 @@ def ecc(gpus: tuple[int, ...]) -> Effect:
 
     def apply(v: Cube, g: list[int], rng: np.random.Generator, busy: np.ndarray) -> None:
         n = len(busy)
-        _set(v, np.ones_like(busy), g, "ecc_sbe_vol", np.arange(n)[:, None] * 3 + np.zeros((1, len(g))))
+        _set(
+            v,
+            np.ones_like(busy),
+            g,
+            "ecc_sbe_vol",
+            np.arange(n)[:, None] * 3 + np.zeros((1, len(g))),
+        )
         _set(v, np.arange(n) >= n // 4, g, "ecc_dbe_vol", 1)
         _set(v, np.arange(n) >= n // 4, g, "remap_pending", 1)
-        _set(v, busy, g, "sm_active_pct", np.round(60 + rng.normal(0, 2, (int(busy.sum()), len(g))), 1))
+        _set(
+            v,
+            busy,
+            g,
+            "sm_active_pct",
+            np.round(60 + rng.normal(0, 2, (int(busy.sum()), len(g))), 1),
+        )
 
     return Effect(gpus, apply, wait_others=0.15)

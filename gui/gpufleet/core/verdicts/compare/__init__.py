@@ -13,7 +13,7 @@ their numbers. ``as_json`` is the documented interface (docs/cli.md); the words 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 import numpy as np
@@ -126,9 +126,7 @@ def _mean_fig(runs: list[GpuRun], key: str) -> float | None:
     return round(sum(ok) / len(ok), 3) if ok else None
 
 
-def _causes(
-    losses: list[GpuLoss], ra: dict[int, GpuRun], rb: dict[int, GpuRun]
-) -> list[Cause]:
+def _causes(losses: list[GpuLoss], ra: dict[int, GpuRun], rb: dict[int, GpuRun]) -> list[Cause]:
     """The causes named, largest first. A cause's share is what it took from the GPU it
     slowed most: a synchronous job runs at the pace of its slowest GPU."""
     out: list[Cause] = []
@@ -139,8 +137,8 @@ def _causes(
             continue
         waited = tuple(x.gpu for x in losses if x.carried.get(name, 0.0) >= MIN_GPU_POINTS)
         a_runs, b_runs = [ra[g] for g in origin], [rb[g] for g in origin]
-        a = {k: _mean_fig(a_runs, k) for k in CAUSE_FIGURES[name]}
-        b = {k: _mean_fig(b_runs, k) for k in CAUSE_FIGURES[name]}
+        a: dict[str, Any] = {k: _mean_fig(a_runs, k) for k in CAUSE_FIGURES[name]}
+        b: dict[str, Any] = {k: _mean_fig(b_runs, k) for k in CAUSE_FIGURES[name]}
         if name == "shared_gpu":
             b["processes"] = [p for r in b_runs for p in r.others][:5]
         out.append(Cause(name, tuple(origin), round(share, 1), a, b, waited))
@@ -199,9 +197,7 @@ def compare(a: RunWindow, b: RunWindow) -> Comparison:
     nominal = _nominals(a, b, both)
     ra, rb = _runs(a, nominal, both), _runs(b, nominal, both)
     gpus = [
-        g
-        for g in both
-        if g in ra and g in rb and min(ra[g].work_s, rb[g].work_s) >= MIN_WORK_S
+        g for g in both if g in ra and g in rb and min(ra[g].work_s, rb[g].work_s) >= MIN_WORK_S
     ]
     per = max(1, len(gpus))
     side_a = Side(a.host, a.t0, a.t1, sum(ra[g].work_s for g in gpus) / per, _gpu_name(a))
@@ -211,11 +207,14 @@ def compare(a: RunWindow, b: RunWindow) -> Comparison:
         k: (_mean_fig([ra[g] for g in gpus], k), _mean_fig([rb[g] for g in gpus], k))
         for k in SAME_FIGURES
     }
-    base = dict(a=side_a, b=side_b, same=same, not_compared=not_compared, runs_a=ra, runs_b=rb)
+    nothing = Comparison(
+        UNCLEAR_VERDICT, None, None, (), "no_common_work", (), side_a, side_b, same,
+        not_compared, ra, rb,
+    )  # fmt: skip
     if not gpus:
-        return Comparison(UNCLEAR_VERDICT, None, None, (), "no_common_work", (), **base)
+        return nothing
     if side_a.gpu_name != side_b.gpu_name:
-        return Comparison(UNCLEAR_VERDICT, None, None, (), "different_gpus", tuple(gpus), **base)
+        return replace(nothing, reason="different_gpus", gpus=tuple(gpus))
     losses = [gpu_loss(ra[g], rb[g]) for g in gpus]
     carry_waits(losses)
     causes = _causes(losses, ra, rb)
@@ -223,4 +222,12 @@ def compare(a: RunWindow, b: RunWindow) -> Comparison:
     verdict, reason = _verdict(causes)
     if slower is None:
         verdict, reason = UNCLEAR_VERDICT, "no_rate"
-    return Comparison(verdict, slower, rng, tuple(causes), reason, tuple(gpus), **base)
+    return replace(
+        nothing,
+        verdict=verdict,
+        slower_by_pct=slower,
+        slower_range=rng,
+        causes=tuple(causes),
+        reason=reason,
+        gpus=tuple(gpus),
+    )

@@ -141,9 +141,7 @@ def gpu_loss(a: GpuRun, b: GpuRun) -> GpuLoss:
 def carry_waits(losses: list[GpuLoss]) -> None:
     """Give each GPU's data_wait to the host's largest hardware cause when that GPU held
     the others back (see the module docstring)."""
-    hardware = [
-        (sum(v for k, v in x.points.items() if k != "data_wait"), x) for x in losses
-    ]
+    hardware = [(sum(v for k, v in x.points.items() if k != "data_wait"), x) for x in losses]
     for x in losses:
         wait = x.points.get("data_wait", 0.0)
         if wait <= 0:

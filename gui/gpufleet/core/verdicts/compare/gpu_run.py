@@ -28,8 +28,6 @@ REASON_CATEGORIES: Final = (
     ("power", 0x4),
 )
 UNEXPLAINED: Final = "unexplained"
-# A procs snapshot stands for the samples up to this long after it.
-PROCS_HOLD_S: Final = 30.0
 MAX_LISTED_PROCS: Final = 5
 GPM_MIN_COVER: Final = 0.9
 
@@ -100,10 +98,9 @@ def _own_fraction(entries: list[Proc], main: tuple[int, int | None] | None) -> f
     return 1.0 / len(entries)
 
 
-def _sharing(
-    gpu: int, t: F64, procs: Sequence[Procs]
-) -> tuple[F64, list[dict[str, Any]]]:
-    """Own share at each sample time, and the other processes seen on the GPU."""
+def _sharing(gpu: int, t: F64, procs: Sequence[Procs]) -> tuple[F64, list[dict[str, Any]]]:
+    """Own share at each sample time, and the other processes seen on the GPU. A snapshot
+    holds until the next one: the history store keeps an unchanged process set once."""
     own = np.ones(len(t))
     if not procs:
         return own, []
@@ -125,7 +122,7 @@ def _sharing(
                     "mem_bytes": p.mem_bytes,
                 }
     idx = np.searchsorted(snap_t, t, side="right") - 1
-    valid = (idx >= 0) & (t - snap_t[np.clip(idx, 0, None)] <= PROCS_HOLD_S)
+    valid = idx >= 0
     own[valid] = fracs[idx[valid]]
     return own, list(others.values())
 
@@ -165,9 +162,7 @@ def nominal_clock(hello: Hello, gpu: int) -> float | None:
     return float(v) if isinstance(v, int | float) and v > 0 else None
 
 
-def gpu_run(
-    s: Series, gpu: int, procs: Sequence[Procs], nominal: float, hello: Hello
-) -> GpuRun:
+def gpu_run(s: Series, gpu: int, procs: Sequence[Procs], nominal: float, hello: Hello) -> GpuRun:
     """The figures of one GPU over the window's work samples."""
     util = s.col("util_gpu_pct", gpu)
     work: BoolArr = work_mask(util, s.interval_s)

@@ -89,7 +89,7 @@ def series_of(window: RunWindow) -> Series:
             if len(r) == width and r[0] in slot:
                 flat.append(get(r))
                 where_k.append(k)
-                where_g.append(slot[r[0]])
+                where_g.append(slot[int(r[0])])
                 kinds.append(kind)
     if flat:
         arr = np.array(flat, dtype=float)
@@ -108,17 +108,18 @@ def series_of(window: RunWindow) -> Series:
 def _runs(mask: BoolArr) -> list[tuple[int, int]]:
     """``[start, end)`` of every run of True."""
     edges = np.diff(np.concatenate(([0], mask.astype(np.int8), [0])))
-    return list(zip(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist()))
+    starts, ends = np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist()
+    return list(zip(starts, ends, strict=True))
 
 
 def work_mask(util: F64, interval_s: float) -> BoolArr:
     """Where a GPU worked (see the module docstring); NaN utilization is not work."""
     u = np.nan_to_num(util, nan=0.0)
-    width = max(1, int(round(WORK_SMOOTH_S / max(interval_s, 1e-3))))
+    width = max(1, round(WORK_SMOOTH_S / max(interval_s, 1e-3)))
     kernel = np.ones(width) / width
     smooth = np.convolve(u, kernel, mode="same")
     work = (smooth >= WORK_UTIL_PCT) & ~np.isnan(util)
-    pause_len = max(1, int(round(PAUSE_S / max(interval_s, 1e-3))))
+    pause_len = max(1, round(PAUSE_S / max(interval_s, 1e-3)))
     for a, b in _runs(u < IDLE_UTIL_PCT):
         if b - a >= pause_len:
             work[a:b] = False
