@@ -25,7 +25,7 @@ from gpufleet.core.verdicts.compare.attribute import (
     carry_waits,
     gpu_loss,
 )
-from gpufleet.core.verdicts.compare.gpu_run import GpuRun, gpu_run, nominal_clock
+from gpufleet.core.verdicts.compare.gpu_run import GpuRun, gpu_run, nominal_clock, snapshots
 from gpufleet.core.verdicts.compare.series import series_of
 from gpufleet.core.verdicts.window import RunWindow
 
@@ -98,14 +98,15 @@ class Comparison:
     runs_b: dict[int, GpuRun] = field(default_factory=dict)
 
 
-def _gpu_name(w: RunWindow) -> str:
-    names = sorted({g.name for g in w.hello.gpus if g.index in w.gpus})
+def _gpu_name(w: RunWindow, gpus: list[int]) -> str:
+    names = sorted({g.name for g in w.hello.gpus if g.index in gpus})
     return ", ".join(names)
 
 
 def _runs(w: RunWindow, nominal: dict[int, float], gpus: list[int]) -> dict[int, GpuRun]:
-    s = series_of(w)
-    return {g: gpu_run(s, g, w.procs, nominal[g], w.hello) for g in gpus if g in s.gpus}
+    s = series_of(w, gpus)
+    snaps = snapshots(w.procs, gpus)
+    return {g: gpu_run(s, g, snaps, nominal[g], w.hello) for g in gpus}
 
 
 def _nominals(a: RunWindow, b: RunWindow, gpus: list[int]) -> dict[int, float]:
@@ -193,16 +194,17 @@ def _verdict(causes: list[Cause]) -> tuple[str, str | None]:
 
 def compare(a: RunWindow, b: RunWindow) -> Comparison:
     """B (the run in question) against A (the reference); see the module docstring."""
-    both = sorted(set(a.gpus) & set(b.gpus))
+    gpus_a, gpus_b = a.gpus, b.gpus  # (each a pass over the samples)
+    both = sorted(set(gpus_a) & set(gpus_b))
     nominal = _nominals(a, b, both)
     ra, rb = _runs(a, nominal, both), _runs(b, nominal, both)
     gpus = [
         g for g in both if g in ra and g in rb and min(ra[g].work_s, rb[g].work_s) >= MIN_WORK_S
     ]
     per = max(1, len(gpus))
-    side_a = Side(a.host, a.t0, a.t1, sum(ra[g].work_s for g in gpus) / per, _gpu_name(a))
-    side_b = Side(b.host, b.t0, b.t1, sum(rb[g].work_s for g in gpus) / per, _gpu_name(b))
-    not_compared = tuple(sorted((set(a.gpus) | set(b.gpus)) - set(gpus)))
+    side_a = Side(a.host, a.t0, a.t1, sum(ra[g].work_s for g in gpus) / per, _gpu_name(a, both))
+    side_b = Side(b.host, b.t0, b.t1, sum(rb[g].work_s for g in gpus) / per, _gpu_name(b, both))
+    not_compared = tuple(sorted((set(gpus_a) | set(gpus_b)) - set(gpus)))
     same = {
         k: (_mean_fig([ra[g] for g in gpus], k), _mean_fig([rb[g] for g in gpus], k))
         for k in SAME_FIGURES

@@ -73,14 +73,32 @@ def _rise(x: F64) -> float | None:
     return float(max(0.0, ok[-1] - ok[0])) if len(ok) else None
 
 
-def _main_process(gpu: int, procs: Sequence[Procs]) -> tuple[int, int | None] | None:
+@dataclass(frozen=True)
+class Snapshots:
+    """A window's process snapshots split by GPU once (each GPU's list, in time order),
+    leaving out processes that only hold the device file (a dataloader worker)."""
+
+    t: F64
+    by_gpu: dict[int, list[list[Proc]]]
+
+
+def snapshots(procs: Sequence[Procs], gpus: Sequence[int]) -> Snapshots:
+    by_gpu: dict[int, list[list[Proc]]] = {g: [[] for _ in procs] for g in gpus}
+    for i, snap in enumerate(procs):
+        for p in snap.procs:
+            lists = by_gpu.get(p.gpu)
+            if lists is not None and p.mapping != protocol.MAP_NO_MEMORY:
+                lists[i].append(p)
+    return Snapshots(np.array([p.t for p in procs], dtype=float), by_gpu)
+
+
+def _main_process(entries: list[list[Proc]]) -> tuple[int, int | None] | None:
     """The job's process on a GPU: the one holding the most memory in the window."""
     mem: dict[tuple[int, int | None], int] = {}
-    for snap in procs:
-        for p in snap.procs:
-            if p.gpu == gpu and p.mapping != protocol.MAP_NO_MEMORY:
-                key = (p.pid, p.start_ticks)
-                mem[key] = max(mem.get(key, 0), p.mem_bytes or 0)
+    for snap in entries:
+        for p in snap:
+            key = (p.pid, p.start_ticks)
+            mem[key] = max(mem.get(key, 0), p.mem_bytes or 0)
     return max(mem, key=lambda k: mem[k]) if mem else None
 
 
@@ -98,30 +116,38 @@ def _own_fraction(entries: list[Proc], main: tuple[int, int | None] | None) -> f
     return 1.0 / len(entries)
 
 
-def _sharing(gpu: int, t: F64, procs: Sequence[Procs]) -> tuple[F64, list[dict[str, Any]]]:
+def _other(p: Proc) -> dict[str, Any]:
+    return {
+        "pid": p.pid,
+        "name": p.name,
+        "user": p.user,
+        "outside_container": p.mapping == protocol.MAP_NOT_HERE,
+        "mem_bytes": p.mem_bytes,
+    }
+
+
+def _sharing(gpu: int, t: F64, snaps: Snapshots) -> tuple[F64, list[dict[str, Any]]]:
     """Own share at each sample time, and the other processes seen on the GPU. A snapshot
     holds until the next one: the history store keeps an unchanged process set once."""
     own = np.ones(len(t))
-    if not procs:
+    entries = snaps.by_gpu.get(gpu, [])
+    if not entries:
         return own, []
-    main = _main_process(gpu, procs)
-    snap_t = np.array([p.t for p in procs])
-    fracs = np.ones(len(procs))
+    main = _main_process(entries)
+    fracs = np.ones(len(entries))
     others: dict[tuple[int, int | None], dict[str, Any]] = {}
-    for i, snap in enumerate(procs):
-        entries = [p for p in snap.procs if p.gpu == gpu and p.mapping != protocol.MAP_NO_MEMORY]
-        fracs[i] = _own_fraction(entries, main)
-        for p in entries:
+    last: list[Proc] | None = None
+    for i, snap in enumerate(entries):
+        if snap == last:  # the same set as the one before (most are): same share
+            fracs[i] = fracs[i - 1]
+            continue
+        last = snap
+        fracs[i] = _own_fraction(snap, main)
+        for p in snap:
             key = (p.pid, p.start_ticks)
             if key != main and key not in others and len(others) < MAX_LISTED_PROCS:
-                others[key] = {
-                    "pid": p.pid,
-                    "name": p.name,
-                    "user": p.user,
-                    "outside_container": p.mapping == protocol.MAP_NOT_HERE,
-                    "mem_bytes": p.mem_bytes,
-                }
-    idx = np.searchsorted(snap_t, t, side="right") - 1
+                others[key] = _other(p)
+    idx = np.searchsorted(snaps.t, t, side="right") - 1
     valid = idx >= 0
     own[valid] = fracs[idx[valid]]
     return own, list(others.values())
@@ -162,7 +188,7 @@ def nominal_clock(hello: Hello, gpu: int) -> float | None:
     return float(v) if isinstance(v, int | float) and v > 0 else None
 
 
-def gpu_run(s: Series, gpu: int, procs: Sequence[Procs], nominal: float, hello: Hello) -> GpuRun:
+def gpu_run(s: Series, gpu: int, snaps: Snapshots, nominal: float, hello: Hello) -> GpuRun:
     """The figures of one GPU over the window's work samples."""
     util = s.col("util_gpu_pct", gpu)
     work: BoolArr = work_mask(util, s.interval_s)
@@ -174,7 +200,7 @@ def gpu_run(s: Series, gpu: int, procs: Sequence[Procs], nominal: float, hello: 
     clock = col["sm_clock_mhz"]
     have_clock = ~np.isnan(clock)
     frac = np.where(have_clock, np.clip(clock / nominal, 0.0, 1.5), 1.0)
-    own, run.others = _sharing(gpu, s.t[work], procs)
+    own, run.others = _sharing(gpu, s.t[work], snaps)
     run.rate = u * frac * own
     wsum = float(u.sum()) or 1.0
     run.duty = float(u.mean())

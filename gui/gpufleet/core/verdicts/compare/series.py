@@ -10,6 +10,7 @@ data starvation looks like).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any, Final
@@ -17,6 +18,7 @@ from typing import Any, Final
 import numpy as np
 
 from gpufleet.core.verdicts.window import RunWindow
+from gpufleet.core.wire.messages import Sample
 
 F64 = np.ndarray[Any, np.dtype[np.float64]]
 BoolArr = np.ndarray[Any, np.dtype[np.bool_]]
@@ -62,47 +64,46 @@ class Series:
         return self.values[metric][:, self.gpus.index(gpu)]
 
 
-def series_of(window: RunWindow) -> Series:
-    """The window's samples as arrays (one pass over the rows)."""
+def series_of(window: RunWindow, gpus: Sequence[int]) -> Series:
+    """The window's samples of these GPUs as arrays (one pass over the rows)."""
     samples = window.samples
-    gpus = tuple(window.gpus)
+    gpus = tuple(gpus)
     slot = {g: i for i, g in enumerate(gpus)}
     n, m = len(samples), len(METRICS)
     cube = np.full((n, len(gpus), m), np.nan)
     t = np.fromiter((s.t for s in samples), float, n)
-    # Per distinct columns tuple: a getter of METRICS' positions (0, the GPU index, where
-    # a column is absent: blanked below) and the METRICS it lacks.
-    picks: dict[tuple[str, ...], tuple[Any, list[int], int]] = {}
-    flat: list[Any] = []
-    where_k: list[int] = []
-    where_g: list[int] = []
-    kinds: list[int] = []
-    for k, s in enumerate(samples):
-        pick = picks.get(s.columns)
-        if pick is None:
-            pos = [s.columns.index(c) + 1 if c in s.columns else 0 for c in METRICS]
-            lacks = [i for i, p in enumerate(pos) if p == 0]
-            pick = picks[s.columns] = (itemgetter(*pos), lacks, len(picks))
-        get, _, kind = pick
-        width = len(s.columns) + 1
-        for r in s.rows:
-            if len(r) == width and r[0] in slot:
-                flat.append(get(r))
-                where_k.append(k)
-                where_g.append(slot[int(r[0])])
-                kinds.append(kind)
-    if flat:
-        arr = np.array(flat, dtype=float)
-        kind_of = np.array(kinds)
-        for _, lacks, kind in picks.values():
-            if lacks:
-                arr[np.ix_(kind_of == kind, lacks)] = np.nan
-        cube[np.array(where_k), np.array(where_g)] = arr
+    first = samples[0].columns if samples else ()
+    if all(x.columns == first for x in samples):
+        _fill_uniform(cube, samples, first, slot)
+    else:
+        for k, x in enumerate(samples):
+            _fill_uniform(cube[k : k + 1], samples[k : k + 1], x.columns, slot)
     values = {name: cube[:, :, i] for i, name in enumerate(METRICS)}
     interval = float(window.hello.interval_s or 1.0)
     if n > 2:
         interval = float(np.median(np.diff(t))) or interval
     return Series(t=t, gpus=gpus, values=values, interval_s=interval)
+
+
+def _fill_uniform(
+    cube: F64, samples: Sequence[Sample], columns: tuple[str, ...], slot: dict[int, int]
+) -> None:
+    """Fill ``cube`` from samples that share one columns tuple (the decoder makes every
+    row ``len(columns) + 1`` long); a column they lack stays NaN."""
+    pos = [columns.index(c) + 1 if c in columns else 0 for c in METRICS]
+    have = [i for i, p in enumerate(pos) if p]
+    if not have or not samples:
+        return
+    get = itemgetter(*[pos[i] for i in have])
+    rows = [r for x in samples for r in x.rows]
+    counts = np.fromiter((len(x.rows) for x in samples), int, len(samples))
+    k = np.repeat(np.arange(len(samples)), counts)
+    g = np.fromiter((slot.get(int(r[0] or 0), -1) for r in rows), int, len(rows))
+    vals = np.array([get(r) for r in rows], dtype=float).reshape(len(rows), len(have))
+    keep = g >= 0
+    sub = cube[:, :, have]
+    sub[k[keep], g[keep]] = vals[keep]
+    cube[:, :, have] = sub
 
 
 def _runs(mask: BoolArr) -> list[tuple[int, int]]:
