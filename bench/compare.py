@@ -21,12 +21,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "core"))
 
-import compare_streams as cs  # noqa: E402
-from gpufleet.core.history.store import Store  # noqa: E402
-from gpufleet.core.verdicts.compare import compare  # noqa: E402
-from gpufleet.core.verdicts.compare.report import as_json  # noqa: E402
-from gpufleet.core.verdicts.window import from_store, from_stream_file  # noqa: E402
-from gpufleet.core.wire.messages import StreamDecoder  # noqa: E402
+import compare_streams as cs
+from gpufleet.core.history.store import Store
+from gpufleet.core.verdicts.compare import compare
+from gpufleet.core.verdicts.compare.report import as_json
+from gpufleet.core.verdicts.window import from_store, from_stream_file
+from gpufleet.core.wire.messages import StreamDecoder
 
 DAY = 86_400.0
 
