@@ -46,6 +46,8 @@ class GpuRun:
     held: dict[str, float] = field(default_factory=dict)  # share of the work per reason
     own: float = 1.0  # utilization-weighted share of the GPU our job had
     others: list[dict[str, Any]] = field(default_factory=list)
+    t: F64 = field(default_factory=lambda: np.zeros(0))  # the work samples' times
+    own_series: F64 = field(default_factory=lambda: np.zeros(0))  # own share per work sample
     fig: dict[str, float | None] = field(default_factory=dict)  # the figures a cause shows
 
     @property
@@ -202,6 +204,7 @@ def gpu_run(s: Series, gpu: int, snaps: Snapshots, nominal: float, hello: Hello)
     frac = np.where(have_clock, np.clip(clock / nominal, 0.0, 1.5), 1.0)
     own, run.others = _sharing(gpu, s.t[work], snaps)
     run.rate = u * frac * own
+    run.t, run.own_series = s.t[work], own
     wsum = float(u.sum()) or 1.0
     run.duty = float(u.mean())
     run.clock = float((u * np.nan_to_num(clock, nan=nominal)).sum() / wsum)
