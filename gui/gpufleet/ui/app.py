@@ -44,6 +44,7 @@ from gpufleet.ui.controllers.alert_wiring import (
     make_action_runner,
 )
 from gpufleet.ui.controllers.bridge import FleetBridge
+from gpufleet.ui.controllers.compare_open import CompareOpener
 from gpufleet.ui.controllers.config_watch import ConfigWatch
 from gpufleet.ui.controllers.evidence_export import EvidenceExporter
 from gpufleet.ui.controllers.link_watch import LinkWatch
@@ -153,6 +154,8 @@ class App(QObject):
         self.prom = PromWiring(self.window, self.bridge, self.pipeline, self.fleet)
         # "Export evidence…" on alerts, the Clocks tab and the host menu.
         self.evidence = EvidenceExporter(self.window, demo=demo)
+        # "Compare…" on the host menu: two windows of the history side by side.
+        self.compare = CompareOpener(self.window, demo=demo)
         # Hosts added or edited elsewhere (`gpufleet hosts add`, an editor) join at once.
         self.config_watch = (
             None

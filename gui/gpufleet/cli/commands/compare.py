@@ -66,12 +66,13 @@ class _LazyStore:
             self.store.close()
 
 
-def _windows(args: argparse.Namespace) -> tuple[RunWindow, RunWindow]:
+def read_windows(spec_a: str, spec_b: str, demo: bool) -> tuple[RunWindow, RunWindow]:
+    """Both windows, each a stream file or a window of the history (one "now" for both)."""
     now = time.time()
-    store = _LazyStore(bool(args.demo))
+    store = _LazyStore(demo)
     try:
         out = []
-        for label, text in (("A", args.a), ("B", args.b)):
+        for label, text in (("A", spec_a), ("B", spec_b)):
             try:
                 out.append(read_window(parse_spec(text, now), store))
             except SpecError as e:
@@ -84,7 +85,7 @@ def _windows(args: argparse.Namespace) -> tuple[RunWindow, RunWindow]:
 
 
 def run(args: argparse.Namespace) -> int:
-    a, b = _windows(args)
+    a, b = read_windows(args.a, args.b, bool(args.demo))
     result = compare(a, b)
     if args.bundle:
         try:

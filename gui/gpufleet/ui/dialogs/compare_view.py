@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -33,6 +33,8 @@ from PySide6.QtWidgets import (
 
 from gpufleet.core.history.timeparse import format_utc
 from gpufleet.core.text import compare as words
+from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP, translated
+from gpufleet.core.text.compare import CTX
 from gpufleet.core.verdicts.compare import Comparison
 from gpufleet.core.verdicts.compare.report import SAME_ROWS, figure, says_of
 from gpufleet.core.verdicts.compare.series import series_of
@@ -45,14 +47,30 @@ A_DASH = pg.mkPen("#8a93a3", width=1, style=Qt.PenStyle.DashLine)
 B_DASH = pg.mkPen("#f2a93b", width=1, style=Qt.PenStyle.DashLine)
 VERDICT_COLOURS = {"platform": "#e5534b", "job": "#57ab5a", "unclear": "#c69026"}
 # (title, unit, [(metric, dashed)], scale) of each plot.
+_T = "CompareView"
 PLOTS: tuple[tuple[str, str, tuple[tuple[str, bool], ...], float], ...] = (
-    ("SM clock", "MHz", (("sm_clock_mhz", False),), 1.0),
-    ("Power (dashed: limit)", "W", (("power_w", False), ("power_limit_w", True)), 1.0),
-    ("GPU temperature", "°C", (("temp_gpu_c", False),), 1.0),
-    ("Utilization (dashed: SM activity)", "%", (("util_gpu_pct", False), ("sm_active_pct", True)), 1.0),
-    ("Your share of the GPU", "%", (("own_share", False),), 100.0),
-    ("PCIe in (dashed: NVLink)", "GB/s", (("pcie_rx_bps", False), ("nvlink_rx_bps", True)), 1e-9),
-)  # fmt: skip
+    (QT_TRANSLATE_NOOP(_T, "SM clock"), "MHz", (("sm_clock_mhz", False),), 1.0),
+    (
+        QT_TRANSLATE_NOOP(_T, "Power (dashed: limit)"),
+        "W",
+        (("power_w", False), ("power_limit_w", True)),
+        1.0,
+    ),
+    (QT_TRANSLATE_NOOP(_T, "GPU temperature"), "°C", (("temp_gpu_c", False),), 1.0),
+    (
+        QT_TRANSLATE_NOOP(_T, "Utilization (dashed: SM activity)"),
+        "%",
+        (("util_gpu_pct", False), ("sm_active_pct", True)),
+        1.0,
+    ),
+    (QT_TRANSLATE_NOOP(_T, "Your share of the GPU"), "%", (("own_share", False),), 100.0),
+    (
+        QT_TRANSLATE_NOOP(_T, "PCIe in (dashed: NVLink)"),
+        "GB/s",
+        (("pcie_rx_bps", False), ("nvlink_rx_bps", True)),
+        1e-9,
+    ),
+)
 
 
 def _broken(x: np.ndarray, y: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray]:
@@ -70,22 +88,26 @@ class CompareView(QDialog):
         self, a: RunWindow, b: RunWindow, result: Comparison, parent: QWidget | None = None
     ) -> None:
         super().__init__(parent)
-        self.a, self.b, self.result = a, b, result
+        self.a, self.b, self.cmp = a, b, result
         self.setWindowTitle(self.tr("Compare: {b} against {a}").format(a=a.host, b=b.host))
         self.series = (series_of(a, result.gpus), series_of(b, result.gpus))
         lay = QVBoxLayout(self)
         lay.setContentsMargins(8, 8, 8, 8)
-        lay.addWidget(self._head())
+        self.head = self._head()
+        lay.addWidget(self.head)
         body = QHBoxLayout()
         self.grid = QGridLayout()
         self.plots: list[pg.PlotWidget] = []
         for i, (title, unit, _curves, _scale) in enumerate(PLOTS):
             w = pg.PlotWidget()
             w.setMinimumHeight(120)
-            w.setTitle(self.tr(title), size="9pt")
+            w.setTitle(QCoreApplication.translate(_T, title), size="9pt")
             w.setLabel("left", unit)
             w.setLabel("bottom", self.tr("minutes from the window's start"))
             w.showGrid(x=True, y=True, alpha=0.2)
+            if unit == "%":
+                w.setYRange(0, 105, padding=0)
+                w.getViewBox().setMouseEnabled(y=False)
             if unit == "GB/s":  # PCIe's GB/s and NVLink's hundreds on one readable axis
                 w.setLogMode(y=True)
             self.grid.addWidget(w, i // 2, i % 2)
@@ -98,7 +120,7 @@ class CompareView(QDialog):
     # -- the top: verdict, estimate, causes ----------------------------------------------
 
     def _head(self) -> QLabel:
-        r = self.result
+        r = self.cmp
         colour = VERDICT_COLOURS.get(r.verdict, "#c69026")
         verdict = words.verdict_says(r.verdict, r.reason, r.a.gpu_name, r.b.gpu_name)
         lines = [
@@ -117,7 +139,7 @@ class CompareView(QDialog):
     # -- the side: windows, GPU, means, buttons ------------------------------------------
 
     def _side(self) -> QVBoxLayout:
-        r = self.result
+        r = self.cmp
         side = QVBoxLayout()
         legend = QLabel(
             f"<span style='color:#8a93a3'>━ A</span> {r.a.host}, "
@@ -147,12 +169,15 @@ class CompareView(QDialog):
         return side
 
     def _means(self) -> QTableWidget:
-        rows = [(k, f"{label} ({unit})" if unit else label) for k, label, unit in SAME_ROWS]
+        rows = [
+            (k, f"{translated(CTX, label)} ({unit})" if unit else translated(CTX, label))
+            for k, label, unit in SAME_ROWS
+        ]
         table = QTableWidget(len(rows), 2)
         table.setHorizontalHeaderLabels(["A", "B"])
-        table.setVerticalHeaderLabels([self.tr(label) for _k, label in rows])
+        table.setVerticalHeaderLabels([label for _k, label in rows])
         for i, (key, _label) in enumerate(rows):
-            a, b = self.result.same.get(key, (None, None))
+            a, b = self.cmp.same.get(key, (None, None))
             for j, v in enumerate((a, b)):
                 item = QTableWidgetItem(figure(key, v))
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -171,7 +196,7 @@ class CompareView(QDialog):
         s = self.series[side]
         window = (self.a, self.b)[side]
         if metric == "own_share":
-            run = (self.result.runs_a, self.result.runs_b)[side].get(gpu)
+            run = (self.cmp.runs_a, self.cmp.runs_b)[side].get(gpu)
             if run is None or not len(run.t):
                 return np.zeros(0), np.zeros(0)
             return _broken((run.t - window.t0) / 60.0, run.own_series, s.interval_s / 60.0)
@@ -184,7 +209,10 @@ class CompareView(QDialog):
             if gpu is None:
                 continue
             for metric, dashed in curves:
-                for side, pen in ((0, A_DASH if dashed else A_PEN), (1, B_DASH if dashed else B_PEN)):
+                for side, pen in (
+                    (0, A_DASH if dashed else A_PEN),
+                    (1, B_DASH if dashed else B_PEN),
+                ):
                     x, y = self._curve(side, metric, gpu)
                     if len(x):
                         item = w.plot(x, y * scale, pen=pen, connect="finite")
@@ -201,10 +229,10 @@ class CompareView(QDialog):
         return {f"compare-gpu{self.current_gpu()}.png": bytes(buf.data().data())}
 
     def _save(self) -> None:
-        name = f"gpufleet-compare-{self.result.b.host}-{int(self.result.b.t0)}.zip"
+        name = f"gpufleet-compare-{self.cmp.b.host}-{int(self.cmp.b.t0)}.zip"
         path, _ = QFileDialog.getSaveFileName(self, self.tr("Save evidence"), name, "Zip (*.zip)")
         if path:
-            save_bundle(Path(path), self.a, self.b, self.result, self.render_plots)
+            save_bundle(Path(path), self.a, self.b, self.cmp, self.render_plots)
 
 
 def save_bundle(

@@ -6,7 +6,7 @@ from typing import Any
 
 from gpufleet.core.history.timeparse import format_utc
 from gpufleet.core.text import compare as words
-from gpufleet.core.text.catalogue import duration, num, rate_h
+from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP, duration, num, rate_h, translated
 from gpufleet.core.verdicts.compare import Comparison, Side
 
 
@@ -55,16 +55,17 @@ def as_json(c: Comparison) -> dict[str, Any]:
     }
 
 
+_C = words.CTX
 SAME_ROWS = (
-    ("sm_clock_mhz", "SM clock", "MHz"),
-    ("power_w", "power", "W"),
-    ("power_limit_w", "power limit", "W"),
-    ("temp_gpu_c", "GPU temperature", "°C"),
-    ("util_gpu_pct", "utilization", "%"),
-    ("sm_active_pct", "SM activity", "%"),
-    ("own_share_pct", "your share of the GPU", "%"),
-    ("pcie_rx_bps", "PCIe in", ""),
-    ("nvlink_bps", "NVLink", ""),
+    ("sm_clock_mhz", QT_TRANSLATE_NOOP(_C, "SM clock"), "MHz"),
+    ("power_w", QT_TRANSLATE_NOOP(_C, "power"), "W"),
+    ("power_limit_w", QT_TRANSLATE_NOOP(_C, "power limit"), "W"),
+    ("temp_gpu_c", QT_TRANSLATE_NOOP(_C, "GPU temperature"), "°C"),
+    ("util_gpu_pct", QT_TRANSLATE_NOOP(_C, "utilization"), "%"),
+    ("sm_active_pct", QT_TRANSLATE_NOOP(_C, "SM activity"), "%"),
+    ("own_share_pct", QT_TRANSLATE_NOOP(_C, "your share of the GPU"), "%"),
+    ("pcie_rx_bps", QT_TRANSLATE_NOOP(_C, "PCIe in"), ""),
+    ("nvlink_bps", QT_TRANSLATE_NOOP(_C, "NVLink"), ""),
 )
 
 
@@ -87,6 +88,6 @@ def text_lines(c: Comparison) -> list[str]:
         a, b = c.same.get(key, (None, None))
         if a is None and b is None:
             continue
-        name = f"{label} ({unit})" if unit else label
+        name = f"{translated(_C, label)} ({unit})" if unit else translated(_C, label)
         out.append(f"  {name:24s} {figure(key, a):>12s} {figure(key, b):>12s}")
     return out
