@@ -36,9 +36,10 @@ def _record(store: Store, run: cs.Run) -> None:
             store.write(HOST, m)
 
 
-def test_the_picker_presets() -> None:
+def test_the_picker_presets(qtbot: QtBot) -> None:
     make_qapp()
     p = ComparePicker([HOST, "other"], HOST)
+    qtbot.addWidget(p)
     now = 1_800_000_000.0
     p.preset(DAY, now)
     a, b = p.specs()
