@@ -227,6 +227,14 @@ def _held(rng: np.random.Generator, busy: np.ndarray, gpus: list[int], frac: flo
     return rng.random((int(busy.sum()), len(gpus))) < frac
 
 
+def _sm_waits(
+    v: Cube, busy: np.ndarray, g: list[int], rng: np.random.Generator, pct: float
+) -> None:
+    """The SMs of these GPUs busy only ``pct`` % (± noise) of the work: they wait."""
+    noise = rng.normal(0, 2, (int(busy.sum()), len(g)))
+    _set(v, busy, g, "sm_active_pct", np.round(pct + noise, 1))
+
+
 def power_limit(gpus: tuple[int, ...], limit: float = 450.0) -> Effect:
     """The provider lowered the enforced limit: power pinned at it, clocks down, power bit."""
 
@@ -317,13 +325,7 @@ def pcie_link(gpus: tuple[int, ...]) -> Effect:
 
     def apply(v: Cube, g: list[int], rng: np.random.Generator, busy: np.ndarray) -> None:
         _set(v, np.ones_like(busy), g, "pcie_width", 8)
-        _set(
-            v,
-            busy,
-            g,
-            "sm_active_pct",
-            np.round(58 + rng.normal(0, 2, (int(busy.sum()), len(g))), 1),
-        )
+        _sm_waits(v, busy, g, rng, 58)
 
     return Effect(gpus, apply, wait_others=0.18)
 
@@ -335,13 +337,7 @@ def nvlink(gpus: tuple[int, ...]) -> Effect:
         _set(v, np.ones_like(busy), g, "nvlink_up", 12)
         _set(v, busy, g, "nvlink_tx_bps", 9e10)
         _set(v, busy, g, "nvlink_rx_bps", 9e10)
-        _set(
-            v,
-            busy,
-            g,
-            "sm_active_pct",
-            np.round(56 + rng.normal(0, 2, (int(busy.sum()), len(g))), 1),
-        )
+        _sm_waits(v, busy, g, rng, 56)
 
     return Effect(gpus, apply, wait_others=0.2)
 
@@ -351,13 +347,7 @@ def memory_pressure(gpus: tuple[int, ...]) -> Effect:
 
     def apply(v: Cube, g: list[int], rng: np.random.Generator, busy: np.ndarray) -> None:
         _set(v, busy, g, "mem_used_bytes", 84_900_000_000)
-        _set(
-            v,
-            busy,
-            g,
-            "sm_active_pct",
-            np.round(57 + rng.normal(0, 2, (int(busy.sum()), len(g))), 1),
-        )
+        _sm_waits(v, busy, g, rng, 57)
 
     return Effect(gpus, apply)
 
@@ -377,12 +367,6 @@ def ecc(gpus: tuple[int, ...]) -> Effect:
         )
         _set(v, np.arange(n) >= n // 4, g, "ecc_dbe_vol", 1)
         _set(v, np.arange(n) >= n // 4, g, "remap_pending", 1)
-        _set(
-            v,
-            busy,
-            g,
-            "sm_active_pct",
-            np.round(60 + rng.normal(0, 2, (int(busy.sum()), len(g))), 1),
-        )
+        _sm_waits(v, busy, g, rng, 60)
 
     return Effect(gpus, apply, wait_others=0.15)
