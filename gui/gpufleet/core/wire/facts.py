@@ -121,8 +121,8 @@ class CheckGpuFacts(TypedDict):
     unsupported: dict[str, str]
 
 
-class CheckFacts(TypedDict):
-    """A ``check`` answer (``protocol_schema.CHECK_KEYS``)."""
+class _Answer(TypedDict):
+    """What ``info`` and ``check`` both begin with."""
 
     kind: str
     protocol: int
@@ -131,6 +131,11 @@ class CheckFacts(TypedDict):
     scenario: str | None
     t: float
     host: dict[str, Any]
+
+
+class CheckFacts(_Answer):
+    """A ``check`` answer (``protocol_schema.CHECK_KEYS``)."""
+
     driver_version: str | None
     cuda_version: str | None
     gpu_count: int
@@ -139,15 +144,8 @@ class CheckFacts(TypedDict):
     xid: dict[str, Any]
 
 
-class InfoFacts(TypedDict):
+class InfoFacts(_Answer):
     """An ``info`` answer (``protocol_schema.INFO_KEYS``)."""
 
-    kind: str
-    protocol: int
-    sampler_version: str
-    backend: str
-    scenario: str | None
-    t: float
-    host: dict[str, Any]
     gpu_count: int
     gpus: list[HelloGpuFacts]
