@@ -22,10 +22,10 @@ from gpufleet_sampler.sim.scenarios import SCENARIOS
 # table says where such figures come from): bf16, fp16, tf32 TFLOPS; HBM GB/s; pinned host
 # copy GB/s (h2d, d2h); peer GB/s (None: no peer access, as on GeForce boards).
 GOOD = {
-    "NVIDIA A100-SXM4-80GB": (271.0, 271.0, 135.0, 1830.0, 24.5, 25.5, 260.0),
-    "NVIDIA A100-SXM4-40GB": (271.0, 271.0, 135.0, 1400.0, 24.5, 25.5, 260.0),
-    "NVIDIA H100 80GB HBM3": (794.0, 794.0, 400.0, 3000.0, 53.0, 53.5, 390.0),
-    "NVIDIA GeForce RTX 4090": (150.0, 150.0, 75.0, 920.0, 24.0, 25.0, None),
+    "NVIDIA A100-SXM4-80GB": (271.0, 271.0, 135.5, 1835.0, 26.8, 26.8, 264.0),
+    "NVIDIA A100-SXM4-40GB": (271.0, 271.0, 135.5, 1400.0, 26.8, 26.8, 264.0),
+    "NVIDIA H100 80GB HBM3": (794.0, 794.0, 397.0, 3015.0, 53.5, 53.5, 396.0),
+    "NVIDIA GeForce RTX 4090": (132.0, 132.0, 66.0, 907.0, 26.8, 26.8, None),
 }  # type: Dict[str, Tuple[Any, ...]]
 METRIC_POS = {
     "matmul_bf16_tflops": 0, "matmul_fp16_tflops": 1, "matmul_tf32_tflops": 2, "hbm_gbps": 3,

@@ -79,7 +79,8 @@ def _split_refused(
         others = host.other_processes(g)
         if others and not force:
             names = ", ".join(
-                "{} (pid {})".format(p.get("name") or "?", p.get("pid")) for p in others[:4]
+                (p.get("name") or "?") + (" (pid {})".format(p["pid"]) if p.get("pid") else "")
+                for p in others[:4]
             )
             emit({"kind": KIND_REFUSED, "gpu": g, "reason": "busy", "procs": others[:8],
                   "message": "in use by another process: {}".format(names)})  # fmt: skip
