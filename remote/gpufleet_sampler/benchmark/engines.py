@@ -18,6 +18,7 @@ MIB = 1 << 20
 # mamf-finder's best shapes lie between 1k and 16k: two large ones, both multiples of 256.
 SHAPES = ((8192, 8192, 8192), (4096, 16384, 8192))
 WARMUP = 3
+BATCH_S = 0.2
 HOST_COPY_BYTES = 256 * MIB
 PEER_COPY_BYTES = 256 * MIB
 HBM_MIN_L2_MULTIPLE = 8
@@ -68,6 +69,11 @@ class TorchEngine(object):
     def close(self) -> None:
         self.torch.cuda.empty_cache()
 
+    def memory(self, g: int) -> Dict[str, int]:
+        """The most this run held on GPU ``g`` and its bound (the bound is kept, or says why not)."""
+        return {"mem_peak_bytes": int(self.torch.cuda.max_memory_allocated(g)),
+                "mem_bound_bytes": self._max}  # fmt: skip
+
     def bound(self, g: int) -> int:
         """The bytes this run may allocate on GPU ``g``: a share of what is free, capped."""
         free, _total = self.torch.cuda.mem_get_info(g)
@@ -76,21 +82,32 @@ class TorchEngine(object):
     def _time_loop(self, g: int, seconds: float, step: Any) -> Tuple[float, int]:
         """(seconds of GPU time, iterations) of ``step`` repeated for about ``seconds``."""
         torch = self.torch
+        with torch.cuda.device(g):  # events record on the current device's stream
+            return self._time_loop_here(g, seconds, step)
+
+    def _time_loop_here(self, g: int, seconds: float, step: Any) -> Tuple[float, int]:
+        torch = self.torch
         for _ in range(WARMUP):
             step()
         torch.cuda.synchronize(g)
+        # Batches of about BATCH_S between synchronisations: each one drains the queue and
+        # leaves the GPU idle for a launch, so they must be rare against the work timed.
+        t0 = time.monotonic()
+        step()
+        torch.cuda.synchronize(g)
+        batch = max(1, int(BATCH_S / max(time.monotonic() - t0, 1e-6)))
         start = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
         n = 0
         wall_end = time.monotonic() + seconds
         start.record()
         while True:
-            step()
-            n += 1
-            if n % 4 == 0:
-                torch.cuda.synchronize(g)
-                if time.monotonic() >= wall_end:
-                    break
+            for _ in range(batch):
+                step()
+            n += batch
+            torch.cuda.synchronize(g)
+            if time.monotonic() >= wall_end:
+                break
         end.record()
         torch.cuda.synchronize(g)
         return start.elapsed_time(end) / 1000.0, n

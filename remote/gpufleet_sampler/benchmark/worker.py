@@ -11,6 +11,7 @@ Python 3.8, stdlib only at import; the engine imports torch (or loads libcuda) w
 """
 
 import json
+import os
 import sys
 import threading
 import time
@@ -163,7 +164,7 @@ def main(spec_json: str) -> int:
     seconds = float(spec["seconds"])
     emit({"kind": KIND_START, "v": BENCH_VERSION, "engine": getattr(engine, "name", "none"),
           "engine_notes": why_not, "seconds": seconds, "gpus": [d for d in inventory if d["index"] in wanted],
-          "measured_gpus": gpus, "mem_fraction": spec["mem_fraction"],
+          "measured_gpus": gpus, "pid": os.getpid(), "mem_fraction": spec["mem_fraction"],
           "mem_max_bytes": spec["mem_max_bytes"], "metrics": list(METRICS)})  # fmt: skip
     tele = host.telemetry(gpus)
     tele.start()
@@ -184,6 +185,8 @@ def main(spec_json: str) -> int:
     for g in gpus:
         summary = tele.summary(g)
         summary.update(kind=KIND_TELEMETRY, gpu=g)
+        if engine is not None and hasattr(engine, "memory"):
+            summary.update(engine.memory(g))
         emit(summary)
     emit({"kind": KIND_END, "status": "done", "elapsed_s": round(time.monotonic() - t0, 2)})
     return 0
