@@ -12,12 +12,14 @@ import time
 from pathlib import Path
 
 import orjson
-
 from gpufleet.core.verdicts.arrival import collect, judge
+
 from tests.remote.bench_standin import bench_argv, card, run_bench, write_instance
 
 
-def _judged(tmp_path: Path, cards: list[dict], seconds: float = 2.0, torch: bool = True, *extra: str) -> dict:
+def _judged(
+    tmp_path: Path, cards: list[dict], seconds: float = 2.0, torch: bool = True, *extra: str
+) -> dict:
     env = write_instance(tmp_path, cards, torch=torch)
     return judge("standin", collect(run_bench(env, seconds, *extra)))
 

@@ -45,3 +45,7 @@ METRICS = (
 EXIT_CANCELLED = 3
 EXIT_TIMEOUT = 4
 EXIT_FAILED = 1
+
+
+class Unmeasured(Exception):
+    """A metric this instance cannot measure; the message says why (shown to the user)."""

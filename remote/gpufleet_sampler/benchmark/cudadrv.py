@@ -13,7 +13,7 @@ import os
 import time
 from typing import Any, Dict, List, Tuple
 
-from gpufleet_sampler.benchmark.worker import Unmeasured
+from gpufleet_sampler.benchmark import Unmeasured
 
 MIB = 1 << 20
 HOST_COPY_BYTES = 256 * MIB
@@ -23,7 +23,9 @@ LIB_NAMES = ("libcuda.so.1", "libcuda.so")
 
 
 def _load() -> Any:
-    names = [os.environ["GPUFLEET_BENCH_LIBCUDA"]] if os.environ.get("GPUFLEET_BENCH_LIBCUDA") else []
+    names = (
+        [os.environ["GPUFLEET_BENCH_LIBCUDA"]] if os.environ.get("GPUFLEET_BENCH_LIBCUDA") else []
+    )
     found = ctypes.util.find_library("cuda")
     names += list(LIB_NAMES) + ([found] if found else [])
     for name in names:
@@ -103,7 +105,9 @@ class CudaEngine(object):
             raise Unmeasured("a buffer 8x the L2 cache does not fit the memory bound")
         a, b = self._alloc(g, size), self._alloc(g, size)
         try:
-            secs, n = self._repeat(seconds, lambda: self._call("cuMemcpyDtoD_v2", b, a, ctypes.c_size_t(size)))
+            secs, n = self._repeat(
+                seconds, lambda: self._call("cuMemcpyDtoD_v2", b, a, ctypes.c_size_t(size))
+            )
         finally:
             self.lib.cuMemFree_v2(a)
             self.lib.cuMemFree_v2(b)

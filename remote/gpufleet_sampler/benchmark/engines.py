@@ -12,7 +12,7 @@ Python 3.8, stdlib only at import.
 import time
 from typing import Any, Dict, List, Tuple
 
-from gpufleet_sampler.benchmark.worker import Unmeasured
+from gpufleet_sampler.benchmark import Unmeasured
 
 MIB = 1 << 20
 # mamf-finder's best shapes lie between 1k and 16k: two large ones, both multiples of 256.
@@ -51,7 +51,7 @@ class TorchEngine(object):
 
     def __init__(self, spec: Dict[str, Any]) -> None:
         try:
-            import torch  # noqa: PLC0415 (never in the sampler's long-lived processes)
+            import torch
         except ImportError:
             raise Unmeasured("no PyTorch on this instance") from None
         except Exception as e:  # a broken install (wrong CUDA build) says so
@@ -128,13 +128,17 @@ class TorchEngine(object):
             a = torch.randn(m, k, dtype=dt, device=dev)
             b = torch.randn(k, n, dtype=dt, device=dev)
             c = torch.empty(m, n, dtype=dt, device=dev)
-            secs, iters = self._time_loop(g, seconds / len(SHAPES), lambda: torch.matmul(a, b, out=c))
+            secs, iters = self._time_loop(
+                g, seconds / len(SHAPES), lambda: torch.matmul(a, b, out=c)
+            )
             del a, b, c
             tflops = 2.0 * m * n * k * iters / secs / 1e12
             if tflops > best:
                 best, best_shape = tflops, "{}x{}x{}".format(m, n, k)
         if best_shape is None:
-            raise Unmeasured("not enough free GPU memory within the bound ({} MiB)".format(bound // MIB))
+            raise Unmeasured(
+                "not enough free GPU memory within the bound ({} MiB)".format(bound // MIB)
+            )
         return best, {"shape": best_shape, "engine": "torch " + self.version}
 
     def hbm(self, g: int, seconds: float) -> Tuple[float, Dict[str, Any]]:
@@ -144,7 +148,11 @@ class TorchEngine(object):
         want = max(HBM_MIN_L2_MULTIPLE * l2, 512 * MIB)
         size = min(self.bound(g) // 2, HBM_MAX_BYTES)
         if size < want:
-            raise Unmeasured("a buffer 8x the L2 cache ({} MiB) does not fit the memory bound".format(want // MIB))
+            raise Unmeasured(
+                "a buffer 8x the L2 cache ({} MiB) does not fit the memory bound".format(
+                    want // MIB
+                )
+            )
         dev = torch.device("cuda", g)
         src = torch.empty(size, dtype=torch.uint8, device=dev)
         dst = torch.empty(size, dtype=torch.uint8, device=dev)

@@ -14,8 +14,8 @@ import time
 from typing import Any, Dict, List, Tuple
 
 from gpufleet_sampler.backends.sim import AMBIENT_C
+from gpufleet_sampler.benchmark import Unmeasured
 from gpufleet_sampler.benchmark.telemetry import Telemetry
-from gpufleet_sampler.benchmark.worker import Unmeasured
 from gpufleet_sampler.sim.scenarios import SCENARIOS
 
 # What a good card of each simulated model measures at full clock (the laptop's reference

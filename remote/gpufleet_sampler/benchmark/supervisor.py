@@ -18,7 +18,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict
 
 from gpufleet_sampler.benchmark import (
     EXIT_CANCELLED,
@@ -58,9 +58,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--mem-max-gib", type=float, default=8.0, help="and never more than this per GPU"
     )
-    p.add_argument(
-        "--cancel-on-eof", action="store_true", help="the end of stdin cancels the run"
-    )
+    p.add_argument("--cancel-on-eof", action="store_true", help="the end of stdin cancels the run")
 
 
 def package_root() -> str:

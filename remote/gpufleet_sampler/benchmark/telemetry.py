@@ -38,7 +38,10 @@ class Telemetry(object):
     """A thread reading ``read(gpu)`` (a dict of SNAPSHOT_KEYS) for each GPU every period."""
 
     def __init__(
-        self, gpus: List[int], read: Callable[[int], Dict[str, Any]], static: Dict[int, Dict[str, Any]]
+        self,
+        gpus: List[int],
+        read: Callable[[int], Dict[str, Any]],
+        static: Dict[int, Dict[str, Any]],
     ) -> None:
         self._gpus = list(gpus)
         self._read = read
@@ -106,7 +109,7 @@ class NvmlHost(object):
     """The GPUs of a real instance through pynvml."""
 
     def __init__(self) -> None:
-        import pynvml  # noqa: PLC0415 (the benchmark's own process only)
+        import pynvml
 
         self.N = pynvml
         pynvml.nvmlInit()

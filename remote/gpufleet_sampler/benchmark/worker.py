@@ -15,7 +15,7 @@ import os
 import sys
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 from gpufleet_sampler.benchmark import (
     BENCH_VERSION,
@@ -27,6 +27,7 @@ from gpufleet_sampler.benchmark import (
     KIND_START,
     KIND_TELEMETRY,
     METRICS,
+    Unmeasured,
 )
 
 # Shares of --seconds: the parallel per-GPU phase, the serial copies, the peer ring.
@@ -34,10 +35,6 @@ PARALLEL_SHARE = 0.6
 COPY_SHARE = 0.25
 PEER_SHARE = 0.15
 PARALLEL_STEPS = ("matmul_bf16_tflops", "matmul_fp16_tflops", "matmul_tf32_tflops", "hbm_gbps")
-
-
-class Unmeasured(Exception):
-    """A metric this instance cannot measure; the message says why (shown to the user)."""
 
 
 class Emitter(object):
@@ -57,7 +54,9 @@ def _open_host(spec: Dict[str, Any]) -> Any:
     if spec.get("backend") == "sim":
         from gpufleet_sampler.benchmark import simcards
 
-        return simcards.SimHost(spec.get("scenario") or "healthy-8xa100", int(spec.get("seed") or 0))
+        return simcards.SimHost(
+            spec.get("scenario") or "healthy-8xa100", int(spec.get("seed") or 0)
+        )
     from gpufleet_sampler.benchmark import telemetry
 
     return telemetry.NvmlHost()
@@ -72,9 +71,7 @@ def _open_engine(spec: Dict[str, Any], host: Any) -> Tuple[Any, List[str]]:
     return engines.choose(spec.get("engine") or "auto", spec)
 
 
-def _split_refused(
-    host: Any, wanted: List[int], force: bool, emit: Emitter
-) -> List[int]:
+def _split_refused(host: Any, wanted: List[int], force: bool, emit: Emitter) -> List[int]:
     run = []
     for g in wanted:
         others = host.other_processes(g)
@@ -125,7 +122,9 @@ def _parallel_phase(engine: Any, gpus: List[int], slice_s: float, emit: Emitter)
         t.join()
 
 
-def _serial_phase(engine: Any, gpus: List[int], copy_s: float, peer_s: float, emit: Emitter) -> None:
+def _serial_phase(
+    engine: Any, gpus: List[int], copy_s: float, peer_s: float, emit: Emitter
+) -> None:
     if gpus:
         per = copy_s / (2 * len(gpus))
         for g in gpus:

@@ -27,7 +27,7 @@ with open(_PATH, encoding="utf-8") as _f:
 __version__ = "2.5.1+fake"
 
 
-class dtype(object):
+class dtype:
     def __init__(self, name: str, size: int) -> None:
         self.name, self.itemsize = name, size
 
@@ -38,12 +38,12 @@ float32 = dtype("fp32", 4)
 uint8 = dtype("uint8", 1)
 
 
-class device(object):
+class device:
     def __init__(self, kind: str, index: Optional[int] = None) -> None:
         self.type, self.index = kind, index
 
 
-class _Card(object):
+class _Card:
     def __init__(self, spec: Dict[str, Any]) -> None:
         self.spec = spec
         self.t = 0.0  # device time, on the wall clock's scale (time.monotonic)
@@ -64,7 +64,7 @@ class OutOfMemoryError(RuntimeError):
     pass
 
 
-class Tensor(object):
+class Tensor:
     def __init__(self, n: int, dt: dtype, dev: Optional[device], pinned: bool = False) -> None:
         self.nbytes = n * dt.itemsize
         self.dtype = dt
@@ -103,7 +103,9 @@ def _count(shape: Any) -> int:
     return n
 
 
-def empty(*shape: Any, dtype: dtype = float32, device: Optional[device] = None, pin_memory: bool = False) -> Tensor:
+def empty(
+    *shape: Any, dtype: dtype = float32, device: Optional[device] = None, pin_memory: bool = False
+) -> Tensor:
     t = Tensor(_count(shape), dtype, device, pin_memory)
     t.shape = tuple(shape)
     return t
@@ -123,26 +125,26 @@ def matmul(a: Tensor, b: Tensor, out: Optional[Tensor] = None) -> Tensor:
     return out if out is not None else empty(m, n, dtype=a.dtype, device=device("cuda", 0))
 
 
-class _Flag(object):
+class _Flag:
     allow_tf32 = False
 
 
-class _CudaBackend(object):
+class _CudaBackend:
     matmul = _Flag()
 
 
-class backends(object):
+class backends:
     cuda = _CudaBackend()
 
 
-class _Props(object):
+class _Props:
     def __init__(self, spec: Dict[str, Any]) -> None:
         self.name = spec["name"]
         self.total_memory = int(spec["total_memory"])
         self.L2_cache_size = int(spec.get("l2", 40 << 20))
 
 
-class _DeviceCtx(object):
+class _DeviceCtx:
     def __init__(self, index: int) -> None:
         self.index = index
 
@@ -154,7 +156,7 @@ class _DeviceCtx(object):
         _local.device = self.saved
 
 
-class _Event(object):
+class _Event:
     def __init__(self, enable_timing: bool = False) -> None:
         self.t = 0.0
 
@@ -167,7 +169,7 @@ class _Event(object):
         return (end.t - self.t) * 1000.0
 
 
-class cuda(object):
+class cuda:
     OutOfMemoryError = OutOfMemoryError
     Event = _Event
     device = _DeviceCtx

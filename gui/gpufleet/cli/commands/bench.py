@@ -69,7 +69,14 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         result = run_bench(
-            fleet, host, paths.history_file(fleet.demo), on_message, note, gpus, args.seconds, args.force
+            fleet,
+            host,
+            paths.history_file(fleet.demo),
+            on_message,
+            note,
+            gpus,
+            args.seconds,
+            args.force,
         )
     except FleetError as e:
         raise CliError(f"{e}{hostkey_hint(e.kind)}", exit_code_for(e.kind)) from None

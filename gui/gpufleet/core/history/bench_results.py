@@ -77,7 +77,9 @@ def record(path: Path, result: Mapping[str, Any], t: float | None = None) -> Non
         )
 
 
-def _rows(con: sqlite3.Connection, where: str, args: tuple[Any, ...], limit: int) -> list[BenchRecord]:
+def _rows(
+    con: sqlite3.Connection, where: str, args: tuple[Any, ...], limit: int
+) -> list[BenchRecord]:
     cur = con.execute(
         f"SELECT host, t, model, verdict, result FROM bench_runs WHERE {where} "
         "ORDER BY t DESC LIMIT ?",
@@ -94,7 +96,9 @@ def runs_of_host(path: Path, host: str, limit: int = 20) -> list[BenchRecord]:
         return _rows(con, "host = ?", (host,), limit)
 
 
-def runs_of_model(path: Path, model: str, exclude_host: str | None = None, limit: int = 50) -> list[BenchRecord]:
+def runs_of_model(
+    path: Path, model: str, exclude_host: str | None = None, limit: int = 50
+) -> list[BenchRecord]:
     """The newest run of each other host with this GPU model (the user's other rentals)."""
     if not path.exists():
         return []

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from gpufleet_sampler.benchmark import METRICS
 
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.fleet.fleet import Fleet
@@ -21,7 +22,6 @@ from gpufleet.core.providers.base import ProviderError
 from gpufleet.core.providers.offers import fetch_advertised
 from gpufleet.core.providers.registry import open_provider
 from gpufleet.core.verdicts.arrival import BenchRun, judge
-from gpufleet_sampler.benchmark import METRICS
 
 log = logging.getLogger(__name__)
 

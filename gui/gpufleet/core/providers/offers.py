@@ -42,4 +42,6 @@ def fetch_advertised(provider: Provider, instance_id: str) -> dict[str, float] |
     if http is None:
         return None
     doc = http.request("GET", f"/api/v0/instances/{instance_id}/")
-    return advertised_from_vast(parse.record(provider.label, f"instance {instance_id}", doc, "instances"))
+    return advertised_from_vast(
+        parse.record(provider.label, f"instance {instance_id}", doc, "instances")
+    )

@@ -31,7 +31,9 @@ HEADERS = (
     QT_TRANSLATE_NOOP("Bench", "Datasheet"),
     QT_TRANSLATE_NOOP("Bench", "Advertised"),
 )
-_STARTED = QT_TRANSLATE_NOOP("Bench", "Benchmark started with {engine} on GPU {gpus} ({seconds} s).")
+_STARTED = QT_TRANSLATE_NOOP(
+    "Bench", "Benchmark started with {engine} on GPU {gpus} ({seconds} s)."
+)
 _RESULT = QT_TRANSLATE_NOOP("Bench", "GPU {gpu}: {metric} {value}")
 _SKIP = QT_TRANSLATE_NOOP("Bench", "GPU {gpu}: {metric} not measured: {reason}")
 _REFUSED = QT_TRANSLATE_NOOP("Bench", "GPU {gpu} refused: {reason}")
@@ -52,13 +54,17 @@ def progress_line(obj: Mapping[str, Any]) -> str | None:
     """A line for the terminal as the benchmark goes, or None for lines not worth one."""
     kind = obj.get("kind")
     if kind == KIND_START:
-        gpus = ", ".join(str(g) for g in obj.get("measured_gpus") or []) or translated("Bench", _NONE)
+        gpus = ", ".join(str(g) for g in obj.get("measured_gpus") or []) or translated(
+            "Bench", _NONE
+        )
         return translated("Bench", _STARTED).format(
             engine=clean(str(obj.get("engine"))), gpus=gpus, seconds=f"{obj.get('seconds', 0):g}"
         )
     if kind == KIND_RESULT:
         return translated("Bench", _RESULT).format(
-            gpu=obj.get("gpu"), metric=metric_word(str(obj.get("metric"))), value=f"{obj.get('value')}"
+            gpu=obj.get("gpu"),
+            metric=metric_word(str(obj.get("metric"))),
+            value=f"{obj.get('value')}",
         )
     if kind == KIND_SKIP:
         return translated("Bench", _SKIP).format(
@@ -66,7 +72,9 @@ def progress_line(obj: Mapping[str, Any]) -> str | None:
             reason=clean(str(obj.get("reason"))),
         )  # fmt: skip
     if kind == KIND_REFUSED:
-        return translated("Bench", _REFUSED).format(gpu=obj.get("gpu"), reason=clean(str(obj.get("message"))))
+        return translated("Bench", _REFUSED).format(
+            gpu=obj.get("gpu"), reason=clean(str(obj.get("message")))
+        )
     return None
 
 

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-
 from gpufleet_sampler.benchmark import (
     KIND_END,
     KIND_REFUSED,
@@ -102,7 +101,9 @@ def _why_not(run: BenchRun, g: int) -> str | None:
     if refused is not None:
         return f"not run: {refused.get('message') or 'in use by another process'}; --force runs it anyway"
     if run.end.get("status") in ("cancelled", "timeout", "error"):
-        return f"the run ended early ({run.end.get('status')}): {run.end.get('message') or ''}".strip()
+        return (
+            f"the run ended early ({run.end.get('status')}): {run.end.get('message') or ''}".strip()
+        )
     return None
 
 
@@ -154,7 +155,9 @@ def judge_gpu(
     return out
 
 
-def _shortfalls(measured: Mapping[str, float], good: Mapping[str, float]) -> list[tuple[str, float]]:
+def _shortfalls(
+    measured: Mapping[str, float], good: Mapping[str, float]
+) -> list[tuple[str, float]]:
     low = []
     for m in METRICS:
         if m in measured and good.get(m):
@@ -164,7 +167,9 @@ def _shortfalls(measured: Mapping[str, float], good: Mapping[str, float]) -> lis
     return low
 
 
-def _below_advertised(measured: Mapping[str, float], advertised: Mapping[str, float] | None) -> list[str]:
+def _below_advertised(
+    measured: Mapping[str, float], advertised: Mapping[str, float] | None
+) -> list[str]:
     out = []
     for m, ad in (advertised or {}).items():
         if m in measured and ad > 0 and measured[m] < ad * (1.0 - refs.tolerance_of(m)):
