@@ -1,8 +1,9 @@
 """Command line of the sampler: ``python3 -m gpufleet_sampler`` or ``python3 sampler.pyz``.
 
 Subcommands: stream (sample to stdout), daemon (detached sampler holding a ring), attach (stream
-from a running daemon from a sequence number), check / info (one JSON object), bench (the arrival benchmark), kill (safe kill
-keyed by pid and start time). Each lives in its own module; this file only parses arguments.
+from a running daemon from a sequence number), check / info (one JSON object), bench (the
+arrival benchmark), kill (safe kill keyed by pid and start time). Each lives in its own module;
+this file only parses arguments.
 """
 
 import argparse

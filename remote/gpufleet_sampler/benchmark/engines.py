@@ -9,6 +9,7 @@ whichever the driver routes. torch is imported here only, inside the benchmark's
 Python 3.8, stdlib only at import.
 """
 
+import functools
 import time
 from typing import Any, Dict, List, Tuple
 
@@ -70,7 +71,7 @@ class TorchEngine(object):
         self.torch.cuda.empty_cache()
 
     def memory(self, g: int) -> Dict[str, int]:
-        """The most this run held on GPU ``g`` and its bound (the bound is kept, or says why not)."""
+        """The most this run held on GPU ``g``, and its bound."""
         return {"mem_peak_bytes": int(self.torch.cuda.max_memory_allocated(g)),
                 "mem_bound_bytes": self._max}  # fmt: skip
 
@@ -120,18 +121,11 @@ class TorchEngine(object):
         best = 0.0
         best_shape = None
         bound = self.bound(g)
-        dev = torch.device("cuda", g)
         for m, n, k in SHAPES:
             need = (m * k + k * n + m * n) * size
             if need > bound:
                 continue
-            a = torch.randn(m, k, dtype=dt, device=dev)
-            b = torch.randn(k, n, dtype=dt, device=dev)
-            c = torch.empty(m, n, dtype=dt, device=dev)
-            secs, iters = self._time_loop(
-                g, seconds / len(SHAPES), lambda: torch.matmul(a, b, out=c)
-            )
-            del a, b, c
+            secs, iters = self._matmul_shape(g, dt, (m, n, k), seconds / len(SHAPES))
             tflops = 2.0 * m * n * k * iters / secs / 1e12
             if tflops > best:
                 best, best_shape = tflops, "{}x{}x{}".format(m, n, k)
@@ -140,6 +134,18 @@ class TorchEngine(object):
                 "not enough free GPU memory within the bound ({} MiB)".format(bound // MIB)
             )
         return best, {"shape": best_shape, "engine": "torch " + self.version}
+
+    def _matmul_shape(
+        self, g: int, dt: Any, shape: Tuple[int, int, int], seconds: float
+    ) -> Tuple[float, int]:
+        """One shape's timed loop; its three matrices are freed when it returns."""
+        torch = self.torch
+        m, n, k = shape
+        dev = torch.device("cuda", g)
+        a = torch.randn(m, k, dtype=dt, device=dev)
+        b = torch.randn(k, n, dtype=dt, device=dev)
+        c = torch.empty(m, n, dtype=dt, device=dev)
+        return self._time_loop(g, seconds, functools.partial(torch.matmul, a, b, out=c))
 
     def hbm(self, g: int, seconds: float) -> Tuple[float, Dict[str, Any]]:
         torch = self.torch
@@ -156,8 +162,7 @@ class TorchEngine(object):
         dev = torch.device("cuda", g)
         src = torch.empty(size, dtype=torch.uint8, device=dev)
         dst = torch.empty(size, dtype=torch.uint8, device=dev)
-        secs, iters = self._time_loop(g, seconds, lambda: dst.copy_(src))
-        del src, dst
+        secs, iters = self._time_loop(g, seconds, functools.partial(dst.copy_, src))
         return 2.0 * size * iters / secs / 1e9, {"buffer_mib": size // MIB, "l2_mib": l2 // MIB}
 
     def copy_host(self, g: int, way: str, seconds: float) -> Tuple[float, Dict[str, Any]]:
@@ -165,12 +170,9 @@ class TorchEngine(object):
         size = min(HOST_COPY_BYTES, self.bound(g))
         host = torch.empty(size, dtype=torch.uint8, pin_memory=True)
         dev = torch.empty(size, dtype=torch.uint8, device=torch.device("cuda", g))
-        if way == "h2d":
-            step = lambda: dev.copy_(host, non_blocking=True)  # noqa: E731
-        else:
-            step = lambda: host.copy_(dev, non_blocking=True)  # noqa: E731
+        dst, src = (dev, host) if way == "h2d" else (host, dev)
+        step = functools.partial(dst.copy_, src, non_blocking=True)
         secs, iters = self._time_loop(g, seconds, step)
-        del host, dev
         return size * iters / secs / 1e9, {"bytes": size, "pinned": True}
 
     def peer(self, g: int, peer: int, seconds: float) -> Tuple[float, Dict[str, Any]]:
@@ -180,6 +182,6 @@ class TorchEngine(object):
         size = min(PEER_COPY_BYTES, self.bound(g), self.bound(peer))
         src = torch.empty(size, dtype=torch.uint8, device=torch.device("cuda", g))
         dst = torch.empty(size, dtype=torch.uint8, device=torch.device("cuda", peer))
-        secs, iters = self._time_loop(g, seconds, lambda: dst.copy_(src, non_blocking=True))
-        del src, dst
+        step = functools.partial(dst.copy_, src, non_blocking=True)
+        secs, iters = self._time_loop(g, seconds, step)
         return size * iters / secs / 1e9, {"peer": peer, "bytes": size}

@@ -80,9 +80,10 @@ class SimHost(object):
                 "nvlink_up": up}  # fmt: skip
 
     def inventory(self) -> List[Dict[str, Any]]:
+        free = self.m.mem_total - self.m.mem_reserved
         return [
             {"index": g, "name": self.m.name, "uuid": "GPU-sim-{}-{}".format(self.sc.name, g),
-             "mem_total_bytes": self.m.mem_total, "mem_free_bytes": self.m.mem_total - self.m.mem_reserved}
+             "mem_total_bytes": self.m.mem_total, "mem_free_bytes": free}
             for g in range(self.sc.n_gpus)
         ]  # fmt: skip
 
@@ -126,10 +127,10 @@ class SimEngine(object):
 
     def __init__(self, host: SimHost) -> None:
         self.h = host
-        self.good = GOOD.get(host.m.name)
+        self.good = GOOD.get(host.m.name, ())
 
     def prepare(self, gpus: List[int], host: Any) -> None:
-        if self.good is None:
+        if not self.good:
             raise Unmeasured("the simulator has no benchmark figures for {}".format(self.h.m.name))
 
     def close(self) -> None:
@@ -137,7 +138,7 @@ class SimEngine(object):
 
     def _value(self, g: int, pos: int, clocked: bool, seconds: float) -> float:
         time.sleep(seconds)
-        base = self.good[pos] * self.h._spread[g]
+        base = float(self.good[pos]) * self.h._spread[g]
         if clocked:
             # Compute scales with the SM clock the card holds (f of its boost clock).
             base *= self.h._state[g]["f"]

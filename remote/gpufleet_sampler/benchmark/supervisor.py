@@ -11,6 +11,7 @@ Python 3.8, stdlib only.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -18,7 +19,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Any, Dict
+from typing import Any, Dict, List, Optional
 
 from gpufleet_sampler.benchmark import (
     EXIT_CANCELLED,
@@ -69,7 +70,7 @@ def package_root() -> str:
 
 
 def worker_spec(args: argparse.Namespace) -> Dict[str, Any]:
-    gpus = None  # type: Optional[List[int]]
+    gpus: Optional[List[int]] = None
     if args.gpus:
         gpus = [int(x) for x in str(args.gpus).split(",") if x.strip()]
     return {
@@ -131,10 +132,8 @@ def _group_alive(pgid: int) -> bool:
 def _reap_group(pgid: int) -> None:
     """Helpers the worker started (and left) die with it: nothing stays on the instance."""
     if _group_alive(pgid):
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
 
 def run(args: argparse.Namespace) -> int:
@@ -155,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
         _emit({"kind": KIND_END, "status": "error", "message": "cannot start: {}".format(e)})
         return EXIT_FAILED
     deadline = started + args.seconds + SETUP_GRACE_S
-    status = None  # type: Optional[str]
+    status: Optional[str] = None
     while proc.poll() is None:
         if cancel.wait(0.2):
             status = "cancelled"

@@ -9,6 +9,7 @@ processes of others on each GPU (a busy GPU is refused).
 Python 3.8, stdlib + pynvml (imported when the host is opened).
 """
 
+import contextlib
 import os
 import threading
 from typing import Any, Callable, Dict, List, Optional
@@ -26,7 +27,7 @@ SNAPSHOT_KEYS = (
 )  # fmt: skip
 
 
-def _median(xs: List[float]) -> Optional[float]:
+def _median(xs: List[Any]) -> Optional[float]:
     ys = sorted(x for x in xs if x is not None)
     if not ys:
         return None
@@ -62,10 +63,9 @@ class Telemetry(object):
     def _loop(self) -> None:
         while not self._stop.is_set():
             for g in self._gpus:
-                try:
+                # One failed read loses one point, never the run.
+                with contextlib.suppress(Exception):
                     self._snaps[g].append(self._read(g))
-                except Exception:
-                    pass  # one failed read loses one point, never the run
             self._stop.wait(PERIOD_S)
 
     def summary(self, g: int) -> Dict[str, Any]:
@@ -73,7 +73,10 @@ class Telemetry(object):
         OR of the reason bits seen, the link as it trained under load."""
         snaps = self._snaps.get(g, [])
         busy = [s for s in snaps if not (s.get("reasons") or 0) & IDLE_BIT] or snaps
-        col = lambda k: [s.get(k) for s in busy]  # noqa: E731
+
+        def col(key: str) -> List[Any]:
+            return [s.get(key) for s in busy]
+
         reasons = 0
         counts = {}  # type: Dict[str, int]
         for s in busy:

@@ -10,6 +10,7 @@ Telemetry is sampled throughout and summarised per GPU at the end.
 Python 3.8, stdlib only at import; the engine imports torch (or loads libcuda) when chosen.
 """
 
+import functools
 import json
 import os
 import sys
@@ -128,8 +129,8 @@ def _serial_phase(
     if gpus:
         per = copy_s / (2 * len(gpus))
         for g in gpus:
-            _timed(emit, g, "h2d_gbps", lambda g=g: engine.copy_host(g, "h2d", per))
-            _timed(emit, g, "d2h_gbps", lambda g=g: engine.copy_host(g, "d2h", per))
+            _timed(emit, g, "h2d_gbps", functools.partial(engine.copy_host, g, "h2d", per))
+            _timed(emit, g, "d2h_gbps", functools.partial(engine.copy_host, g, "d2h", per))
     if len(gpus) < 2:
         for g in gpus:
             emit({"kind": KIND_SKIP, "gpu": g, "metric": "p2p_gbps",
@@ -138,7 +139,7 @@ def _serial_phase(
     per = peer_s / len(gpus)
     for i, g in enumerate(gpus):
         peer = gpus[(i + 1) % len(gpus)]
-        _timed(emit, g, "p2p_gbps", lambda g=g, peer=peer: engine.peer(g, peer, per))
+        _timed(emit, g, "p2p_gbps", functools.partial(engine.peer, g, peer, per))
 
 
 def main(spec_json: str) -> int:
@@ -161,8 +162,9 @@ def main(spec_json: str) -> int:
     gpus = _split_refused(host, wanted, bool(spec.get("force")), emit)
     engine, why_not = _open_engine(spec, host) if gpus else (None, [])
     seconds = float(spec["seconds"])
+    listed = [d for d in inventory if d["index"] in wanted]
     emit({"kind": KIND_START, "v": BENCH_VERSION, "engine": getattr(engine, "name", "none"),
-          "engine_notes": why_not, "seconds": seconds, "gpus": [d for d in inventory if d["index"] in wanted],
+          "engine_notes": why_not, "seconds": seconds, "gpus": listed,
           "measured_gpus": gpus, "pid": os.getpid(), "mem_fraction": spec["mem_fraction"],
           "mem_max_bytes": spec["mem_max_bytes"], "metrics": list(METRICS)})  # fmt: skip
     tele = host.telemetry(gpus)

@@ -107,6 +107,7 @@ def bench_table(result: Mapping[str, Any]) -> str:
                 continue
             lines.append(
                 f"    {metric_word(m):28} {_cell(g['measured'][m]):>10} "
-                f"{_cell(g['good_card'].get(m)):>10} {_cell(g['datasheet'].get(m)):>10} {_cell(ad.get(m)):>10}"
+                f"{_cell(g['good_card'].get(m)):>10} {_cell(g['datasheet'].get(m)):>10} "
+                f"{_cell(ad.get(m)):>10}"
             )
     return "\n".join(lines)

@@ -12,7 +12,7 @@ Input: the benchmark's JSON lines (``collect``); output: the documented JSON (do
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,7 +99,8 @@ def _why_not(run: BenchRun, g: int) -> str | None:
     """Why a GPU has no figures: refused, the run ended early, or each step's reason."""
     refused = run.refused.get(g)
     if refused is not None:
-        return f"not run: {refused.get('message') or 'in use by another process'}; --force runs it anyway"
+        why = refused.get("message") or "in use by another process"
+        return f"not run: {why}; --force runs it anyway"
     if run.end.get("status") in ("cancelled", "timeout", "error"):
         return (
             f"the run ended early ({run.end.get('status')}): {run.end.get('message') or ''}".strip()
@@ -141,7 +142,8 @@ def judge_gpu(
     if low:
         out["verdict"] = "below_par"
         parts = [
-            f"{metric_label(m)} at {r * 100:.0f} % of a good card ({measured[m]:.1f} of {good[m]:.1f})"
+            f"{metric_label(m)} at {r * 100:.0f} % of a good card "
+            f"({measured[m]:.1f} of {good[m]:.1f})"
             for m, r in low
         ]
         causes = {cause_of(m, run.telemetry.get(g) or {}) for m, _r in low}
@@ -177,7 +179,7 @@ def _below_advertised(
     return out
 
 
-def host_verdict(gpus: list[Mapping[str, Any]]) -> tuple[str, str]:
+def host_verdict(gpus: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
     """Below par if any GPU is; not measured if any GPU was not (a host is as expected only
     when every GPU was measured and is); with which GPUs."""
     below = [g["index"] for g in gpus if g["verdict"] == "below_par"]

@@ -59,10 +59,16 @@ def pcie_cause(t: Mapping[str, Any]) -> str:
     width, wmax = _num(t, "pcie_width"), _num(t, "pcie_max_width")
     gen, gmax = _num(t, "pcie_gen"), _num(t, "pcie_max_gen")
     if width is not None and wmax is not None and width < wmax:
-        return f"PCIe link trained at x{width:.0f} of x{wmax:.0f}: a riser, slot or bifurcation setting"
+        return (
+            f"PCIe link trained at x{width:.0f} of x{wmax:.0f}: "
+            "a riser, slot or bifurcation setting"
+        )
     if gen is not None and gmax is not None and gen < gmax:
         return f"PCIe link at gen {gen:.0f} of {gmax:.0f}: the slot or its setting"
-    return "the PCIe link is at full width and generation: the host side (NUMA placement, a shared switch)"
+    return (
+        "the PCIe link is at full width and generation: "
+        "the host side (NUMA placement, a shared switch)"
+    )
 
 
 def peer_cause(t: Mapping[str, Any]) -> str:
