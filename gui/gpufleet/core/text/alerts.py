@@ -7,7 +7,7 @@ into the sentences the window, the tray, the webhooks and the CLI show.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from gpufleet.core.model.alert import Alert
@@ -915,8 +915,16 @@ def _alert_text(alert: Alert) -> tuple[str, str, str, str] | None:
     return ALERT_TEXT.get(alert.condition)
 
 
+# Conditions whose sentences live in a module of their own (``text/provider_actions``):
+# condition → (title, sentence) of (host, evidence); the module registers itself.
+OWN_TEXT: dict[str, tuple[Callable[[str, Mapping[str, Any]], str], ...]] = {}
+
+
 def alert_title(alert: Alert) -> str:
     """The alert's one-line title; it always names the host."""
+    own = OWN_TEXT.get(alert.condition)
+    if own is not None:
+        return own[0](alert.host, alert.evidence)
     if alert.condition == "alertmanager":  # received from Alertmanager: its own words
         return str(alert.evidence.get("summary") or alert.rule_id)
     text = _alert_text(alert)
@@ -927,6 +935,9 @@ def alert_title(alert: Alert) -> str:
 
 def alert_sentence(alert: Alert) -> str:
     """What happened (with the numbers), what it costs (at the host's price), what to do."""
+    own = OWN_TEXT.get(alert.condition)
+    if own is not None:
+        return own[1](alert.host, alert.evidence)
     if alert.condition == "alertmanager":  # received from Alertmanager: its own words
         ev = alert.evidence
         return str(ev.get("description") or ev.get("summary") or alert.rule_id)
