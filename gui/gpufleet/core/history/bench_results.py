@@ -96,6 +96,16 @@ def runs_of_host(path: Path, host: str, limit: int = 20) -> list[BenchRecord]:
         return _rows(con, "host = ?", (host,), limit)
 
 
+def runs_for_window(path: Path, host: str, t0: float, t1: float) -> list[BenchRecord]:
+    """The host's runs in [t0, t1], or else its latest before t1 (the card it was judged to
+    be when the window began): what an evidence bundle shows. Newest first."""
+    if not path.exists():
+        return []
+    with _connect(path) as con:
+        inside = _rows(con, "host = ? AND t >= ? AND t <= ?", (host, t0, t1), 20)
+        return inside or _rows(con, "host = ? AND t < ?", (host, t0), 1)
+
+
 def runs_of_model(
     path: Path, model: str, exclude_host: str | None = None, limit: int = 50
 ) -> list[BenchRecord]:

@@ -18,6 +18,7 @@ from gpufleet_sampler.benchmark import METRICS
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.fleet.fleet import Fleet
 from gpufleet.core.history import bench_results
+from gpufleet.core.prometheus.exporter import FleetMetrics
 from gpufleet.core.providers.base import ProviderError
 from gpufleet.core.providers.offers import fetch_advertised
 from gpufleet.core.providers.registry import open_provider
@@ -35,6 +36,19 @@ def advertised_for(host: HostConfig, note: Callable[[str], None]) -> dict[str, f
     except ProviderError as e:
         note(f"the offer's advertised figures were not fetched: {e}")
         return None
+
+
+def seed_bench(metrics: FleetMetrics, path: Path, hosts: list[str]) -> None:
+    """Each host's latest recorded benchmark into the exporter (gpufleet_bench_*): a result
+    stays true of the card after the run, until the next one."""
+    for host in hosts:
+        try:
+            latest = bench_results.runs_of_host(path, host, limit=1)
+        except Exception as e:  # a damaged file costs the gauge, not the exporter
+            log.warning("benchmark results of %s unreadable: %s", host, e)
+            continue
+        if latest:
+            metrics.set_bench(host, latest[0].result)
 
 
 def compare(path: Path, result: dict[str, Any]) -> dict[str, Any]:
@@ -57,9 +71,11 @@ def run_bench(
     gpus: list[int] | None = None,
     seconds: float = 60.0,
     force: bool = False,
+    metrics: FleetMetrics | None = None,
 ) -> dict[str, Any]:
     """Run, judge and keep one benchmark; ``on_message`` sees each decoded line (progress),
-    ``note`` each side remark (an unfetched offer, an unrecorded result)."""
+    ``note`` each side remark (an unfetched offer, an unrecorded result); a running exporter's
+    ``metrics`` get the result."""
     advertised = advertised_for(host, note)
     run = BenchRun()
 
@@ -84,4 +100,6 @@ def run_bench(
             bench_results.record(history, result)
         except Exception as e:  # the answer matters more than its record
             note(f"the benchmark was not recorded in the history: {e}")
+    if metrics is not None:
+        metrics.set_bench(host.name, result)
     return result
