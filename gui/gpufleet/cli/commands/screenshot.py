@@ -74,7 +74,14 @@ def run(args: argparse.Namespace) -> int:
     t = time.monotonic()
     try:
         theme = setup_theme(make_qapp())  # the app's language and theme, as it would look
-        files = render_tabs(out, (width, height), args.tab, args.minutes * 60.0, TAB_HOST, theme)
+        if args.tab == "bench":  # the benchmark dialog on a demo host (runs the benchmark)
+            from gpufleet.ui.offscreen.bench_shot import render_bench
+
+            files = [render_bench(out, (width, height))]
+        else:
+            files = render_tabs(
+                out, (width, height), args.tab, args.minutes * 60.0, TAB_HOST, theme
+            )
     except ValueError as e:
         raise CliError(str(e), EXIT_USAGE) from None
     for f in files:

@@ -111,3 +111,38 @@ def bench_table(result: Mapping[str, Any]) -> str:
                 f"{_cell(ad.get(m)):>10}"
             )
     return "\n".join(lines)
+
+
+_HOST_LINE = QT_TRANSLATE_NOOP("Bench", "Benchmark {when}: {verdict} ({reason})")
+_NEVER = QT_TRANSLATE_NOOP(
+    "Bench", "Not benchmarked yet: Hosts → Benchmark the selected host… measures what it delivers."
+)
+_MINUTES_AGO = QT_TRANSLATE_NOOP("Bench", "{n} min ago")
+_HOURS_AGO = QT_TRANSLATE_NOOP("Bench", "{n} h ago")
+_DAYS_AGO = QT_TRANSLATE_NOOP("Bench", "{n} days ago")
+
+
+def _ago(seconds: float) -> str:
+    if seconds < 3600:
+        return translated("Bench", _MINUTES_AGO).format(n=max(0, int(seconds // 60)))
+    if seconds < 2 * 86400:
+        return translated("Bench", _HOURS_AGO).format(n=int(seconds // 3600))
+    return translated("Bench", _DAYS_AGO).format(n=int(seconds // 86400))
+
+
+def host_bench_line(result: Mapping[str, Any] | None, t: float | None, now: float) -> str:
+    """One line for the host's tooltip and card: its latest benchmark, or how to run one."""
+    if result is None:
+        return translated("Bench", _NEVER)
+    when = _ago(now - t) if t is not None else ""
+    return translated("Bench", _HOST_LINE).format(
+        when=when, verdict=verdict_word(str(result.get("verdict"))),
+        reason=clean(str(result.get("reason") or "")),
+    )  # fmt: skip
+
+
+def share_of_good(measured: Any, good: Any) -> str:
+    """ "87 %" of a good card, or "-" when either is missing."""
+    if isinstance(measured, int | float) and isinstance(good, int | float) and good > 0:
+        return f"{measured / good * 100:.0f} %"
+    return "-"
