@@ -92,6 +92,14 @@ def test_busy_gpu_of_a100_shared_is_refused() -> None:
     assert out["verdict"] == "not_measured"
 
 
+def test_check_of_a_host_never_benchmarked_offers_it_once() -> None:
+    p = gpufleet("check", "demo:a100-eval")
+    assert "'gpufleet bench a100-eval' measures what it delivers" in p.stdout
+    bench_json("demo:a100-eval")
+    p = gpufleet("check", "demo:a100-eval")
+    assert "gpufleet bench" not in p.stdout
+
+
 def test_check_with_bench_adds_the_benchmark_and_its_exit_code() -> None:
     p = gpufleet("check", "demo:4090-x2", "--bench", "--bench-seconds", "3", "--format", "json")
     out = orjson.loads(p.stdout)

@@ -34,9 +34,10 @@ from gpufleet.cli.hostarg import (
 from gpufleet.core.config import paths
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.fleet.fleet import Fleet, FleetError
+from gpufleet.core.history import bench_results
 from gpufleet.core.history.store import Store
 from gpufleet.core.pipeline.bench import run_bench
-from gpufleet.core.text.bench import bench_table, progress_line, verdict_line
+from gpufleet.core.text.bench import bench_offer, bench_table, progress_line, verdict_line
 from gpufleet.core.text.catalogue import finding_sentence
 from gpufleet.core.text.sanitize import clean
 from gpufleet.core.verdicts.health import evaluate_check, overall_verdict
@@ -156,7 +157,17 @@ def run(args: argparse.Namespace) -> int:
     findings = evaluate_check(facts, host)
     _record(host.name, facts, fleet.demo)
     bench = _bench(args, fleet, host) if args.bench else None
-    return _print(args, host, facts, findings, host.label, bench)
+    rc = _print(args, host, facts, findings, host.label, bench)
+    if bench is None and args.format == "text" and not _benched(host.name, fleet.demo):
+        print(bench_offer(host.name))  # a new rental: is it the card paid for?
+    return rc
+
+
+def _benched(host: str, demo: bool) -> bool:
+    try:
+        return bool(bench_results.runs_of_host(paths.history_file(demo), host, limit=1))
+    except Exception:  # an unreadable history: the offer costs nothing
+        return False
 
 
 def _bench(args: argparse.Namespace, fleet: Fleet, host: HostConfig) -> dict[str, Any]:

@@ -146,3 +146,15 @@ def share_of_good(measured: Any, good: Any) -> str:
     if isinstance(measured, int | float) and isinstance(good, int | float) and good > 0:
         return f"{measured / good * 100:.0f} %"
     return "-"
+
+
+_OFFER = QT_TRANSLATE_NOOP(
+    "Bench",
+    "Is this the card you paid for? 'gpufleet bench {host}' measures what it delivers "
+    "(about a minute; or check --bench).",
+)
+
+
+def bench_offer(host: str) -> str:
+    """After the check of a host never benchmarked: the command that answers it."""
+    return translated("Bench", _OFFER).format(host=clean(host))
