@@ -20,6 +20,7 @@ import orjson
 from gpufleet.cli.errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError
 from gpufleet.cli.hostarg import exit_code_for, hostkey_hint, resolve_host, unknown_key_callback
 from gpufleet.core.config import paths
+from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.fleet.fleet import Fleet, FleetError
 from gpufleet.core.pipeline.bench import run_bench
 from gpufleet.core.text.bench import bench_table, progress_line, verdict_line
@@ -51,13 +52,16 @@ def _gpus(text: str | None) -> list[int] | None:
         raise CliError(f"--gpus {text!r}: expected indices like 0,1,3", EXIT_USAGE) from None
 
 
-def run(args: argparse.Namespace) -> int:
-    if not 1.0 <= args.seconds <= 3600.0:
-        raise CliError("--seconds must be between 1 and 3600", EXIT_USAGE)
-    gpus = _gpus(args.gpus)
-    host = resolve_host(args.host)
-    fleet = Fleet([host], on_unknown_key=unknown_key_callback(args.accept_new))
-    text = args.format == "text"
+def run_for_cli(
+    fleet: Fleet,
+    host: HostConfig,
+    text: bool,
+    gpus: list[int] | None,
+    seconds: float,
+    force: bool = False,
+) -> dict[str, Any]:
+    """One benchmark with its progress (text mode) and side remarks on stderr; also for
+    ``check --bench``."""
 
     def on_message(obj: Mapping[str, Any]) -> None:
         line = progress_line(obj) if text else None
@@ -67,19 +71,21 @@ def run(args: argparse.Namespace) -> int:
     def note(msg: str) -> None:
         print(f"gpufleet: {msg}", file=sys.stderr)
 
+    history = paths.history_file(fleet.demo)
     try:
-        result = run_bench(
-            fleet,
-            host,
-            paths.history_file(fleet.demo),
-            on_message,
-            note,
-            gpus,
-            args.seconds,
-            args.force,
-        )
+        return run_bench(fleet, host, history, on_message, note, gpus, seconds, force)
     except FleetError as e:
         raise CliError(f"{e}{hostkey_hint(e.kind)}", exit_code_for(e.kind)) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    if not 1.0 <= args.seconds <= 3600.0:
+        raise CliError("--seconds must be between 1 and 3600", EXIT_USAGE)
+    gpus = _gpus(args.gpus)
+    host = resolve_host(args.host)
+    fleet = Fleet([host], on_unknown_key=unknown_key_callback(args.accept_new))
+    text = args.format == "text"
+    result = run_for_cli(fleet, host, text, gpus, args.seconds, args.force)
     if result["status"] not in ("done",) and not any(g["measured"] for g in result["gpus"]):
         raise CliError(f"{host.name}: the benchmark did not run: {result.get('reason')}")
     if text:

@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from gpufleet.cli.commands.bench import run_for_cli
 from gpufleet.cli.errors import EXIT_FAILURE, EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE, CliError
 from gpufleet.cli.hostarg import (
     configured_hosts,
@@ -36,8 +37,7 @@ from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.fleet.fleet import Fleet, FleetError
 from gpufleet.core.history import bench_results
 from gpufleet.core.history.store import Store
-from gpufleet.core.pipeline.bench import run_bench
-from gpufleet.core.text.bench import bench_offer, bench_table, progress_line, verdict_line
+from gpufleet.core.text.bench import bench_offer, bench_table, verdict_line
 from gpufleet.core.text.catalogue import finding_sentence
 from gpufleet.core.text.sanitize import clean
 from gpufleet.core.verdicts.health import evaluate_check, overall_verdict
@@ -174,23 +174,7 @@ def _bench(args: argparse.Namespace, fleet: Fleet, host: HostConfig) -> dict[str
     """The arrival benchmark after the check, its progress on stderr in text mode."""
     if not 1.0 <= args.bench_seconds <= 3600.0:
         raise CliError("--bench-seconds must be between 1 and 3600", EXIT_USAGE)
-    text = args.format == "text"
-
-    def on_message(obj: Mapping[str, Any]) -> None:
-        line = progress_line(obj) if text else None
-        if line:
-            print(line, file=sys.stderr, flush=True)
-
-    def note(msg: str) -> None:
-        print(f"gpufleet: {msg}", file=sys.stderr)
-
-    try:
-        return run_bench(
-            fleet, host, paths.history_file(fleet.demo), on_message, note, None,
-            args.bench_seconds,
-        )  # fmt: skip
-    except FleetError as e:
-        raise CliError(f"{e}{hostkey_hint(e.kind)}", exit_code_for(e.kind)) from None
+    return run_for_cli(fleet, host, args.format == "text", None, args.bench_seconds)
 
 
 def _print(

@@ -12,7 +12,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import orjson
 from gpufleet_sampler.benchmark import METRICS
 
 from gpufleet.core.config.hostconfig import HostConfig
@@ -22,7 +21,7 @@ from gpufleet.core.prometheus.exporter import FleetMetrics
 from gpufleet.core.providers.base import ProviderError
 from gpufleet.core.providers.offers import fetch_advertised
 from gpufleet.core.providers.registry import open_provider
-from gpufleet.core.verdicts.arrival import BenchRun, judge
+from gpufleet.core.verdicts.arrival import BenchRun, feed_line, judge
 
 log = logging.getLogger(__name__)
 
@@ -80,16 +79,8 @@ def run_bench(
     run = BenchRun()
 
     def on_line(line: bytes) -> None:
-        text = line.strip()
-        if not text:
-            return
-        try:
-            obj = orjson.loads(text)
-        except orjson.JSONDecodeError:
-            run.bad_lines += 1
-            return
-        if isinstance(obj, dict):
-            run.feed(obj)
+        obj = feed_line(run, line)
+        if obj is not None:
             on_message(obj)
 
     fleet.bench(host.name, on_line, gpus, seconds, force)

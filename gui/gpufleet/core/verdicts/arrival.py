@@ -70,19 +70,24 @@ def collect(lines: Iterable[bytes | str]) -> BenchRun:
     """A run from its lines; lines that are not JSON objects are counted, never fatal."""
     run = BenchRun()
     for line in lines:
-        text = line.strip()
-        if not text:
-            continue
-        try:
-            obj = orjson.loads(text)
-        except orjson.JSONDecodeError:
-            run.bad_lines += 1
-            continue
-        if isinstance(obj, dict):
-            run.feed(obj)
-        else:
-            run.bad_lines += 1
+        feed_line(run, line)
     return run
+
+
+def feed_line(run: BenchRun, line: bytes | str) -> dict[str, Any] | None:
+    """One line into ``run``: its object, or None (blank, or not a JSON object: counted)."""
+    text = line.strip()
+    if not text:
+        return None
+    try:
+        obj = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        obj = None
+    if not isinstance(obj, dict):
+        run.bad_lines += 1
+        return None
+    run.feed(obj)
+    return obj
 
 
 def _gpu_names(run: BenchRun) -> dict[int, str]:
