@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
+from gpufleet.core.alerts import held, intruders
 from gpufleet.core.alerts.clock_history import ClockHistory
 from gpufleet.core.alerts.conditions import (
     CLEAR,
@@ -88,6 +89,9 @@ SUSPEND_S: Final = 120.0
 # share of the samples the interval should have produced.
 STALL_SEQ_FRAC: Final = 0.25
 
+
+# The conditions of these modules register themselves with CONDITIONS when imported.
+LATER_CONDITIONS: Final = (held, intruders)
 
 class RulesError(ValueError):
     """A rules file (or a host's rule overrides) is invalid; the text names file and rule."""
