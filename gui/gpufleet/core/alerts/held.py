@@ -129,9 +129,8 @@ def idle_held(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
         return CLEAR
     if st.quiet_since is None or st.quiet_since > t:
         st.quiet_since = t
-    worked = (
-        st.last_work_t is not None
-        and st.quiet_since - st.last_work_t <= float(p["worked_within_s"])
+    worked = st.last_work_t is not None and st.quiet_since - st.last_work_t <= float(
+        p["worked_within_s"]
     )
     idle_s = t - st.quiet_since
     if idle_s < float(p["after_work_s"] if worked else p["cold_s"]):

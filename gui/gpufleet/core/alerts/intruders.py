@@ -104,9 +104,7 @@ def _evidence(pr: Proc, why: str, first_t: float | None) -> dict[str, Any]:
     }
 
 
-@_condition(
-    "proc_suspect", GPU, ("procs",), {"late_s": 1800.0, "min_mem_bytes": float(64 << 20)}
-)
+@_condition("proc_suspect", GPU, ("procs",), {"late_s": 1800.0, "min_mem_bytes": float(64 << 20)})
 def proc_suspect(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
     """A process on this GPU under a kernel thread's name, or a late outsider."""
     st = _seen(h)
@@ -129,5 +127,10 @@ def proc_suspect(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
         if why is not None:
             found.append(_evidence(pr, why, st.first.get((pr.pid, pr.start_ticks))))
     if found:
-        return {"processes": found, "why": found[0]["why"], "job_user": st.job_user}
+        return {
+            "processes": found,
+            "why": found[0]["why"],
+            "job_user": st.job_user,
+            "job_t": st.job_t,
+        }
     return CLEAR

@@ -93,6 +93,7 @@ STALL_SEQ_FRAC: Final = 0.25
 # The conditions of these modules register themselves with CONDITIONS when imported.
 LATER_CONDITIONS: Final = (held, intruders)
 
+
 class RulesError(ValueError):
     """A rules file (or a host's rule overrides) is invalid; the text names file and rule."""
 

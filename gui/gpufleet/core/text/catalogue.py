@@ -818,6 +818,7 @@ ALERT_VARIANTS: Final[dict[tuple[str, str], tuple[str, str, str, str]]] = {
     ),
 }
 
+THROTTLE_NOTE_MIN_S: Final = 10.0
 THROTTLE_NOTE: Final = QT_TRANSLATE_NOOP(
     "Alerts", "Over {window} the clocks were held down {held_share} of the time ({held_by})."
 )
@@ -1060,9 +1061,11 @@ def alert_values(alert: Alert) -> dict[str, Any]:
         else "",
     )
     thr = ev.get("throttle")
-    if isinstance(thr, Mapping) and thr.get("span_s"):
+    # The note needs a span to speak of: "over 0 s ... 100 %" said nothing.
+    if isinstance(thr, Mapping) and float(thr.get("span_s") or 0) >= THROTTLE_NOTE_MIN_S:
         out["held_share"] = pct(thr.get("share"))
         out["held_by"] = _held_by(thr)
+        out["held_window"] = duration(thr.get("span_s"))
     if alert.condition == "power_limit_low":
         out["limit_pct"] = pct(
             float(v["power_limit_w"]) / float(v["power_default_w"])
@@ -1103,6 +1106,8 @@ def alert_values(alert: Alert) -> dict[str, Any]:
         out["budget_pct"] = pct(frac)
         out["used"] = money(v.get("budget_used"), cur)
         out["budget"] = money(v.get("budget"), cur)
+    for hook in ALERT_VALUE_HOOKS:
+        out.update(hook(alert))
     return out
 
 
@@ -1125,9 +1130,19 @@ _CLOCK_LOSS: Final = frozenset(
 _COUNTER_NAMES: Final = {"power": "power-violation", "thermal": "thermal-violation"}
 
 
+# Later modules' sentences (``text.judgment``) add their values and variants through these.
+ALERT_VALUE_HOOKS: Final[list[Callable[[Alert], Mapping[str, Any]]]] = []
+ALERT_VARIANT_HOOKS: Final[list[Callable[[Alert], str | None]]] = []
+FINDING_VALUE_HOOKS: Final[list[Callable[[Finding], Mapping[str, Any]]]] = []
+
+
 def _alert_variant(alert: Alert) -> str | None:
     v: Mapping[str, Any] = alert.evidence.get("values") or {}
     c = alert.condition
+    for hook in ALERT_VARIANT_HOOKS:
+        variant = hook(alert)
+        if variant is not None:
+            return variant
     if c == "hw_slowdown" and v.get("power_brake"):
         return "brake"
     if c == "power_limit_low" and v.get("binding") is False:
@@ -1176,7 +1191,7 @@ def alert_sentence(alert: Alert) -> str:
     _title, what, cost, todo = text
     parts = [_fill("Alerts", what, values)]
     if "held_share" in values:
-        parts.append(_fill("Alerts", THROTTLE_NOTE, values))
+        parts.append(_fill("Alerts", THROTTLE_NOTE, {**values, "window": values["held_window"]}))
     if cost:
         if alert.evidence.get("price_per_hour") is not None:
             parts.append(_fill("Alerts", cost, values))
@@ -1632,6 +1647,8 @@ def finding_values(f: Finding) -> dict[str, Any]:
     }
     if f.id in ("hidden_memory",):
         out["held"] = bytes_h(v.get("mem_procs_bytes"))
+    for hook in FINDING_VALUE_HOOKS:
+        out.update(hook(f))
     return out
 
 
