@@ -62,6 +62,13 @@ def kernel_named(proc: Proc) -> bool:
     return any(n and KERNEL_THREAD.match(n.strip().lower()) for n in names)
 
 
+def _mine(name: str, pattern: str) -> bool:
+    """A name the user marked as theirs: the very name ("[kworker/u16:3]", whose brackets
+    a glob would read as a set), or a glob of it."""
+    p = pattern.lower()
+    return name == p or fnmatch.fnmatchcase(name, p)
+
+
 def _seen(h: HostState) -> _Seen:
     memo = h.memo.setdefault("proc_suspect", {})
     st = memo.get(-1)
@@ -119,9 +126,7 @@ def proc_suspect(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
     for pr in procs:
         if (pr.mem_bytes or 0) < float(p["min_mem_bytes"]) or _matches(pr, MINER_NAMES):
             continue
-        if allowed and any(
-            fnmatch.fnmatchcase(n, a.lower()) for n in proc_names(pr) for a in allowed
-        ):
+        if allowed and any(_mine(n, a) for n in proc_names(pr) for a in allowed):
             continue
         why = _why(pr, st, p)
         if why is not None:

@@ -110,6 +110,24 @@ VARIANTS: Final[dict[tuple[str, str], tuple[str, str, str, str]]] = {
         ),
     ),
 }
+VARIANTS[("clocks_below_nominal", "reasons_hidden")] = (
+    QT_TRANSLATE_NOOP("Alerts", "Clocks of {where} low, and this instance hides why"),
+    QT_TRANSLATE_NOOP(
+        "Alerts",
+        "{Where} is busy ({util} % utilization) but its SM clock is {clock} MHz, {clock_pct} of "
+        "its {clock_max} MHz maximum, for {window}. This instance does not report clock event "
+        "reasons (nor, often, temperature and power): why cannot be judged here.",
+    ),
+    QT_TRANSLATE_NOOP(
+        "Alerts",
+        "About {lost_pct} of the compute you pay {price}/h for is lost: roughly {waste} an hour.",
+    ),
+    QT_TRANSLATE_NOOP(
+        "Alerts",
+        "Ask the provider what limits the clock (a host-side cap is the usual cause), or compare "
+        "with an instance that reports its sensors.",
+    ),
+)
 RULES: Final[dict[str, str]] = {
     "idle_held": QT_TRANSLATE_NOOP(
         "Rules",
@@ -203,6 +221,8 @@ def _variant(alert: Alert) -> str | None:
     v: Mapping[str, Any] = alert.evidence.get("values") or {}
     if alert.condition == "idle_held" and v.get("kind") in ("notebook", "hung"):
         return str(v["kind"])
+    if alert.condition == "clocks_below_nominal" and v.get("reasons_reported") is False:
+        return "reasons_hidden"
     if alert.condition == "proc_suspect" and v.get("why") == "kernel_name":
         return "kernel_name"
     return None
