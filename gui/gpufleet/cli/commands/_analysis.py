@@ -87,11 +87,12 @@ def analyse(
     except RulesError as e:
         raise CliError(str(e), EXIT_FAILURE) from None
     res = Analysis(host=host.name)
+    stream = list(msgs)
     try:
-        window = from_messages(host.name, list(msgs), t0, t1)
+        window = from_messages(host.name, stream, t0, t1)
     except WindowError:
         return res
-    j = judge(window, host, rules)
+    j = judge(window, host, rules, stream)
     res.judgment = j
     res.alerts = list(j.alerts)
     res.cost = j.cost

@@ -818,7 +818,7 @@ ALERT_VARIANTS: Final[dict[tuple[str, str], tuple[str, str, str, str]]] = {
     ),
 }
 
-THROTTLE_NOTE_MIN_S: Final = 60.0
+THROTTLE_NOTE_MIN_S: Final = 15.0
 THROTTLE_NOTE: Final = QT_TRANSLATE_NOOP(
     "Alerts", "Over {window} the clocks were held down {held_share} of the time ({held_by})."
 )

@@ -21,7 +21,7 @@ window through the rule engine once and writes everything from that run:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -34,6 +34,7 @@ from gpufleet.core.model.findings import FAIL, INFO, WARN, Finding
 from gpufleet.core.verdicts.diagnosis import diagnose
 from gpufleet.core.verdicts.sensors import NEEDED_BY, SensorReport, sensor_reports
 from gpufleet.core.verdicts.window import RunWindow
+from gpufleet.core.wire.messages import Message
 
 # The diagnosis findings that state what an alert of each condition states.
 SAYS_THE_SAME: Final[Mapping[str, tuple[str, ...]]] = {
@@ -98,13 +99,30 @@ def concerns(f: Finding, alert: Alert) -> bool:
     return same_gpu and f.id in SAYS_THE_SAME.get(alert.condition, ())
 
 
-def judge(window: RunWindow, host: HostConfig, rules: Sequence[Rule] | None = None) -> Judgment:
+def feed_order(window: RunWindow) -> list[Message]:
+    """The window's messages in time order with each later hello after the messages it
+    followed (a sampler restart is then seen as one)."""
+    keyed: list[tuple[float, int, Message]] = [
+        (float(getattr(m, "t", 0.0)), 0, m) for m in window.messages()[1:]
+    ]
+    keyed.extend((t, 1, h) for t, h in window.hellos[1:])
+    keyed.sort(key=lambda x: (x[0], x[1]))
+    return [window.hello, *(m for _t, _k, m in keyed)]
+
+
+def judge(
+    window: RunWindow,
+    host: HostConfig,
+    rules: Sequence[Rule] | None = None,
+    stream: Iterable[Message] | None = None,
+) -> Judgment:
     """The one judgment of ``window`` for ``host`` (its price, allow-list, rule overrides).
     ``rules`` defaults to the shipped rules with the user's rules.toml (``RulesError`` when
-    that file is broken)."""
+    that file is broken). ``stream``: the messages as they arrived, where the caller has
+    them (a replay: the daemon's notes included), fed to the rules instead of the window's."""
     engine = RuleEngine(list(rules) if rules is not None else load_rules(), [host])
     alerts: list[Alert] = []
-    for m in window.messages():
+    for m in stream if stream is not None else feed_order(window):
         alerts.extend(engine.feed(host.name, m))
     cost = engine.cost.summary(host.name) if window.samples else None
     sensors = sensor_reports(window.hello, window.samples, window.procs)

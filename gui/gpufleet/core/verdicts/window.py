@@ -62,15 +62,10 @@ class RunWindow:
 
     def messages(self) -> list[Message]:
         """The hello first, then samples, procs and events merged in time order (what a rule
-        engine is fed), with each later hello after the messages it followed (a restart is
-        then seen as one)."""
+        engine is fed)."""
         rest: list[Message] = [*self.samples, *self.procs, *self.events]
-        keyed: list[tuple[float, int, Message]] = [
-            (float(getattr(m, "t", 0.0)), 0, m) for m in rest
-        ]
-        keyed.extend((t, 1, h) for t, h in self.hellos[1:])
-        keyed.sort(key=lambda x: (x[0], x[1]))
-        return [self.hello, *(m for _t, _k, m in keyed)]
+        rest.sort(key=lambda m: getattr(m, "t", 0.0))
+        return [self.hello, *rest]
 
 
 def from_messages(
