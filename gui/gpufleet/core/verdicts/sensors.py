@@ -67,9 +67,17 @@ class SensorReport:
         return frozenset(x for s in self.hidden for x in NEEDED_BY.get(s, ()))
 
 
-def _absent_by_design(group: str, nominal: Mapping[str, object]) -> bool:
-    """NVLink on a card without links is not hidden: it is not there."""
-    return group == "nvlink" and not nominal.get("nvlink_links")
+# Consumer cards have no ECC and NVML reads no GDDR memory temperature on them.
+CONSUMER_MARKS: Final = ("geforce", "rtx 40", "rtx 30", "rtx 50", " 4090", " 3090", " 5090")
+
+
+def _absent_by_design(group: str, nominal: Mapping[str, object], name: str) -> bool:
+    """What the card does not have is not hidden: NVLink on a card without links, ECC and
+    memory temperature on a consumer card."""
+    if group == "nvlink":
+        return not nominal.get("nvlink_links")
+    consumer = any(m in f" {name.lower()}" for m in CONSUMER_MARKS)
+    return consumer and group in ("ecc", "memory_temperature")
 
 
 def _seen_columns(samples: Sequence[Sample], gpu: int) -> set[str]:
@@ -105,7 +113,7 @@ def sensor_reports(
         for group, cols in SENSORS.items():
             if any(c in seen for c in cols):
                 reported.append(group)
-            elif not _absent_by_design(group, nominal):
+            elif not _absent_by_design(group, nominal, name):
                 hidden.append(group)
         used = any(s.value(index, "mem_used_bytes") for s in samples[-50:])
         if procs and _procs_reported(procs, index):
