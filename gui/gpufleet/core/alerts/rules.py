@@ -36,7 +36,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
-from gpufleet.core.alerts import held, intruders
 from gpufleet.core.alerts.clock_history import ClockHistory
 from gpufleet.core.alerts.conditions import (
     CLEAR,
@@ -88,10 +87,6 @@ SUSPEND_S: Final = 120.0
 # A gap between samples is a stall only when the sequence numbers moved by less than this
 # share of the samples the interval should have produced.
 STALL_SEQ_FRAC: Final = 0.25
-
-
-# The conditions of these modules register themselves with CONDITIONS when imported.
-LATER_CONDITIONS: Final = (held, intruders)
 
 
 class RulesError(ValueError):

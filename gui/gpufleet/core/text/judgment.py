@@ -1,7 +1,7 @@
 """The sentences of the one judgment: the alerts and findings of memory held while idle,
 memory growing to full, a disguised or late process, sensors an instance hides, and the
 diagnosis findings written from an alert. Translated like the catalogue, whose tables these
-join when it is loaded (``catalogue`` imports this module last)."""
+join when the text package is loaded (its ``__init__`` imports this module)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any, Final
 
 from gpufleet.core.model.alert import Alert, alert_from_json
 from gpufleet.core.model.findings import Finding
-from gpufleet.core.text import catalogue
+from gpufleet.core.text import alerts, catalogue, findings
 from gpufleet.core.text.catalogue import (
     QT_TRANSLATE_NOOP,
     bytes_h,
@@ -294,6 +294,6 @@ catalogue.ALERT_TEXT.update(ALERTS)
 catalogue.ALERT_VARIANTS.update(VARIANTS)
 catalogue.RULE_MEANINGS.update(RULES)
 catalogue.FINDING_TEXT.update(FINDINGS)
-catalogue.ALERT_VARIANT_HOOKS.append(_variant)
-catalogue.ALERT_VALUE_HOOKS.append(_alert_values)
-catalogue.FINDING_VALUE_HOOKS.append(_finding_values)
+alerts.ALERT_VARIANT_HOOKS.append(_variant)
+alerts.ALERT_VALUE_HOOKS.append(_alert_values)
+findings.FINDING_VALUE_HOOKS.append(_finding_values)

@@ -22,7 +22,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from gpufleet.core.alerts.conditions import (
+from gpufleet.core.alerts.conditions.base import (
     CLEAR,
     GPU,
     HOLD,
@@ -30,8 +30,10 @@ from gpufleet.core.alerts.conditions import (
     GpuView,
     HostState,
     Params,
-    _condition,
-    _proc_evidence,
+    condition,
+)
+from gpufleet.core.alerts.conditions.usage import (
+    proc_evidence,
     proc_names,
 )
 
@@ -94,7 +96,7 @@ def held_kind(procs: list[Any], worked: bool) -> str:
     return KIND_HUNG if worked else KIND_HELD
 
 
-@_condition(
+@condition(
     "idle_held",
     GPU,
     ("sample",),
@@ -149,7 +151,7 @@ def idle_held(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
         "pstate": g.v("pstate"),
         "sm_clock_mhz": g.v("sm_clock_mhz"),
         "power_w": g.v("power_w"),
-        "processes": _proc_evidence(holders),
+        "processes": proc_evidence(holders),
         "cost_so_far": None if price is None else round(idle_s / 3600.0 * float(price), 4),
     }
 
@@ -221,7 +223,7 @@ def _steady(tr: Trend, usable: float, p: Params) -> bool:
     )
 
 
-@_condition(
+@condition(
     "mem_growth",
     GPU,
     ("sample",),
@@ -267,5 +269,5 @@ def mem_growth(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
         "rise_bytes": tr.rise,
         "eta_s": round(eta, 1),
         "full_at_t": round(t + eta, 3),
-        "processes": _proc_evidence(_holders(h, g.gpu)),
+        "processes": proc_evidence(_holders(h, g.gpu)),
     }

@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from gpufleet_sampler import protocol
 
-from gpufleet.core.alerts.conditions import (
+from gpufleet.core.alerts.conditions.base import (
     CLEAR,
     GPU,
     HOLD,
@@ -31,8 +31,10 @@ from gpufleet.core.alerts.conditions import (
     GpuView,
     HostState,
     Params,
+    condition,
+)
+from gpufleet.core.alerts.conditions.usage import (
     _allowed,
-    _condition,
     _matches,
     proc_names,
 )
@@ -111,7 +113,7 @@ def _evidence(pr: Proc, why: str, first_t: float | None) -> dict[str, Any]:
     }
 
 
-@_condition("proc_suspect", GPU, ("procs",), {"late_s": 1800.0, "min_mem_bytes": float(64 << 20)})
+@condition("proc_suspect", GPU, ("procs",), {"late_s": 1800.0, "min_mem_bytes": float(64 << 20)})
 def proc_suspect(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
     """A process on this GPU under a kernel thread's name, or a late outsider."""
     st = _seen(h)
