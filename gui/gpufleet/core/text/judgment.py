@@ -6,7 +6,7 @@ join when the text package is loaded (its ``__init__`` imports this module)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from gpufleet.core.model.alert import Alert, alert_from_json
 from gpufleet.core.model.findings import Finding
@@ -211,6 +211,44 @@ def transparency_text(reported: Sequence[str], hidden: Sequence[str]) -> str:
     return translated("Sensors", _REPORTS).format(
         reported=sensor_list(reported), hidden=sensor_list(hidden)
     )
+
+
+_GPUS: Final = QT_TRANSLATE_NOOP("Sensors", "GPUs {gpus}")
+_GPU: Final = QT_TRANSLATE_NOOP("Sensors", "GPU {gpu}")
+_ON_GPUS: Final = QT_TRANSLATE_NOOP("Sensors", "{gpus}: {text}")
+
+
+def _gpu_set(gpus: Sequence[int]) -> str:
+    if len(gpus) == 1:
+        return translated("Sensors", _GPU).format(gpu=gpus[0])
+    run = list(range(gpus[0], gpus[0] + len(gpus)))
+    listed = f"{gpus[0]}-{gpus[-1]}" if list(gpus) == run else ", ".join(map(str, gpus))
+    return translated("Sensors", _GPUS).format(gpus=listed)
+
+
+class Transparency(Protocol):
+    """One GPU's sensors as ``verdicts.sensors.SensorReport`` holds them."""
+
+    @property
+    def gpu(self) -> int: ...
+    @property
+    def reported(self) -> tuple[str, ...]: ...
+    @property
+    def hidden(self) -> tuple[str, ...]: ...
+
+
+def transparency_lines(reports: Sequence[Transparency]) -> list[str]:
+    """What the instance reports and hides, one line per set of GPUs that report alike
+    ("GPUs 0-7: Reports ...; hides ..."): the host tooltip, ``check`` and the bundle."""
+    groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[int]] = {}
+    for r in reports:
+        groups.setdefault((r.reported, r.hidden), []).append(r.gpu)
+    return [
+        translated("Sensors", _ON_GPUS).format(
+            gpus=_gpu_set(gpus), text=transparency_text(reported, hidden)
+        )
+        for (reported, hidden), gpus in groups.items()
+    ]
 
 
 def marked_text(host: str, name: str) -> str:

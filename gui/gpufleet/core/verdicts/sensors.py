@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from gpufleet.core.wire.messages import Hello, Procs, Sample
 
@@ -108,17 +108,59 @@ def sensor_reports(
         gpus = [(i, "", {}) for i in idx]
     out = []
     for index, name, nominal in gpus:
-        seen = _seen_columns(samples, index)
-        reported, hidden = [], []
-        for group, cols in SENSORS.items():
-            if any(c in seen for c in cols):
-                reported.append(group)
-            elif not _absent_by_design(group, nominal, name):
-                hidden.append(group)
         used = any(s.value(index, "mem_used_bytes") for s in samples[-50:])
+        named: bool | None = None  # memory in use, snapshots taken: were its holders named?
         if procs and _procs_reported(procs, index):
-            reported.append(PROCESSES)
+            named = True
         elif used and procs:
-            hidden.append(PROCESSES)  # memory in use, snapshots taken, nobody named
-        out.append(SensorReport(index, name, tuple(reported), tuple(hidden)))
+            named = False
+        out.append(_report(index, name, nominal, _seen_columns(samples, index), named))
+    return tuple(out)
+
+
+def _report(
+    index: int, name: str, nominal: Mapping[str, object], seen: set[str], named: bool | None
+) -> SensorReport:
+    """``seen``: the columns that had a value; ``named``: whether the processes holding
+    memory were named (None: nothing to tell, no process or no snapshot)."""
+    reported, hidden = [], []
+    for group, cols in SENSORS.items():
+        if any(c in seen for c in cols):
+            reported.append(group)
+        elif not _absent_by_design(group, nominal, name):
+            hidden.append(group)
+    if named is True:
+        reported.append(PROCESSES)
+    elif named is False:
+        hidden.append(PROCESSES)
+    return SensorReport(index, name, tuple(reported), tuple(hidden))
+
+
+# The check's per-GPU facts that carry each sample column (the rest share the column's name).
+CHECK_FACT: Final[Mapping[str, str]] = {"power_limit_w": "power_enforced_w"}
+
+
+def check_reports(facts: Mapping[str, Any]) -> tuple[SensorReport, ...]:
+    """Per GPU of a start-of-rental check (``gpufleet check``'s facts), what it reported:
+    a fact with a value is reported; its processes are named when an entry has its
+    memory, hidden when the GPU lists processes and none says what it holds."""
+    out = []
+    gpus = facts.get("gpus")
+    for g in gpus if isinstance(gpus, list) else ():
+        if not isinstance(g, Mapping) or not isinstance(g.get("index"), int):
+            continue
+        seen = {
+            col
+            for cols in SENSORS.values()
+            for col in cols
+            if g.get(CHECK_FACT.get(col, col)) is not None
+        }
+        entries = [e for e in g.get("process_list") or () if isinstance(e, Mapping)]
+        named: bool | None = None
+        if any(e.get("mem_bytes") is not None for e in entries):
+            named = True
+        elif entries or (g.get("processes") or 0) > 0:
+            named = False
+        nominal = {"nvlink_links": g.get("nvlink_links")}
+        out.append(_report(g["index"], str(g.get("name") or ""), nominal, seen, named))
     return tuple(out)
