@@ -47,6 +47,7 @@ from gpufleet.ui.controllers.bridge import FleetBridge
 from gpufleet.ui.controllers.config_watch import ConfigWatch
 from gpufleet.ui.controllers.evidence_export import EvidenceExporter
 from gpufleet.ui.controllers.link_watch import LinkWatch
+from gpufleet.ui.controllers.mark_mine import MarkMine
 from gpufleet.ui.controllers.prom_wiring import PromWiring
 from gpufleet.ui.desktop.tray import Tray
 from gpufleet.ui.dialogs.hostkey import HostKeyPrompt
@@ -153,6 +154,11 @@ class App(QObject):
         self.prom = PromWiring(self.window, self.bridge, self.pipeline, self.fleet)
         # "Export evidence…" on alerts, the Clocks tab and the host menu.
         self.evidence = EvidenceExporter(self.window, demo=demo)
+        # "Mark as mine" on the alert of a process that is not the job's.
+        engine = self.pipeline.engine
+        self.mark_mine = MarkMine(
+            self.window, lambda h: self.bridge.post(lambda: engine.set_host(h))
+        )
         # Hosts added or edited elsewhere (`gpufleet hosts add`, an editor) join at once.
         self.config_watch = (
             None
