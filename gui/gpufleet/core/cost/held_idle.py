@@ -1,84 +1,68 @@
 """Time paid for nothing while memory was held, counted as idle in the cost breakdown.
 
 The tracker's idle (``cost.idle.gpu_is_idle``: memory under 10 %) calls a hung job or a
-forgotten notebook that keeps its memory "busy". Where the ``idle_held`` rule found such a
-GPU doing no work, the judgment of a window hands its spans here, and the intervals the
-tracker counted busy become idle when every GPU of the host was either idle or held idle:
-the same alert, diagnosis and cost then say the same thing.
+forgotten notebook that keeps its memory "busy". The ``idle_held`` rule finds such a GPU doing
+no work; the rule engine tells its ``CostTracker`` (``hold`` when the alert fires, from when
+the GPU went quiet; ``release`` when it resolves), and from then on an interval in which every
+GPU of the host was idle or held counts idle. The minutes between the GPU going quiet and the
+alert firing (5 or 15 min) were counted busy when they passed: the tracker keeps its recent
+busy intervals, and ``hold`` moves those the held GPUs make idle. The live Cost tab and the
+one judgment of a window read the same tracker, so the alert, the diagnosis and the cost say
+the same thing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import replace
-from itertools import pairwise
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Final
 
-from gpufleet.core.cost.rental import CostSummary, gap_limit, gpu_idle
-from gpufleet.core.wire.messages import Sample
-
-Spans = Mapping[int, Sequence[tuple[float, float]]]
-
-
-def _inside(spans: Sequence[tuple[float, float]], t: float) -> bool:
-    return any(a <= t < b for a, b in spans)
+# How far back ``hold`` may look: the longest the rule waits before it fires (``cold_s``,
+# 15 min), with room for a rule file that waits longer.
+KEEP_S: Final = 3600.0
+# Utilization from which a GPU is working, held or not (the idle_held rule's own mark).
+WORK_PCT: Final = 5.0
 
 
-def _gpu_quiet(s: Sample, gpu: int, spans: Spans, totals: Mapping[int, float | None]) -> bool:
-    if _inside(spans.get(gpu, ()), s.t):
-        return True
-    return gpu_idle(
-        s.value(gpu, "util_gpu_pct"),
-        s.value(gpu, "mem_used_bytes"),
-        totals.get(gpu),
-        s.value(gpu, "lost"),
-    )
+@dataclass
+class HeldIdle:
+    """One host's held GPUs (since when) and its recent busy intervals: (start, length,
+    the GPUs that were not idle)."""
 
+    since: dict[int, float] = field(default_factory=dict)
+    recent: deque[tuple[float, float, frozenset[int]]] = field(default_factory=deque)
 
-def _was_idle(s: Sample, totals: Mapping[int, float | None]) -> bool:
-    return all(_gpu_quiet(s, g, {}, totals) for g in s.gpu_indices())
+    def _quiet(self, gpus: frozenset[int], t: float) -> bool:
+        return bool(gpus) and all(self.since.get(g, t + 1.0) <= t for g in gpus)
 
+    def busy_interval(self, t: float, dt: float, active: frozenset[int], working: bool) -> bool:
+        """An interval from ``t`` the plain idle test calls busy, ``active`` its GPUs that
+        were not idle, ``working``: one of them did work (utilization from ``WORK_PCT``: the
+        job works again while the alert waits to resolve). True when the held GPUs make it
+        idle; else it is kept for ``hold``, unless it was work."""
+        if working:
+            return False
+        if self._quiet(active, t):
+            return True
+        self.recent.append((t, dt, active))
+        while self.recent and self.recent[0][0] < t - KEEP_S:
+            self.recent.popleft()
+        return False
 
-def held_idle_seconds(
-    samples: Sequence[Sample],
-    spans: Spans,
-    totals: Mapping[int, float | None],
-    interval_s: float,
-) -> float:
-    """Seconds the tracker counted busy that the held-idle spans make idle: each interval
-    between two samples takes the state of its first, one longer than ``gap_limit`` is
-    neither (as ``CostTracker`` counts them)."""
-    moved = 0.0
-    limit = gap_limit(interval_s)
-    for a, b in pairwise(samples):
-        dt = b.t - a.t
-        if dt <= 0 or dt > limit or _was_idle(a, totals):
-            continue
-        if all(_gpu_quiet(a, g, spans, totals) for g in a.gpu_indices()):
-            moved += dt
-    return moved
+    def hold(self, gpu: int, since_t: float) -> float:
+        """``gpu`` does no work while holding memory since ``since_t``: the seconds of the
+        recent busy intervals that this makes idle (taken out of ``recent``)."""
+        self.since[gpu] = min(since_t, self.since.get(gpu, since_t))
+        moved = 0.0
+        keep: deque[tuple[float, float, frozenset[int]]] = deque()
+        for t, dt, active in self.recent:
+            if self._quiet(active, t):
+                moved += dt
+            else:
+                keep.append((t, dt, active))
+        self.recent = keep
+        return moved
 
-
-def count_held_idle(
-    summary: CostSummary,
-    samples: Sequence[Sample],
-    spans: Spans,
-    totals: Mapping[int, float | None],
-    interval_s: float,
-) -> CostSummary:
-    """The summary with the held-idle time moved from busy to idle (and its money)."""
-    if not spans:
-        return summary
-    moved = min(summary.busy_s, held_idle_seconds(samples, spans, totals, interval_s))
-    if moved <= 0:
-        return summary
-    rate = None if summary.price_per_hour is None else summary.price_per_hour / 3600.0
-    busy = idle = None
-    if rate is not None and summary.busy is not None and summary.idle is not None:
-        busy, idle = max(0.0, summary.busy - moved * rate), summary.idle + moved * rate
-    return replace(
-        summary,
-        busy_s=summary.busy_s - moved,
-        idle_s=summary.idle_s + moved,
-        busy=busy,
-        idle=idle,
-    )
+    def release(self, gpu: int) -> None:
+        """The GPU works again (or is gone): its time is judged by the plain test again."""
+        self.since.pop(gpu, None)

@@ -12,8 +12,8 @@ window through the rule engine once and writes everything from that run:
   warning or critical alert fired and no finding warns;
 - a finding that needs a sensor this instance hides is replaced by "cannot be judged here"
   (``diag_not_judged``), and the hidden sensors are listed per GPU (``sensors``);
-- the cost is the engine's tracker, with the time the ``idle_held`` rule found paid for
-  nothing moved from busy to idle.
+- the cost is the engine's tracker, which counts as idle the time the ``idle_held`` rule
+  found paid for nothing (``cost.held_idle``: the live Cost tab counts it the same way).
 
 ``Judgment`` is plain frozen data so that the comparison of two runs (``compare``), the CLI
 (``diagnose``, ``replay``) and the evidence bundle read the same thing.
@@ -27,7 +27,6 @@ from typing import Any, Final
 
 from gpufleet.core.alerts.rules import Rule, RuleEngine, load_rules
 from gpufleet.core.config.hostconfig import HostConfig
-from gpufleet.core.cost.held_idle import count_held_idle
 from gpufleet.core.cost.rental import CostSummary
 from gpufleet.core.model.alert import FIRING, Alert
 from gpufleet.core.model.findings import FAIL, INFO, WARN, Finding
@@ -130,10 +129,6 @@ def judge(
         window.hello, window.samples, window.procs, window.events, window.t0, window.t1
     )
     findings = reconcile(found, alerts, sensors)
-    if cost is not None:
-        cost = count_held_idle(
-            cost, window.samples, held_spans(alerts, window.t1), _totals(window), _interval(window)
-        )
     return Judgment(
         host=host.name,
         t0=window.t0,
@@ -145,37 +140,6 @@ def judge(
         samples=len(window.samples),
         bad_lines=window.bad_lines,
     )
-
-
-def _totals(window: RunWindow) -> dict[int, float | None]:
-    out: dict[int, float | None] = {}
-    for g in window.hello.gpus:
-        total = g.nominal.get("mem_total_bytes")
-        out[g.index] = float(total) if isinstance(total, (int, float)) and total else None
-    return out
-
-
-def _interval(window: RunWindow) -> float:
-    return float(window.hello.interval_s or 1.0)
-
-
-def held_spans(alerts: Sequence[Alert], t_end: float) -> dict[int, list[tuple[float, float]]]:
-    """Per GPU, the spans the ``idle_held`` rule found paid for nothing: from when the GPU
-    went quiet to when the alert ended (the window's end while it still fires)."""
-    start: dict[str, tuple[int, float]] = {}
-    spans: dict[int, list[tuple[float, float]]] = {}
-    for a in alerts:
-        if a.condition != "idle_held" or a.gpu is None:
-            continue
-        v = a.evidence.get("values") or {}
-        if a.state == FIRING:
-            start[a.id] = (a.gpu, float(v.get("quiet_since_t", a.started_t)))
-        elif a.id in start:
-            g, t0 = start.pop(a.id)
-            spans.setdefault(g, []).append((t0, float(a.ended_t or t_end)))
-    for g, t0 in start.values():
-        spans.setdefault(g, []).append((t0, t_end + 1e-6))
-    return spans
 
 
 def _alert_finding(alert: Alert) -> Finding:
