@@ -17,7 +17,11 @@ blocks per GPU, and from the published shape of data-parallel training jobs:
   one-sample HW-slowdown bit (NVML reports it during P-state changes);
 - a laptop away for 2-3 hours: the daemon back-fills the raw hour and, before it, its day
   tier (one sample a minute, every seq number in between thinned), after a ``note``;
-- a sampler restart (a new ``run_id``).
+- a sampler restart (a new ``run_id``);
+- what could fool the rules of held memory and process legitimacy: the caching allocator's
+  warm-up staircase and high-water steps, a sequence-length curriculum, checkpoints written
+  to disk with the GPU quiet and its memory held, PyTorch's ``pt_main_thread`` comm, a job in
+  a container (``probable`` mapping), the user's own late evaluation script.
 
 Each stream goes through the real parser and a fresh ``RuleEngine`` with the shipped rules.
 The benchmark prints, per rule, fired / expected over the faulty variants and false alerts
