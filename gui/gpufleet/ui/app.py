@@ -44,6 +44,7 @@ from gpufleet.ui.controllers.alert_wiring import (
     make_action_runner,
 )
 from gpufleet.ui.controllers.bridge import FleetBridge
+from gpufleet.ui.controllers.compare_open import CompareOpener
 from gpufleet.ui.controllers.config_watch import ConfigWatch
 from gpufleet.ui.controllers.evidence_export import EvidenceExporter
 from gpufleet.ui.controllers.link_watch import LinkWatch
@@ -159,6 +160,8 @@ class App(QObject):
         self.mark_mine = MarkMine(
             self.window, lambda h: self.bridge.post(lambda: engine.set_host(h))
         )
+        # "Compare…" on the host menu: two windows of the history side by side.
+        self.compare = CompareOpener(self.window, demo=demo)
         # Hosts added or edited elsewhere (`gpufleet hosts add`, an editor) join at once.
         self.config_watch = (
             None

@@ -41,7 +41,7 @@ import time
 import uuid
 from typing import Any, Dict, List, Optional, Set
 
-from gpufleet_sampler import protocol
+from gpufleet_sampler import protocol, protocol_schema
 from gpufleet_sampler.backends.base import Backend
 from gpufleet_sampler.procs import procfs
 from gpufleet_sampler.sim.gpus import MIB
@@ -51,6 +51,7 @@ _N_COLS = len(protocol.COLUMNS)
 
 AMBIENT_C = 28.0
 TAU_S = 20.0  # thermal time constant of a GPU with its heatsink
+SHUTDOWN_MARGIN_C = 2.0  # the hottest a card reads: this far under its shutdown
 ALLREDUCE_PERIOD_S = 3.0  # one training step; the all-reduce is at its end
 ALLREDUCE_ON_S = 0.8
 CHECKPOINT_PERIOD_S = 600.0
@@ -212,7 +213,7 @@ class SimBackend(Backend):
         facts = self._gpu_facts_base(i)
         if not m.nvlink_links:
             facts[protocol.LINKS_UNSUPPORTED_KEY] = "NotSupported: this board has no NVLink"
-        return facts
+        return protocol_schema.hello_gpu(facts)
 
     def _gpu_facts_base(self, i: int) -> Dict[str, Any]:
         m = self._m
@@ -327,14 +328,8 @@ class SimBackend(Backend):
         except OSError as e:
             # No process then, but the simulation goes on (its load stays simulated).
             job.proc = None
-            self._events.append(
-                {
-                    "type": protocol.EVENT_NOTE,
-                    "gpu": None,
-                    "code": None,
-                    "message": "sim: cannot start the process for {}: {}".format(spec.key, e),
-                }
-            )
+            why = "sim: cannot start the process for {}: {}".format(spec.key, e)
+            self._emit(protocol.EVENT_NOTE, None, None, why)
 
     def _stop_proc(self, job: _Job, sig: int) -> None:
         proc = job.proc
@@ -502,7 +497,7 @@ class SimBackend(Backend):
             self._emit(protocol.EVENT_GPU_LOST, g, None, "GPU is lost (NVML_ERROR_GPU_IS_LOST)")
 
     def _emit(self, typ: str, gpu: Optional[int], code: Optional[int], message: str) -> None:
-        self._events.append({"type": typ, "gpu": gpu, "code": code, "message": message})
+        self._events.append(protocol_schema.event(typ, gpu, code, message))
 
     def tick(self, mono: float) -> List[List[Any]]:
         t = self._time(mono)
@@ -606,6 +601,11 @@ class SimBackend(Backend):
             target = AMBIENT_C + r_th * power
             # The first tick starts warm: the job has been running for a while already.
             temp += (target - temp) * (1.0 if first else decay)
+            # A real card never reads its shutdown temperature: its hardware slowdown halves
+            # the clock first (and at shutdown it is off the bus). Without this ceiling the
+            # first tick of a run started mid-scenario, settled on unthrottled power, read
+            # 110 degC on a card that shuts down at 92.
+            temp = min(temp, m.temp_shutdown - SHUTDOWN_MARGIN_C)
             self._temp[g] = temp
             self._energy[g] += power * dt
             self._util[g] = util
@@ -640,7 +640,10 @@ class SimBackend(Backend):
                 nvl = 0.0
             low_link = m.geforce and not busy
             hbm = m.temp_mem_max is not None
-            temp_mem: Optional[int] = round(temp + 4.0 + 0.012 * power) if hbm else None
+            temp_mem: Optional[int] = None
+            if hbm:
+                # The HBM throttles itself at its maximum: it never reads above it.
+                temp_mem = min(round(temp + 4.0 + 0.012 * power), int(m.temp_mem_max or 0))
             if m.gpm:
                 sm_a = util * 0.82 * (0.4 + 0.6 * act)
                 sm_active = round(sm_a, 1)  # type: Optional[float]
@@ -794,15 +797,22 @@ class SimBackend(Backend):
                     "xid_seen": "unknown",
                     "processes": len(mine),
                     "process_list": mine,
+                    # The simulated processes are all here (no container in between).
+                    "processes_not_here": 0,
+                    "mem_not_here_bytes": 0,
+                    "minor": None,
+                    "device": None,
                     "mem_total_bytes": nom["mem_total_bytes"],
                     "mem_reserved_bytes": nom["mem_reserved_bytes"],
                     "mem_used_bytes": col("mem_used_bytes"),
                     "virtualization_mode": facts["virtualization_mode"],
                     "mig_mode": facts["mig_mode"],
+                    "mig_slices": 0,
                     "compute_mode": facts["compute_mode"],
                     "unsupported": facts["unsupported"],
                 }
             )
+        gpus = [protocol_schema.check_gpu(g) for g in gpus]
         host = self._host()
         return {
             "backend": self.name,

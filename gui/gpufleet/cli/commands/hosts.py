@@ -255,6 +255,12 @@ def _add(args: argparse.Namespace) -> int:
         fields["collector"] = args.collector
     if args.scenario:
         fields["scenario"] = args.scenario
+    if args.scenario and args.backend != "sim":
+        # A scenario is the simulator's: on an NVML host it would be stored and never used.
+        raise CliError(
+            "--scenario is for the simulator: add --backend sim, or leave --scenario out",
+            EXIT_USAGE,
+        )
     if args.backend == "sim" and not args.scenario:
         raise CliError("--backend sim needs --scenario (e.g. healthy-8xa100)", EXIT_USAGE)
     if args.tag:

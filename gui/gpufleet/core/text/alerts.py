@@ -572,6 +572,20 @@ ALERT_VARIANTS: Final[dict[tuple[str, str], tuple[str, str, str, str]]] = {
             "when you need it, and arm the watchdog again there.",
         ),
     ),
+    ("watchdog", "unready"): (
+        QT_TRANSLATE_NOOP("Alerts", "Watchdog on {host} cannot act any more"),
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "The watchdog on {host} is armed, but its action cannot run now: {outcome}.",
+        ),
+        "",
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "If {host} goes idle it will stay billed. Fix the cause (a new key in the "
+            "instance, a command that exists), or arm the watchdog with another action "
+            "(Hosts ▸ Watchdog on the selected host…).",
+        ),
+    ),
     ("watchdog", "failed"): (
         QT_TRANSLATE_NOOP("Alerts", "Watchdog on {host} could not act"),
         QT_TRANSLATE_NOOP("Alerts", "The watchdog on {host} tried to {act} and failed: {outcome}."),
@@ -660,6 +674,9 @@ RULE_MEANINGS: Final[dict[str, str]] = {
     ),
     "watchdog_acted": QT_TRANSLATE_NOOP(
         "Rules", "the instance's own watchdog acted: stopped, powered off or ran your command"
+    ),
+    "watchdog_unready": QT_TRANSLATE_NOOP(
+        "Rules", "the instance's own watchdog is armed but its action cannot run any more"
     ),
     "watchdog_failed": QT_TRANSLATE_NOOP(
         "Rules", "the instance's own watchdog failed to act: the host is still billed"
@@ -916,7 +933,7 @@ def _alert_variant(alert: Alert) -> str | None:
         return str(v["variant"])
     if c == "sampler_restarted" and v.get("lost"):
         return "lost"
-    if c == "watchdog" and v.get("state") in ("done", "failed"):
+    if c == "watchdog" and v.get("state") in ("done", "failed", "unready"):
         return str(v["state"])
     return None
 
