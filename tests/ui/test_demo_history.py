@@ -1,7 +1,7 @@
 """The demo's prefilled half hour is in the demo's own history store, not only in the
 window's memory: the "Thermal throttling" alert of h100-a exported from the window holds
 those minutes and the alert itself, and ``gpufleet diagnose demo:h100-a`` / ``gpufleet export
-demo:h100-a`` read them (they refused demo hosts before). A second demo start replaces the
+demo:h100-a`` and ``gpufleet compare demo:h100-a:…`` read them (they refused demo hosts). A second demo start replaces the
 minutes it prefills instead of doubling them."""
 
 from __future__ import annotations
@@ -95,6 +95,10 @@ def test_the_prefilled_half_hour_is_recorded_and_read_back(
     assert main(["export", f"demo:{HOST}", "--since=-35m", "--bundle", str(dest)]) == 0
     cli_ids = {a["rule_id"] for a in json.loads(zipfile.ZipFile(dest).read("alerts.json"))}
     assert "thermal_throttle" in cli_ids
+    # Two windows of the prefilled half hour compared (they refused demo hosts too).
+    spec_a, spec_b = f"demo:{HOST}:-25m/10m", f"demo:{HOST}:-13m/10m"
+    assert main(["compare", spec_a, spec_b, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)
     # A demo name that is not one: the demo hosts named.
     assert main(["diagnose", "demo:nope"]) != 0
     assert "demo:h100-a" in capsys.readouterr().err

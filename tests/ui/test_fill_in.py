@@ -1,4 +1,4 @@
-""""Fill in" on the Add host dialog starts from a clean form: a second paste keeps nothing of
+""" "Fill in" on the Add host dialog starts from a clean form: a second paste keeps nothing of
 the first (its key file, its jump host, the name it suggested), a name the user typed stays,
 and the suggested name comes from the provider or the whole address, never an octet ("203")
 or a gateway's "ssh5"."""
