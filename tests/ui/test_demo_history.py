@@ -1,8 +1,8 @@
 """The demo's prefilled half hour is in the demo's own history store, not only in the
 window's memory: the "Thermal throttling" alert of h100-a exported from the window holds
-those minutes and the alert itself, and ``gpufleet diagnose demo:h100-a`` / ``gpufleet export
-demo:h100-a`` and ``gpufleet compare demo:h100-a:…`` read them (they refused demo hosts). A second demo start replaces the
-minutes it prefills instead of doubling them."""
+those minutes and the alert itself, and ``gpufleet diagnose demo:h100-a``, ``gpufleet export
+demo:h100-a`` and ``gpufleet compare demo:h100-a:…`` read them (they refused demo hosts). A
+second demo start replaces the minutes it prefills instead of doubling them."""
 
 from __future__ import annotations
 

@@ -321,6 +321,12 @@ def _remove(args: argparse.Namespace) -> int:
 
 def _import(args: argparse.Namespace) -> int:
     path = args.ssh_config or sshconfig.default_path()
+    if not Path(path).exists():
+        raise CliError(
+            f"{path} does not exist: there is no ssh config to import from (add the host with "
+            "`gpufleet hosts add NAME --ssh 'ssh -p PORT user@host'`)",
+            EXIT_NOT_FOUND,
+        )
     try:
         available = sshconfig.importable_aliases(path)
         ssh_cfg = sshconfig.load(path)

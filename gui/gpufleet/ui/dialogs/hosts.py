@@ -38,7 +38,7 @@ from gpufleet.core.config.secrets import set_secret
 from gpufleet.core.cost.billing import BillingFileError, BillingState
 from gpufleet.core.link.host_naming import suggest_name
 from gpufleet.core.link.ssh_command import SshCommandError, parse_ssh
-from gpufleet.core.link.ssh_config import importable_aliases, load, lookup
+from gpufleet.core.link.ssh_config import default_path, importable_aliases, load, lookup
 from gpufleet.core.providers import importing
 from gpufleet.core.providers.base import ProviderError
 from gpufleet.core.providers.import_billing import import_states, record_import_billing
@@ -406,23 +406,33 @@ class ImportDialog(_ChecklistImport[HostConfig, HostConfig]):
         lay.addWidget(self.buttons)
         run_in_pool(self._read, self._show, self._failed, self.pool)
 
-    def _read(self) -> list[HostConfig]:
+    def _read(self) -> tuple[bool, list[HostConfig]]:
+        """(whether the file exists, the hosts it names)."""
+        if not (self.path or default_path()).exists():
+            return False, []
         cfg = load(self.path)
         out = []
         for alias in importable_aliases(self.path):
             out.append(lookup(alias, self.path, cfg).host_config())
-        return out
+        return True, out
 
-    def _show(self, hosts: Any) -> None:
+    def _show(self, read: Any) -> None:
+        exists, hosts = read
         for h in hosts:
             known = h.name in self.existing
             text = self.tr("{host} — already added").format(host=h.label) if known else h.label
             self._add_row(text, h, checked=not known, enabled=not known)
-        self.status.setText(
-            self.tr("{n} host aliases found").format(n=len(self.rows))
-            if self.rows
-            else self.tr("no Host entries found")
-        )
+        path = str(self.path or default_path())
+        if self.rows:
+            text = self.tr("{n} host aliases found").format(n=len(self.rows))
+        elif not exists:
+            text = self.tr(
+                "{path} does not exist: there is no ssh config to import from. Add the host "
+                "with Hosts ▸ Add host… (paste its ssh command) instead."
+            ).format(path=path)
+        else:
+            text = self.tr("{path} has no Host entries to import").format(path=path)
+        self.status.setText(text)
         self.ok.setEnabled(bool(self.rows))
 
     def _failed(self, e: BaseException) -> None:
