@@ -44,7 +44,7 @@ def test_the_reason_is_the_worst_problem_and_keeps_more_than_the_host() -> None:
     cfg = HostConfig(name="a100-ecc")
     link = _alert("nvlink_down", "critical", 1, 1800)
     lost = _alert("gpu_lost", "critical", 2, 540)
-    titles = {link.id: "NVLink link down on GPU 1", lost.id: "GPU 2 lost"}
+    titles = {link.id: "NVLink link down on GPU 1 of a100-ecc", lost.id: "GPU 2 of a100-ecc lost"}
     s = summarize_host(cfg, LiveBuffers(), "streaming", None, [link, lost], titles, NOW)
     assert s.reason == "GPU 2 lost", s.reason
     # zh_CN titles open with the host: the row names it already.

@@ -286,7 +286,10 @@ def refuse_second_instance(demo: bool) -> InstanceLock | None:
         return instance_lock.for_fleet(demo, instance_lock.ROLE_WINDOW).acquire()
     except instance_lock.InstanceBusy as e:
         print(f"gpufleet: {e}", file=sys.stderr)
-        QMessageBox.warning(None, instance_text.busy_title(), str(e))
+        text = str(e)
+        if text.startswith(("the ", "another ")):  # a sentence opens the box ("gpufleet" stays)
+            text = text[:1].upper() + text[1:]
+        QMessageBox.warning(None, instance_text.busy_title(), text)
         return None
 
 

@@ -81,7 +81,7 @@ class ProviderKeysTab(QWidget):
             row = self.rows[name] = _Row(name)
             row.key.setPlaceholderText(self.tr("paste the {provider} API key").format(
                 provider=LABELS[name]))  # fmt: skip
-            row.save.setText(self.tr("Save"))
+            row.save.setText(self.tr("Save key"))
             row.test.setText(self.tr("Test"))
             row.remove.setText(self.tr("Remove"))
             row.save.clicked.connect(lambda _c=False, n=name: self.save_key(n))
@@ -140,7 +140,7 @@ class ProviderKeysTab(QWidget):
         elif state == "stored":
             text = self.tr("stored in the keyring")
         elif state == "none":
-            text = self.tr("no key: paste one and Save, or set {var}")
+            text = self.tr("no key: paste one and Save key, or set {var}")
         else:
             text = self.tr("the keyring cannot be read: {why}").format(
                 why=clean(state.removeprefix("unavailable:")), var=var

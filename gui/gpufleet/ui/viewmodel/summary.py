@@ -7,6 +7,7 @@ reason, so that the list can show "✖ reconnecting 12 s" or "▲ thermal thrott
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -229,14 +230,22 @@ _GRAVITY: dict[str, int] = {
 _JOINERS = " :·,，：的"
 
 
+def without_host_suffix(title: str, host: str) -> str:
+    """``title`` without its "… of HOST" / "… on HOST" ("GPU 2 of a100-ecc lost" → "GPU 2
+    lost"), where the line names the host already."""
+    return re.sub(rf"\s+(?:of|on)\s+{re.escape(host)}(?=$|[\s:,.;)])", "", title, flags=re.I)
+
+
 def _without_host(title: str, host: str) -> str:
-    """``title`` without a leading host name: the row already names the host, and in a
-    narrow column (zh_CN's titles open with it more often) the reason was cut to it."""
-    if host and title.lower().startswith(host.lower()):
+    """``title`` without the host's name: the row already names the host, and in a narrow
+    column the reason was cut to it (zh_CN's titles open with it more often)."""
+    if not host:
+        return title
+    if title.lower().startswith(host.lower()):
         rest = title[len(host) :].lstrip(_JOINERS)
         if rest:
             return rest[0].upper() + rest[1:] if rest[0].isascii() else rest
-    return title
+    return without_host_suffix(title, host)
 
 
 def _worst_alert(alerts: Sequence[Any]) -> tuple[str, Any] | None:

@@ -11,7 +11,6 @@ titles wrap, card notes are elided. A long status on one host cannot widen the w
 from __future__ import annotations
 
 import html
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -43,6 +42,7 @@ from gpufleet.ui.viewmodel.summary import (
     HostSummary,
     money,
     state_advice,
+    without_host_suffix,
 )
 from gpufleet.ui.widgets.elided import ElidedLabel, Part
 from gpufleet.ui.widgets.fast_table import PAD, FastTableView
@@ -170,7 +170,7 @@ def alert_line(alert: Any, title: str, now: float) -> str:
     starts = title.lower().startswith(host.lower())
     if not starts:
         # The host goes first, so the title's own "… on GPU 2 of a100-ecc" loses its end.
-        title = re.sub(rf"\s+(?:of|on)\s+{re.escape(host)}(?=$|[\s:,.;)])", "", title, flags=re.I)
+        title = without_host_suffix(title, host)
     parts = [] if starts else [host]
     if alert.gpu is not None and f"GPU {alert.gpu}" not in title:
         parts.append(f"GPU {alert.gpu}")
