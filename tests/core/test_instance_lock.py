@@ -7,11 +7,10 @@ while one that was running before it is left to its owner."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 
 import pytest
+from cli_run import gpufleet
 from gpufleet.core.config import instance_lock
 from gpufleet.core.fleet.demo import demo_host, demo_state_dir
 from gpufleet.core.fleet.fleet import Fleet
@@ -19,18 +18,6 @@ from gpufleet.core.fleet.localdaemons import running_local_daemons
 from sampler_daemons import Recorder, stop_daemons
 
 pytestmark = pytest.mark.skipif(not instance_lock.LOCKS_SUPPORTED, reason="no flock here")
-
-
-def gpufleet(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "gpufleet", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-        env=dict(os.environ),
-        check=False,
-    )
 
 
 def test_a_second_serve_metrics_on_a_held_data_dir_refuses_with_the_reason() -> None:

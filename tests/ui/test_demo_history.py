@@ -23,22 +23,15 @@ from gpufleet.core.history.timeparse import parse_time
 from gpufleet.core.model.alert import Alert
 from gpufleet.ui.app import App, make_qapp, setup_theme
 from gpufleet.ui.controllers.evidence_export import EvidenceExporter
-from gpufleet.ui.offscreen.simfeed import DEMO_PREFILL_S
 from pytestqt.qtbot import QtBot
+from ui_helpers import prefilled_demo_app
 
 HOST = "h100-a"
 
 
 @pytest.fixture
 def demo_app(qtbot: QtBot, monkeypatch: pytest.MonkeyPatch) -> Iterator[App]:
-    monkeypatch.setenv("GPUFLEET_THEME", "dark")
-    monkeypatch.setenv("GPUFLEET_SIM_START_S", f"{DEMO_PREFILL_S:g}")
-    h = demo_host(HOST)
-    assert h is not None
-    paths.ensure_private_dir(paths.demo_data_dir())
-    app = App([h], True, setup_theme(make_qapp()))
-    qtbot.addWidget(app.window)
-    app.window.resize(1366, 768)
+    app = prefilled_demo_app(qtbot, monkeypatch, HOST)
     yield app
     app.stop()
 

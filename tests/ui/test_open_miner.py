@@ -9,24 +9,15 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from gpufleet.core.config import paths
-from gpufleet.core.fleet.demo import demo_host
-from gpufleet.ui.app import App, make_qapp, setup_theme
-from gpufleet.ui.offscreen.simfeed import DEMO_PREFILL_S
+from gpufleet.ui.app import App
 from gpufleet.ui.window.fleet_panel import ALERT_ROLE
 from pytestqt.qtbot import QtBot
+from ui_helpers import prefilled_demo_app
 
 
 @pytest.fixture
 def app(qtbot: QtBot, monkeypatch: pytest.MonkeyPatch) -> Iterator[App]:
-    monkeypatch.setenv("GPUFLEET_THEME", "dark")
-    monkeypatch.setenv("GPUFLEET_SIM_START_S", f"{DEMO_PREFILL_S:g}")
-    h = demo_host("demo:a100-shared")
-    assert h is not None
-    paths.ensure_private_dir(paths.demo_data_dir())
-    a = App([h], True, setup_theme(make_qapp()))
-    qtbot.addWidget(a.window)
-    a.window.resize(1366, 768)
+    a = prefilled_demo_app(qtbot, monkeypatch, "a100-shared")
     yield a
     a.stop()
 
