@@ -7,7 +7,7 @@ into the sentences the window, the tray, the webhooks and the CLI show.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from gpufleet.core.model.alert import Alert
@@ -572,6 +572,20 @@ ALERT_VARIANTS: Final[dict[tuple[str, str], tuple[str, str, str, str]]] = {
             "when you need it, and arm the watchdog again there.",
         ),
     ),
+    ("watchdog", "unready"): (
+        QT_TRANSLATE_NOOP("Alerts", "Watchdog on {host} cannot act any more"),
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "The watchdog on {host} is armed, but its action cannot run now: {outcome}.",
+        ),
+        "",
+        QT_TRANSLATE_NOOP(
+            "Alerts",
+            "If {host} goes idle it will stay billed. Fix the cause (a new key in the "
+            "instance, a command that exists), or arm the watchdog with another action "
+            "(Hosts ▸ Watchdog on the selected host…).",
+        ),
+    ),
     ("watchdog", "failed"): (
         QT_TRANSLATE_NOOP("Alerts", "Watchdog on {host} could not act"),
         QT_TRANSLATE_NOOP("Alerts", "The watchdog on {host} tried to {act} and failed: {outcome}."),
@@ -659,6 +673,9 @@ RULE_MEANINGS: Final[dict[str, str]] = {
     ),
     "watchdog_acted": QT_TRANSLATE_NOOP(
         "Rules", "the instance's own watchdog acted: stopped, powered off or ran your command"
+    ),
+    "watchdog_unready": QT_TRANSLATE_NOOP(
+        "Rules", "the instance's own watchdog is armed but its action cannot run any more"
     ),
     "watchdog_failed": QT_TRANSLATE_NOOP(
         "Rules", "the instance's own watchdog failed to act: the host is still billed"
@@ -901,7 +918,7 @@ def _alert_variant(alert: Alert) -> str | None:
         return str(v["variant"])
     if c == "sampler_restarted" and v.get("lost"):
         return "lost"
-    if c == "watchdog" and v.get("state") in ("done", "failed"):
+    if c == "watchdog" and v.get("state") in ("done", "failed", "unready"):
         return str(v["state"])
     return None
 
@@ -915,8 +932,16 @@ def _alert_text(alert: Alert) -> tuple[str, str, str, str] | None:
     return ALERT_TEXT.get(alert.condition)
 
 
+# Conditions whose sentences live in a module of their own (``text/provider_actions``):
+# condition → (title, sentence) of (host, evidence); the module registers itself.
+OWN_TEXT: dict[str, tuple[Callable[[str, Mapping[str, Any]], str], ...]] = {}
+
+
 def alert_title(alert: Alert) -> str:
     """The alert's one-line title; it always names the host."""
+    own = OWN_TEXT.get(alert.condition)
+    if own is not None:
+        return own[0](alert.host, alert.evidence)
     if alert.condition == "alertmanager":  # received from Alertmanager: its own words
         return str(alert.evidence.get("summary") or alert.rule_id)
     text = _alert_text(alert)
@@ -927,6 +952,9 @@ def alert_title(alert: Alert) -> str:
 
 def alert_sentence(alert: Alert) -> str:
     """What happened (with the numbers), what it costs (at the host's price), what to do."""
+    own = OWN_TEXT.get(alert.condition)
+    if own is not None:
+        return own[1](alert.host, alert.evidence)
     if alert.condition == "alertmanager":  # received from Alertmanager: its own words
         ev = alert.evidence
         return str(ev.get("description") or ev.get("summary") or alert.rule_id)

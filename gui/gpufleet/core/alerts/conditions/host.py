@@ -76,7 +76,8 @@ WATCHDOG_LATE_S = 300.0
 @condition("watchdog", HOST, ("event", "sample", "tick"), {"on": "pending", "hold_s": 3600.0})
 def watchdog(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
     """What the instance's own watchdog said last, as one of three states a rule asks for
-    (``on``): ``pending`` (the host was idle while billed; it will act at its deadline
+    (``on``): ``unready`` (armed, but the action it would take cannot run now: a revoked
+    key, a changed API), ``pending`` (the host was idle while billed; it will act at its deadline
     unless cancelled or the host works again), ``done`` (it acted: the instance stopped,
     powered off or the user's command ran) and ``failed`` (its action did not work: the
     instance is still billed). Works while the laptop was asleep: the events wait in the
@@ -87,6 +88,8 @@ def watchdog(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
     phase = w.get("phase")
     if phase == "pending":
         state = "pending"
+    elif phase in ("watching", "cancelled") and w.get("ready") is False:
+        state = "unready"  # armed, but its re-check found the action impossible now
     elif phase == "done":
         state = "done" if w.get("ok") else "failed"
     else:
@@ -99,7 +102,7 @@ def watchdog(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
         until = float(deadline) + WATCHDOG_LATE_S if isinstance(deadline, (int, float)) else ev_t
         if t > until:
             return CLEAR
-    elif t - ev_t > float(p["hold_s"]):
+    elif state != "unready" and t - ev_t > float(p["hold_s"]):
         return CLEAR
     return {
         "state": state,
