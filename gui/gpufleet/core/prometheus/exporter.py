@@ -243,8 +243,10 @@ class MetricsServer:
         *,
         health_check: bool = True,
         evaluate: Callable[[dict[str, Any], HostConfig | None], list[Finding]] | None = None,
+        ready: Callable[[], bool] | None = None,
     ) -> None:
         self.fleet = fleet
+        self._ready = ready  # answers /-/ready (absent without it)
         self._to_check: queue.Queue[str] = queue.Queue()
         self._health = health_check
         self.metrics = FleetMetrics(hosts, on_first_stream=self._queue_check)
@@ -260,7 +262,7 @@ class MetricsServer:
         return f"http://{host}:{self.port}/metrics"
 
     def start(self) -> None:
-        server = make_server(self.metrics, self.host, self.port)
+        server = make_server(self.metrics, self.host, self.port, self._ready)
         self.port = int(server.server_address[1])
         self._server = server
         self._spawn(server.serve_forever, "metrics-http", daemon=True)
