@@ -7,10 +7,13 @@ builders (tests/ui/test_restart.py)."""
 
 from __future__ import annotations
 
+import configparser
 import os
+import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -31,6 +34,8 @@ from gpufleet.core.config.settings import (
 )
 from gpufleet.core.fleet.fleet import Fleet
 from webhook_sink import WebhookSink
+
+ROOT = Path(__file__).resolve().parents[2]
 
 HOST = HostConfig(
     name="h100-a",
@@ -160,3 +165,45 @@ def test_serve_metrics_is_kept_as_a_name_of_serve() -> None:
         timeout=60,
     )
     assert out.returncode == 0 and "/-/ready" in out.stdout
+
+
+def test_ready_answers_503_while_not_ready_and_is_absent_without_a_probe() -> None:
+    from gpufleet_sampler.metrics_http import make_server
+
+    class State:
+        def render(self) -> bytes:
+            return b"up 1\n"
+
+    ok = [False]
+    probed = make_server(State(), "127.0.0.1", 0, ready=lambda: ok[0])
+    plain = make_server(State(), "127.0.0.1", 0)  # the sampler's exporter: no probe
+    threads = [threading.Thread(target=s.serve_forever, daemon=True) for s in (probed, plain)]
+    for th in threads:
+        th.start()
+    try:
+        url = f"http://127.0.0.1:{probed.server_address[1]}/-/ready"
+        assert _get(url) == (503, "not ready\n")
+        ok[0] = True
+        assert _get(url) == (200, "ready\n")
+        assert _get(f"http://127.0.0.1:{plain.server_address[1]}/-/ready")[0] == 404
+    finally:
+        for s in (probed, plain):
+            s.shutdown()
+            s.server_close()
+        for th in threads:
+            th.join(5)
+
+
+def test_the_systemd_unit_runs_serve_with_arguments_the_cli_takes() -> None:
+    unit = configparser.ConfigParser(strict=False, interpolation=None)
+    unit.read(ROOT / "packaging" / "systemd" / "gpufleet-serve.service", encoding="utf-8")
+    argv = shlex.split(unit["Service"]["ExecStart"])
+    assert Path(argv[0]).name == "gpufleet" and argv[1] == "serve"
+    assert unit["Install"]["WantedBy"] == "default.target"  # a user unit
+    out = subprocess.run(
+        [sys.executable, "-m", "gpufleet", *argv[1:], "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
