@@ -33,13 +33,14 @@ from gpufleet.cli.hostarg import configured_hosts, unknown_key_callback
 from gpufleet.core.alerts.actions import ActionRun
 from gpufleet.core.alerts.rules import RulesError
 from gpufleet.core.config import paths
-from gpufleet.core.config.configfile import ConfigError
+from gpufleet.core.config.configfile import ConfigError, load_config
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.config.settings import Settings, load_settings
 from gpufleet.core.cost.billing import BillingState
 from gpufleet.core.fleet.demo import demo_hosts
 from gpufleet.core.fleet.fleet import Fleet
 from gpufleet.core.notify.webhooks import Delivery
+from gpufleet.core.pipeline.alerting import Alerting
 from gpufleet.core.pipeline.build import (
     Pipeline,
     build_pipeline,
@@ -47,7 +48,10 @@ from gpufleet.core.pipeline.build import (
     stop_demo_daemons,
 )
 from gpufleet.core.pipeline.consumers import LatestHellos, build_action_runner, build_webhooks
+from gpufleet.core.pipeline.prom_consumers import PromSources, start_am_receiver
+from gpufleet.core.prometheus.am_receiver import AlertmanagerReceiver
 from gpufleet.core.prometheus.exporter import DEFAULT_LISTEN
+from gpufleet.core.wire.messages import Hello
 
 
 def register(subparsers: Any) -> None:
@@ -123,11 +127,11 @@ def _say_delivery(d: Delivery) -> None:
         )
 
 
-def build_headless(fleet: Fleet, demo: bool, settings: Settings) -> tuple[Pipeline, LatestHellos]:
+def build_headless(fleet: Fleet, demo: bool, settings: Settings) -> tuple[Pipeline, _Outputs]:
     """The window's pipeline without the window: the same builders (one rule engine, the
     store, the alert lifecycle, webhooks, rule actions), its hub's outputs keeping only the
     hellos the provider actions ask for. Raises RulesError for a broken rules.toml."""
-    hellos = LatestHellos()
+    hellos = _Outputs()
     holder: list[Pipeline] = []
 
     def set_billing(host: str, state: BillingState) -> None:
@@ -154,6 +158,51 @@ def build_headless(fleet: Fleet, demo: bool, settings: Settings) -> tuple[Pipeli
     return pipeline, hellos
 
 
+class _Outputs(LatestHellos):
+    """The hub's outputs in ``serve``: the latest hellos, and a Prometheus instance seen for
+    the first time becomes a host of the rules and the cost (priced from its group)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.prom: PromSources | None = None
+        self.alerting: Alerting | None = None
+
+    def on_hello(self, host: str, hello: Hello) -> None:
+        super().on_hello(host, hello)
+        hc = self.prom.new_instance(host) if self.prom is not None else None
+        if hc is not None and self.alerting is not None:
+            self.alerting.set_host(hc)  # on the hub's thread, which owns the engine
+
+
+def _start_prometheus(
+    pipeline: Pipeline, outputs: _Outputs, demo: bool
+) -> tuple[PromSources | None, AlertmanagerReceiver | None]:
+    """The host groups and the Alertmanager receiver of config.toml (none for the demo); a
+    piece that cannot start is said on stderr and the rest runs on."""
+    if demo:
+        return None, None
+    try:
+        cfg = load_config()
+    except ConfigError:  # already said by the host list; nothing more to start
+        return None, None
+    prom = receiver = None
+    if cfg.prometheus:
+        try:
+            prom = PromSources.from_tables(pipeline.hub, cfg.prometheus)
+        except ValueError as e:
+            print(f"gpufleet: Prometheus host groups not read: {e}", file=sys.stderr)
+        else:
+            outputs.prom, outputs.alerting = prom, pipeline.alerting
+            prom.start()
+    listen = (cfg.settings or {}).get("alertmanager_listen")
+    if listen:
+        try:
+            receiver = start_am_receiver(pipeline.hub, str(listen))
+        except Exception as e:  # ReceiverError, or a keyring that cannot be read
+            print(f"gpufleet: Alertmanager receiver not started: {e}", file=sys.stderr)
+    return prom, receiver
+
+
 def run(args: argparse.Namespace) -> int:
     hosts = _hosts(args.demo)
     fleet = Fleet(hosts, on_unknown_key=unknown_key_callback(args.accept_new), demo=args.demo)
@@ -175,8 +224,10 @@ def run(args: argparse.Namespace) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(ValueError):
             old[sig] = signal.signal(sig, lambda _s, _f: stop.set())
+    prom, receiver = _start_prometheus(pipeline, hellos, args.demo)
+    groups = [g.name for g in prom.groups()] if prom is not None else []
     try:
-        pipeline.hub.start(hellos, hosts=[h.name for h in hosts])
+        pipeline.hub.start(hellos, hosts=[*(h.name for h in hosts), *groups])
         fleet.start()
         print(f"serving {url} ({len(hosts)} hosts)", flush=True)
         server = pipeline.metrics_server
@@ -188,6 +239,10 @@ def run(args: argparse.Namespace) -> int:
         while not stop.wait(0.5):
             pass
     finally:
+        if prom is not None:
+            prom.stop()
+        if receiver is not None:
+            receiver.stop()
         fleet.stop()
         if args.demo:
             for name, problem in stop_demo_daemons(fleet, running_before).items():
