@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, cast
 
 Severity = Literal["info", "warning", "critical"]
 SEVERITIES: Final = ("info", "warning", "critical")
 SEVERITY_RANK: Final = {"info": 0, "warning": 1, "critical": 2}
 
+AlertState = Literal["firing", "resolved"]
 FIRING: Final = "firing"
 RESOLVED: Final = "resolved"
 
@@ -34,10 +35,10 @@ class Alert:
 
     id: str
     rule_id: str
-    severity: str
+    severity: Severity
     host: str
     gpu: int | None
-    state: str
+    state: AlertState
     started_t: float
     ended_t: float | None
     evidence: Mapping[str, Any]
@@ -71,10 +72,10 @@ def alert_from_json(d: Mapping[str, Any]) -> Alert:
         return Alert(
             id=str(d["id"]),
             rule_id=str(d["rule_id"]),
-            severity=str(d.get("severity") or "warning"),
+            severity=severity_of(d.get("severity") or "warning"),
             host=str(d["host"]),
             gpu=None if gpu is None else int(gpu),
-            state=str(d.get("state") or FIRING),
+            state=state_of(d.get("state") or FIRING),
             started_t=float(d["started_t"]),
             ended_t=None if ended is None else float(ended),
             evidence=dict(d.get("evidence") or {}),
@@ -85,6 +86,20 @@ def alert_from_json(d: Mapping[str, Any]) -> Alert:
         )
     except (KeyError, TypeError, ValueError) as e:
         raise ValueError(f"not an alert record: {e}") from None
+
+
+def severity_of(value: Any) -> Severity:
+    """``value`` as a severity; ValueError naming it when it is none of ``SEVERITIES``."""
+    if value in SEVERITIES:
+        return cast(Severity, value)
+    raise ValueError(f"severity {value!r} is none of {', '.join(SEVERITIES)}")
+
+
+def state_of(value: Any) -> AlertState:
+    """``value`` as an alert state (firing or resolved); ValueError naming it otherwise."""
+    if value in (FIRING, RESOLVED):
+        return cast(AlertState, value)
+    raise ValueError(f"alert state {value!r} is neither {FIRING} nor {RESOLVED}")
 
 
 def _plain(value: Any) -> Any:

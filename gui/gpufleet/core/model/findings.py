@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Literal
 
+# What a finding concludes (``info``: context of a diagnosis, no verdict of its own).
+Verdict = Literal["pass", "warn", "fail", "info"]
 PASS: Final = "pass"
 WARN: Final = "warn"
 FAIL: Final = "fail"
@@ -24,7 +26,7 @@ class Finding:
     window the evidence comes from (diagnosis)."""
 
     id: str
-    verdict: str
+    verdict: Verdict
     gpu: int | None
     values: Mapping[str, Any] = field(default_factory=dict)
     t0: float | None = None
@@ -41,9 +43,9 @@ class Finding:
         }
 
 
-def worst(findings: Sequence[Finding]) -> str:
+def worst(findings: Sequence[Finding]) -> Verdict:
     """The worst verdict of a list (``pass`` for an empty one)."""
-    best = PASS
+    best: Verdict = PASS
     for f in findings:
         if VERDICT_RANK.get(f.verdict, 0) > VERDICT_RANK[best]:
             best = f.verdict
