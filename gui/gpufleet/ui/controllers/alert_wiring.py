@@ -25,7 +25,6 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from typing import Any
 
 from PySide6.QtCore import QObject, QPoint, Qt, QThreadPool, Signal
 from PySide6.QtWidgets import QListWidgetItem, QMenu
@@ -44,6 +43,7 @@ from gpufleet.core.config.settings import Settings, load_settings
 from gpufleet.core.cost.billing import BillingState
 from gpufleet.core.fleet.fleet import Fleet
 from gpufleet.core.live.buffers import LiveBuffers
+from gpufleet.core.model.alert import Alert
 from gpufleet.core.notify.webhooks import Delivery, Notifier, Webhook
 from gpufleet.core.pipeline.build import Pipeline
 from gpufleet.core.pipeline.consumers import (
@@ -242,13 +242,13 @@ class AlertWiring(QObject):
                 False,
             )
 
-    def mark(self, alert: Any) -> str:
+    def mark(self, alert: Alert) -> str:
         """A short note after the alert's sentence in the list (acknowledged, snoozed, an
         action waiting to run)."""
         notes = []
-        if getattr(alert, "acked", False):
+        if alert.acked:
             notes.append(self.tr("acknowledged"))
-        until = getattr(alert, "snoozed_until", None)
+        until = alert.snoozed_until
         if until is not None and until > time.time():
             notes.append(
                 self.tr("snoozed until %1").replace(
@@ -267,10 +267,10 @@ class AlertWiring(QObject):
     def pending_for(self, alert_id: str) -> list[ActionRun]:
         return [r for r in self.runner.pending() if r.alert_id == alert_id]
 
-    def ack(self, alert: Any) -> None:
+    def ack(self, alert: Alert) -> None:
         self.hub.ack(alert.id)
 
-    def snooze(self, alert: Any, hours: float) -> None:
+    def snooze(self, alert: Alert, hours: float) -> None:
         self.hub.snooze(alert.id, time.time() + hours * 3600.0)
 
     def cancel(self, run_id: str) -> bool:
@@ -279,7 +279,7 @@ class AlertWiring(QObject):
             self.window.show_outcome(self.tr("Too late to cancel: the action has started."), False)
         return ok
 
-    def alert_menu(self, alert: Any) -> QMenu:
+    def alert_menu(self, alert: Alert) -> QMenu:
         """The context menu of one alert (built here so tests can trigger its actions)."""
         menu = QMenu(self.window)
         menu.addAction(
@@ -287,7 +287,7 @@ class AlertWiring(QObject):
         )
         ours = not str(alert.id).startswith("am:")  # Alertmanager's alerts are silenced there
         act = menu.addAction(self.tr("Acknowledge"), lambda: self.ack(alert))
-        act.setEnabled(ours and not getattr(alert, "acked", False))
+        act.setEnabled(ours and not alert.acked)
         snooze = menu.addMenu(self.tr("Snooze"))
         snooze.setEnabled(ours)
         for h in SNOOZE_CHOICES_H:

@@ -13,10 +13,11 @@ fleet keeps the hosts it has.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QThreadPool, QTimer, Signal
 
@@ -29,17 +30,47 @@ DEBOUNCE_MS = 250
 POLL_MS = 2000
 
 
+class HostFleet(Protocol):
+    """What the watch changes in the fleet (``core.fleet.fleet.Fleet``)."""
+
+    def hosts(self) -> list[HostConfig]: ...
+    def add_host(self, h: HostConfig) -> None: ...
+    def remove_host(self, name: str) -> None: ...
+
+
+class HostWindow(Protocol):
+    """What the watch shows in the window (``ui.window.main_window.MainWindow``)."""
+
+    hosts: dict[str, HostConfig]
+
+    def set_hosts(self, hosts: Sequence[HostConfig]) -> None: ...
+    def show_outcome(self, text: str, ok: bool = True) -> None: ...
+
+
+class HostRules(Protocol):
+    """What the watch tells the rule engine (``core.alerts.rules.RuleEngine``)."""
+
+    def set_host(self, host: HostConfig) -> None: ...
+    def remove_host(self, name: str) -> None: ...
+
+
+class Poster(Protocol):
+    """Runs a call on the thread that owns the rule engine (the bridge: the hub's thread)."""
+
+    def post(self, fn: Callable[[], None]) -> None: ...
+
+
 class ConfigWatch(QObject):
     # (added, changed, removed) host names, after the fleet and the window were updated.
     hosts_changed = Signal(object, object, object)
 
     def __init__(
         self,
-        fleet: Any,
-        window: Any,
+        fleet: HostFleet,
+        window: HostWindow,
         *,
-        bridge: Any | None = None,
-        rules: Any | None = None,
+        bridge: Poster | None = None,
+        rules: HostRules | None = None,
         pool: QThreadPool | None = None,
         path: Path | None = None,
         loader: Callable[[Path], Sequence[HostConfig]] | None = None,
@@ -159,7 +190,7 @@ class ConfigWatch(QObject):
         for name in list(self.from_file):
             if name not in wanted and name in in_fleet:
                 self.fleet.remove_host(name)
-                self._post_rules("remove_host", name)
+                self._rules_remove(name)
                 removed.append(name)
             if name not in wanted:
                 del self.from_file[name]
@@ -176,7 +207,7 @@ class ConfigWatch(QObject):
             else:
                 added.append(name)
             self.fleet.add_host(h)
-            self._post_rules("set_host", h)
+            self._rules_set(h)
             self.from_file[name] = h
         if added or changed or removed:
             before = set(in_fleet)
@@ -196,12 +227,17 @@ class ConfigWatch(QObject):
             self.hosts_changed.emit(added, changed, removed)
         return added, changed, removed
 
-    def _post_rules(self, method: str, arg: Any) -> None:
-        rules = self.rules
-        if rules is None:
-            return
-        fn = getattr(rules, method)
+    def _rules_remove(self, name: str) -> None:
+        if self.rules is not None:
+            self._post(functools.partial(self.rules.remove_host, name))
+
+    def _rules_set(self, h: HostConfig) -> None:
+        if self.rules is not None:
+            self._post(functools.partial(self.rules.set_host, h))
+
+    def _post(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` on the rule engine's thread when there is a bridge, else now."""
         if self.bridge is not None:
-            self.bridge.post(lambda: fn(arg))
+            self.bridge.post(fn)
         else:
-            fn(arg)
+            fn()

@@ -20,22 +20,24 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QUrl, Signal, Slot
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import QFileDialog, QProgressBar, QPushButton, QWidget
+from PySide6.QtWidgets import QFileDialog, QProgressBar, QPushButton
 
 from gpufleet.core.config import paths
 from gpufleet.core.history.audit import read_audit
 from gpufleet.core.history.store import Store
 from gpufleet.core.history.timeparse import format_utc
+from gpufleet.core.model.alert import Alert
 from gpufleet.core.verdicts.bundle import BundleReport, PlotData, build_bundle
 from gpufleet.ui.background.worker import run_in_pool
 from gpufleet.ui.offscreen.evidence import render_plots
+from gpufleet.ui.window.main_window import MainWindow
 
 # An alert's bundle starts this long before its condition first held: what led to it.
 BEFORE_S = 600.0
 AFTER_S = 60.0
 
 
-def alert_window(alert: Any, now: float) -> tuple[float, float]:
+def alert_window(alert: Alert, now: float) -> tuple[float, float]:
     """From BEFORE_S before the condition first held to AFTER_S after the alert ended
     (now, while it fires)."""
     since = alert.evidence.get("since_t") if hasattr(alert, "evidence") else None
@@ -83,7 +85,7 @@ class EvidenceExporter(QObject):
     finished = Signal(object)  # BundleReport
     failed = Signal(str)
 
-    def __init__(self, window: Any, *, demo: bool = False) -> None:
+    def __init__(self, window: MainWindow, *, demo: bool = False) -> None:
         super().__init__(window)
         self.window = window
         self.demo = demo
@@ -108,9 +110,8 @@ class EvidenceExporter(QObject):
         window.alert_evidence_requested.connect(self.export_alert)
 
     def _ask_path(self, name: str) -> str | None:
-        parent = self.window if isinstance(self.window, QWidget) else None
         path, _ = QFileDialog.getSaveFileName(
-            parent,
+            self.window,
             self.tr("Export evidence"),
             str(self.last_dir / name),
             self.tr("Evidence bundle (*.zip)"),
@@ -180,7 +181,7 @@ class EvidenceExporter(QObject):
         run_in_pool(build, done, failed)
         return str(out)
 
-    def export_alert(self, alert: Any) -> str | None:
+    def export_alert(self, alert: Alert) -> str | None:
         t0, t1 = alert_window(alert, time.time())
         return self.export(str(alert.host), t0, t1)
 
