@@ -197,6 +197,81 @@ PROC_KEYS = ("gpu", "pid", "start_ticks", "user", "name", "cmd", "mem_bytes", "s
 # its own PID namespace NVML reports the host's PIDs: ``pid`` is then the PID here (what
 # ``kill`` addresses) and ``host_pid`` NVML's, matched as ``mapping`` says.
 PROC_MAP_KEYS = ("host_pid", "mapping", "holds_device", "orphan")
+
+# The facts of ``check`` (the start-of-rental check), defined once for every backend (NVML,
+# the simulator, the nvidia-smi path): each GPU says every key of CHECK_GPU_KEYS, None where
+# its backend cannot tell, so the laptop's verdicts read the same keys whatever answered.
+# A new fact is added here first (tests/remote/test_check_schema.py runs the three).
+CHECK_KEYS = ("backend", "host", "driver_version", "cuda_version", "gpu_count", "gpus")
+CHECK_GPU_KEYS = (
+    "clock_reasons",
+    "compute_mode",
+    "device",
+    "ecc_dbe_agg",
+    "ecc_dbe_vol",
+    "ecc_mode",
+    "ecc_sbe_agg",
+    "ecc_sbe_vol",
+    "index",
+    "lost",
+    "mem_not_here_bytes",
+    "mem_reserved_bytes",
+    "mem_total_bytes",
+    "mem_used_bytes",
+    "mig_mode",
+    "mig_slices",
+    "minor",
+    "name",
+    "nvlink_errors",
+    "nvlink_links",
+    "nvlink_up",
+    "pci_bus_id",
+    "pcie_gen",
+    "pcie_max_gen",
+    "pcie_max_width",
+    "pcie_replays",
+    "pcie_width",
+    "persistence_mode",
+    "power_default_w",
+    "power_enforced_w",
+    "power_max_w",
+    "power_w",
+    "process_list",
+    "processes",
+    "processes_not_here",
+    "pstate",
+    "remap_failed",
+    "remap_pending",
+    "remapped_rows_correctable",
+    "remapped_rows_uncorrectable",
+    "retired_pending",
+    "sm_clock_max_mhz",
+    "sm_clock_mhz",
+    "temp_gpu_c",
+    "temp_mem_c",
+    "temp_mem_max_c",
+    "temp_shutdown_c",
+    "temp_slowdown_c",
+    "unsupported",
+    "util_gpu_pct",
+    "uuid",
+    "virtualization_mode",
+    "xid_seen",
+)
+_CHECK_GPU_SET = frozenset(CHECK_GPU_KEYS)
+
+
+def check_gpu(facts: Dict[str, Any]) -> Dict[str, Any]:
+    """One GPU's ``check`` facts in the schema: every key of CHECK_GPU_KEYS, None where
+    ``facts`` lacks it. A key outside the schema is a programming error (ValueError)."""
+    extra = set(facts) - _CHECK_GPU_SET
+    if extra:
+        raise ValueError(
+            "check facts outside protocol.CHECK_GPU_KEYS: {}".format(", ".join(sorted(extra)))
+        )
+    return {k: facts.get(k) for k in CHECK_GPU_KEYS}
+
+
 # ``mapping`` values: matched with certainty, matched by creation order, an NVML entry with no
 # process here (another tenant or the host; ``pid`` is then NVML's and ``start_ticks`` null),
 # a process here that holds the GPU's device file but has no memory NVML reports.
