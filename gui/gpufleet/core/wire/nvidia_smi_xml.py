@@ -27,8 +27,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from gpufleet_sampler import protocol
-
 from gpufleet.core.wire.gpu_kind import virtualization_name
 from gpufleet.core.wire.nvidia_smi_cells import (
     MIB,
@@ -377,10 +375,7 @@ def check_facts(xml: bytes | str) -> dict[str, Any]:
     not (Xids, NVLink state) stays unknown."""
     root = _root(xml)
     inv = _inventory(root)
-    gpus = [
-        protocol.check_gpu(_gpu_facts(g, i))
-        for i, g in zip(inv.gpus, root.findall("gpu"), strict=True)
-    ]
+    gpus = [_gpu_facts(g, i) for i, g in zip(inv.gpus, root.findall("gpu"), strict=True)]
     return {
         "backend": BACKEND,
         "host": {"driver_version": inv.driver_version, "cuda_version": inv.cuda_version},
