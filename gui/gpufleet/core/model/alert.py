@@ -9,15 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any, Final, Literal, cast
+from typing import Any, Final, Literal
 
 Severity = Literal["info", "warning", "critical"]
 SEVERITIES: Final = ("info", "warning", "critical")
 SEVERITY_RANK: Final = {"info": 0, "warning": 1, "critical": 2}
 
+# An alert's life: firing until its clear condition held, then resolved.
 AlertState = Literal["firing", "resolved"]
-FIRING: Final = "firing"
-RESOLVED: Final = "resolved"
+FIRING: Final[AlertState] = "firing"
+RESOLVED: Final[AlertState] = "resolved"
 
 
 @dataclass(frozen=True)
@@ -72,10 +73,10 @@ def alert_from_json(d: Mapping[str, Any]) -> Alert:
         return Alert(
             id=str(d["id"]),
             rule_id=str(d["rule_id"]),
-            severity=severity_of(d.get("severity") or "warning"),
+            severity=as_severity(d.get("severity")),
             host=str(d["host"]),
             gpu=None if gpu is None else int(gpu),
-            state=state_of(d.get("state") or FIRING),
+            state=RESOLVED if d.get("state") == RESOLVED else FIRING,
             started_t=float(d["started_t"]),
             ended_t=None if ended is None else float(ended),
             evidence=dict(d.get("evidence") or {}),
@@ -86,20 +87,6 @@ def alert_from_json(d: Mapping[str, Any]) -> Alert:
         )
     except (KeyError, TypeError, ValueError) as e:
         raise ValueError(f"not an alert record: {e}") from None
-
-
-def severity_of(value: Any) -> Severity:
-    """``value`` as a severity; ValueError naming it when it is none of ``SEVERITIES``."""
-    if value in SEVERITIES:
-        return cast(Severity, value)
-    raise ValueError(f"severity {value!r} is none of {', '.join(SEVERITIES)}")
-
-
-def state_of(value: Any) -> AlertState:
-    """``value`` as an alert state (firing or resolved); ValueError naming it otherwise."""
-    if value in (FIRING, RESOLVED):
-        return cast(AlertState, value)
-    raise ValueError(f"alert state {value!r} is neither {FIRING} nor {RESOLVED}")
 
 
 def _plain(value: Any) -> Any:
@@ -113,3 +100,12 @@ def _plain(value: Any) -> Any:
 
 def severity_at_least(severity: str, minimum: str) -> bool:
     return SEVERITY_RANK.get(severity, 0) >= SEVERITY_RANK.get(minimum, 0)
+
+
+def as_severity(value: object, default: Severity = "warning") -> Severity:
+    """``value`` as a severity: one of ``SEVERITIES``, else ``default`` (a record or a rule
+    file from elsewhere may hold anything)."""
+    for s in SEVERITIES:
+        if value == s:
+            return s
+    return default

@@ -10,12 +10,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-# What a finding concludes (``info``: context of a diagnosis, no verdict of its own).
+# Typed as the vocabulary, not as their own literals: ``FAIL if x else WARN`` and a variable
+# set from them stay a Verdict, so code that picks a verdict needs no annotation.
 Verdict = Literal["pass", "warn", "fail", "info"]
-PASS: Final = "pass"
-WARN: Final = "warn"
-FAIL: Final = "fail"
-INFO: Final = "info"
+PASS: Final[Verdict] = "pass"
+WARN: Final[Verdict] = "warn"
+FAIL: Final[Verdict] = "fail"
+INFO: Final[Verdict] = "info"
 VERDICT_RANK: Final = {PASS: 0, INFO: 0, WARN: 1, FAIL: 2}
 
 

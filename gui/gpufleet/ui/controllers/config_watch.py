@@ -13,9 +13,9 @@ fleet keeps the hosts it has.
 
 from __future__ import annotations
 
-import functools
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
@@ -30,32 +30,32 @@ DEBOUNCE_MS = 250
 POLL_MS = 2000
 
 
-class HostFleet(Protocol):
-    """What the watch changes in the fleet (``core.fleet.fleet.Fleet``)."""
+class WatchedFleet(Protocol):
+    """What the watch changes in the fleet (``core.fleet.Fleet``)."""
 
-    def hosts(self) -> list[HostConfig]: ...
+    def hosts(self) -> Sequence[HostConfig]: ...
     def add_host(self, h: HostConfig) -> None: ...
     def remove_host(self, name: str) -> None: ...
 
 
-class HostWindow(Protocol):
-    """What the watch shows in the window (``ui.window.main_window.MainWindow``)."""
+class HostsWindow(Protocol):
+    """What the watch shows in the window (``ui.window.MainWindow``)."""
 
-    hosts: dict[str, HostConfig]
-
+    @property
+    def hosts(self) -> Mapping[str, HostConfig]: ...
     def set_hosts(self, hosts: Sequence[HostConfig]) -> None: ...
     def show_outcome(self, text: str, ok: bool = True) -> None: ...
 
 
 class HostRules(Protocol):
-    """What the watch tells the rule engine (``core.alerts.rules.RuleEngine``)."""
+    """The rule engine's host list (``core.alerts.rules.RuleEngine``)."""
 
     def set_host(self, host: HostConfig) -> None: ...
     def remove_host(self, name: str) -> None: ...
 
 
 class Poster(Protocol):
-    """Runs a call on the thread that owns the rule engine (the bridge: the hub's thread)."""
+    """Runs a call on the rule engine's thread (``ui.controllers.bridge.Bridge.post``)."""
 
     def post(self, fn: Callable[[], None]) -> None: ...
 
@@ -66,8 +66,8 @@ class ConfigWatch(QObject):
 
     def __init__(
         self,
-        fleet: HostFleet,
-        window: HostWindow,
+        fleet: WatchedFleet,
+        window: HostsWindow,
         *,
         bridge: Poster | None = None,
         rules: HostRules | None = None,
@@ -227,17 +227,17 @@ class ConfigWatch(QObject):
             self.hosts_changed.emit(added, changed, removed)
         return added, changed, removed
 
+    def _rules_set(self, host: HostConfig) -> None:
+        if self.rules is not None:
+            self._on_rules_thread(partial(self.rules.set_host, host))
+
     def _rules_remove(self, name: str) -> None:
         if self.rules is not None:
-            self._post(functools.partial(self.rules.remove_host, name))
+            self._on_rules_thread(partial(self.rules.remove_host, name))
 
-    def _rules_set(self, h: HostConfig) -> None:
-        if self.rules is not None:
-            self._post(functools.partial(self.rules.set_host, h))
-
-    def _post(self, fn: Callable[[], None]) -> None:
-        """Run ``fn`` on the rule engine's thread when there is a bridge, else now."""
+    def _on_rules_thread(self, call: Callable[[], None]) -> None:
+        """The rule engine is the bridge's: a change to it runs there when there is one."""
         if self.bridge is not None:
-            self.bridge.post(fn)
+            self.bridge.post(call)
         else:
-            fn()
+            call()
