@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gpufleet.core.config import paths
 from gpufleet.core.config.configfile import AppConfig, save_config
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.config.settings import (
@@ -33,6 +32,7 @@ from gpufleet.core.config.settings import (
     store_webhook_url,
 )
 from gpufleet.core.fleet.fleet import Fleet
+from restart_case import firing_posts, write_throttle_rule
 from webhook_sink import WebhookSink
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -116,25 +116,16 @@ def test_serve_notifies_and_acts_once_across_a_restart(
     store_webhook_url(name, webhook_sink.url)
     try:
         save_settings(Settings(webhooks=(WebhookSetting(name, "json", "warning"),)))
-        rules = paths.rules_file()
-        rules.parent.mkdir(parents=True, exist_ok=True)
-        rules.write_text(
-            "[rules.thermal_throttle]\nfor_s = 2\nclear_for_s = 600\nactions = [\n"
-            f'  {{ type = "local", command = "echo ran >> {ran}", grace_s = 0.5 }},\n]\n',
-            encoding="utf-8",
-        )
-
-        def firing_posts() -> int:
-            return sum(
-                1
-                for b in bodies
-                if b["alert"]["rule_id"] == "thermal_throttle" and b["alert"]["state"] == "firing"
-            )
+        write_throttle_rule(ran)
 
         first = Serve(tmp_path / "serve-1.log")
         try:
             assert _get(first.base + "/-/ready")[0] == 200
-            _wait(lambda: firing_posts() == 1 and ran.exists(), 120, "the webhook and the action")
+            _wait(
+                lambda: firing_posts(bodies) == 1 and ran.exists(),
+                120,
+                "the webhook and the action",
+            )
             _wait(lambda: "action ran: local action" in first.text(), 30, "the action's line")
         finally:
             first.stop()
@@ -150,7 +141,7 @@ def test_serve_notifies_and_acts_once_across_a_restart(
             assert second.proc.poll() is None, second.text()
         finally:
             second.stop()
-        assert firing_posts() == 1, bodies
+        assert firing_posts(bodies) == 1, bodies
         assert ran.read_text().splitlines() == ["ran"]
         assert "action ran" not in second.text()
     finally:

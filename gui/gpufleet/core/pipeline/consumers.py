@@ -23,12 +23,9 @@ from gpufleet.core.alerts.rules import RulesError, load_webhook_table
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.config.settings import Settings, webhook_table
 from gpufleet.core.cost.billing import BillingState, record_and_apply
-from gpufleet.core.cost.rental import CostSummary
-from gpufleet.core.fleet.events import HostGap, HostStatus
 from gpufleet.core.fleet.fleet import Fleet
-from gpufleet.core.model.alert import Alert
-from gpufleet.core.model.stats import HubStats
 from gpufleet.core.notify.webhooks import Delivery, Notifier, Webhook, load_webhooks
+from gpufleet.core.pipeline.outputs import NoOutputs
 from gpufleet.core.providers.actions import run_provider_hook
 from gpufleet.core.wire.messages import Hello
 
@@ -110,7 +107,7 @@ def build_action_runner(
     )
 
 
-class LatestHellos:
+class LatestHellos(NoOutputs):
     """The hub's outputs of a process without a window: only each host's latest hello is
     kept (what the provider actions ask). Written on the hub's thread; a read takes one
     reference, so any thread may read."""
@@ -123,21 +120,3 @@ class LatestHellos:
 
     def on_hello(self, host: str, hello: Hello) -> None:
         self._by_host[host] = hello
-
-    def on_status(self, status: HostStatus) -> None:
-        pass
-
-    def on_error(self, host: str, message: str) -> None:
-        pass
-
-    def on_gap(self, gap: HostGap) -> None:
-        pass
-
-    def on_alerts(self, changed: Sequence[Alert], active: Sequence[Alert]) -> None:
-        pass
-
-    def on_cost(self, summaries: dict[str, CostSummary]) -> None:
-        pass
-
-    def on_stats(self, stats: HubStats) -> None:
-        pass
