@@ -1,5 +1,5 @@
-"""One gpufleet per data dir: while the window (or serve-metrics) holds it, a second
-``serve-metrics`` refuses with who holds it and what to do, instead of notifying and acting
+"""One gpufleet per data dir: while the window (or serve) holds it, a second
+``gpufleet serve`` refuses with who holds it and what to do, instead of notifying and acting
 a second time; the demo's data dir is apart from the real one. And the demo daemons a CLI
 command started are stopped when it ends (``stream demo:…`` left one sampling for a day),
 while one that was running before it is left to its owner."""
@@ -20,9 +20,9 @@ from sampler_daemons import Recorder, stop_daemons
 pytestmark = pytest.mark.skipif(not instance_lock.LOCKS_SUPPORTED, reason="no flock here")
 
 
-def test_a_second_serve_metrics_on_a_held_data_dir_refuses_with_the_reason() -> None:
+def test_a_second_serve_on_a_held_data_dir_refuses_with_the_reason() -> None:
     with instance_lock.for_fleet(True, instance_lock.ROLE_WINDOW):
-        p = gpufleet("serve-metrics", "--demo", "--listen", "127.0.0.1:0")
+        p = gpufleet("serve", "--demo", "--listen", "127.0.0.1:0")
         assert p.returncode == 1, p.stdout + p.stderr
         assert "Traceback" not in p.stderr and "serving" not in p.stdout
         err = p.stderr.strip()

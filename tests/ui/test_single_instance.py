@@ -33,7 +33,7 @@ def test_a_second_window_on_a_held_data_dir_says_why_and_opens_nothing(
         QTimer.singleShot(50, answer)
         assert run_app(demo=True) == 1
     assert seen, "no message box"
-    assert seen[0].startswith(f"gpufleet serve-metrics (pid {os.getpid()}, since ")
+    assert seen[0].startswith(f"gpufleet serve (pid {os.getpid()}, since ")
     assert "GPUFLEET_DATA_DIR" in seen[0]
     assert "twice" in capsys.readouterr().err
     assert not [w for w in QApplication.topLevelWidgets() if w.isVisible()]

@@ -2,7 +2,7 @@
 
 ``gpufleet stream demo:…`` or ``gpufleet kill demo:…`` attaches to a local sampler daemon,
 starting it when none runs; left alone, that daemon would sample on for a day after the
-command ended. Daemons that were already running (the window's, serve-metrics') belong to
+command ended. Daemons that were already running (the window's, serve's) belong to
 whoever started them and are left running (``core/fleet/localdaemons``)."""
 
 from __future__ import annotations

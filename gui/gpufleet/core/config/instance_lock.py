@@ -1,4 +1,4 @@
-"""One gpufleet instance per data dir: the window or ``gpufleet serve-metrics`` holds an
+"""One gpufleet instance per data dir: the window or ``gpufleet serve`` holds an
 flock on ``instance.lock`` in the data dir it records to, for its whole life.
 
 Two instances on one data dir would each run the rule engine on the same fleet: every

@@ -7,7 +7,7 @@ from gpufleet.core.text.sanitize import clean
 from gpufleet.core.text.translate import QT_TRANSLATE_NOOP, translated
 
 ROLE_WINDOW = QT_TRANSLATE_NOOP("Instance", "the gpufleet window")
-ROLE_SERVE = QT_TRANSLATE_NOOP("Instance", "gpufleet serve-metrics")
+ROLE_SERVE = QT_TRANSLATE_NOOP("Instance", "gpufleet serve")
 _ANOTHER = QT_TRANSLATE_NOOP("Instance", "another gpufleet")
 _PID_SINCE = QT_TRANSLATE_NOOP("Instance", "{who} (pid {pid}, since {since})")
 _BUSY = QT_TRANSLATE_NOOP(
