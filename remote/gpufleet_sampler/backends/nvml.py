@@ -460,12 +460,16 @@ class NvmlBackend(Backend):
         workers: Optional[int] = None,
         putil_s: float = 2.0,
         pool_every: Optional[bool] = None,
+        cpu_clock: Optional[Callable[[], float]] = None,
     ) -> None:
         if N is None:
             raise NvmlUnavailable(
                 "pynvml (nvidia-ml-py) is not importable here: {}".format(_IMPORT_ERROR)
             )
         self.interval = float(interval)
+        # Where the reads' CPU time is read (s): this thread's CPU clock; a test gives the
+        # fake pynvml's virtual one, so the plan's logic is tested on exact timings.
+        self._cpu_clock = cpu_clock or _cpu
         self.medium_s = float(medium_s)
         # How often the links message comes: the per-link read rides on the medium tier.
         self.links_interval = self.medium_s
@@ -790,10 +794,10 @@ class NvmlBackend(Backend):
             g.f_energy, _ = self._pick(g, "energy_j", [("nvmlDeviceGetTotalEnergyConsumption", ())])
 
         # Medium tier: read now, so the first rows are complete.
-        t0 = _cpu()
+        t0 = self._cpu()
         self._medium(g, first=True)
         # The link states are timed on their own (_time_reads): they may ride in a field read.
-        g.cost["medium"] = max(0.0, _us(t0) - g.cost.pop("link_states_read", 0.0))
+        g.cost["medium"] = max(0.0, self._us(t0) - g.cost.pop("link_states_read", 0.0))
         if g.pcie_gen is None:
             g.unsupported["pcie_gen"] = g.probes.get("nvmlDeviceGetCurrPcieLinkGeneration", "")
         if g.pcie_width is None:
@@ -833,14 +837,14 @@ class NvmlBackend(Backend):
                 ("nvmlDeviceGetGraphicsRunningProcesses", ()),
             ],
         )
-        t0 = _cpu()
+        t0 = self._cpu()
         for f in (g.f_procs_c, g.f_procs_g):
             if f is not None:
                 self._call(g, getattr(f, "__name__", "processes"), f)
-        g.cost["procs"] = _us(t0)
+        g.cost["procs"] = self._us(t0)
         fn = self._fn("nvmlDeviceGetProcessUtilization")
         if fn is not None:
-            t0 = _cpu()
+            t0 = self._cpu()
             try:
                 fn(g.h, 0)
                 g.f_putil = fn
@@ -855,15 +859,15 @@ class NvmlBackend(Backend):
                     g.probes["nvmlDeviceGetProcessUtilization"] = _reason(
                         e, "nvmlDeviceGetProcessUtilization"
                     )
-            g.cost["putil"] = _us(t0)
+            g.cost["putil"] = self._us(t0)
 
         self._build_reads(g)
         self._time_reads(g)
         if g.link_fields is not None:
             # Primes the per-link counters (the first links message has states and speeds).
-            t0 = _cpu()
+            t0 = self._cpu()
             self._links_read(g)
-            g.cost["links"] = _us(t0)
+            g.cost["links"] = self._us(t0)
 
     def _time_reads(self, g: _Gpu) -> None:
         """Time the per-tick reads on this GPU (µs of this thread's CPU): the calls
@@ -872,27 +876,27 @@ class NvmlBackend(Backend):
         read with every group also primes the counters, so the first tick has rates."""
         calls = []
         for _ in range(2):  # the cheaper of two: a first call can pay one-off costs
-            t0 = _cpu()
+            t0 = self._cpu()
             self._row(g, 0.0, gpm=False, mask=0)
-            calls.append(_us(t0))
+            calls.append(self._us(t0))
         g.cost["calls"] = min(calls)
         # Each the cheaper of two as well: CPU time only grows with what else runs here
         # (caches, a shared core), so the cheaper one is nearer what the read costs. What the
         # timing still gets wrong, the measure of the running reads corrects (_check_budget).
         full = []
         for _ in range(2):
-            t0 = _cpu()
+            t0 = self._cpu()
             self._row(g, 0.0, gpm=False, mask=_G_ALL)
-            full.append(_us(t0))
+            full.append(self._us(t0))
         fields_all = max(0.0, min(full) - g.cost["calls"])
         ids = g.fv_layouts[_G_ALL][_L_IDS]
         base, per = fields_all, 0.0
         if len(ids) > 1:
             ones = []
             for _ in range(2):
-                t0 = _cpu()
+                t0 = self._cpu()
                 _fields(g.h, ids[:1])
-                ones.append(_us(t0))
+                ones.append(self._us(t0))
             one = min(ones)
             per = max(0.0, (fields_all - one) / (len(ids) - 1))
             base = max(0.0, one - per)
@@ -901,9 +905,9 @@ class NvmlBackend(Backend):
         if g.nvlink_state_fields is not None:
             # The cheaper way to read the link states: one call per link, or their fields
             # added to the medium tier's field read (which costs per field, if anything).
-            t0 = _cpu()
+            t0 = self._cpu()
             self._call(g, "nvmlDeviceGetNvLinkState", N.nvmlDeviceGetNvLinkState, 0)
-            getter = _us(t0)
+            getter = self._us(t0)
             n = len(g.nvlink_state_fields)
             g.link_states_via = "fields" if per * n <= getter * n else "calls"
             g.cost["link_states"] = round(min(per, getter) * n, 1)
@@ -1272,9 +1276,9 @@ class NvmlBackend(Backend):
         if fv is not None:
             ok = N.NVML_SUCCESS
             g.slow_fields = [f for f, r in zip(cand, fv) if r.nvmlReturn == ok]  # noqa: B905
-        t0 = _cpu()
+        t0 = self._cpu()
         self._slow(g, first=True)
-        g.cost["slow"] = _us(t0)
+        g.cost["slow"] = self._us(t0)
         if g.remap is None:
             reason = g.probes.get("nvmlDeviceGetRemappedRows", "")
             g.unsupported["remap_pending"] = reason
@@ -1322,10 +1326,10 @@ class NvmlBackend(Backend):
         # Else the states come with this tick's field read (the medium tier's group).
         merged = g.nvlink_state_fields is not None and g.link_states_via == "fields"
         if g.nvlink_links and "nvlink_up" not in g.unsupported and (first or not merged):
-            t0 = _cpu()
+            t0 = self._cpu()
             self._read_link_states(g)
             if first:
-                g.cost["link_states_read"] = _us(t0)
+                g.cost["link_states_read"] = self._us(t0)
 
     def _read_link_states(self, g: _Gpu) -> None:
         """Every link's state: one field read for all links where fields answer and the
@@ -1582,6 +1586,13 @@ class NvmlBackend(Backend):
             self._plan_again(mono)
         return rows
 
+    def _cpu(self) -> float:
+        return self._cpu_clock()
+
+    def _us(self, t0: float) -> float:
+        """µs of CPU this thread spent since ``t0`` (a reading of ``_cpu``)."""
+        return (self._cpu_clock() - t0) * 1e6
+
     def _plan_again(self, mono: float) -> None:
         """A new plan, in force at once: no tier waits longer than its new period."""
         self._plan()
@@ -1661,11 +1672,11 @@ class NvmlBackend(Backend):
         """One GPU's part of a tick (run on the pool): its due tiers, then its row."""
         if g.lost:
             return _lost_row(g.index), False
-        t0 = _cpu()
+        t0 = self._cpu()
         try:
             return self._gpu_tick_reads(g, mono)
         finally:
-            g.spent += _us(t0)
+            g.spent += self._us(t0)
 
     def _gpu_tick_reads(self, g: _Gpu, mono: float) -> Tuple[List[Any], bool]:
         tiers = self.tiers
@@ -1875,9 +1886,9 @@ class NvmlBackend(Backend):
                 # The first reads: timed for the plan (the cheapest of them: a first call
                 # pays one-off costs), and asked whether GPM gives PCIe and NVLink
                 # throughput (the first one may come too soon after start-up).
-                t0 = _cpu()
+                t0 = self._cpu()
                 self._gpm(g, mono)
-                took = _us(t0)
+                took = self._us(t0)
                 g.cost["gpm"] = min(took, g.cost.get("gpm", took))
                 self._gpm_covers(g)
             elif mono - g.gpm_t >= 0.1:
@@ -2072,13 +2083,13 @@ class NvmlBackend(Backend):
             g.putil_due = self._due(mono, g.next_putil)
             if g.putil_due:
                 self._schedule(g, "putil", mono, first=not g.next_putil)
-            t0 = _cpu()
+            t0 = self._cpu()
             try:
                 entries.extend(self._gpu_entries(g))
             except _Lost:
                 self._mark_lost(g, "while listing processes")
             finally:
-                g.spent += _us(t0)
+                g.spent += self._us(t0)
         gpu_of_minor = {g.minor: g.index for g in self._gpus if g.minor is not None}
         # The fd tables of every process: the process tier's extra cost, never per tick.
         own_ns = bool(self._where["own_pid_namespace"])
@@ -2414,10 +2425,6 @@ def _gpus_held(h: gpu_holders.Holder, gpu_of_minor: Dict[int, int]) -> List[int]
 def _cpu() -> float:
     """This thread's CPU clock (s): NVML's time is CPU time, and other threads' is not ours."""
     return time.thread_time()
-
-
-def _us(t0: float) -> float:
-    return (time.thread_time() - t0) * 1e6
 
 
 def _text(v: Any) -> Optional[str]:
