@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any, NamedTuple
 
 import orjson
@@ -505,19 +506,64 @@ def _link_values(col: Any, n: int | None) -> tuple[Value, ...]:
     )
 
 
-def _parse_links(obj: Mapping[str, Any], hello: Hello | None) -> Links:
-    if hello is None:
-        raise ProtocolError("links before hello")
+_NUMBER_TYPES = frozenset((int, float))
+
+
+def _links_clean(gpus: list[Any]) -> bool:
+    """Whether every value of every links row is a number within ±MAX_VALUE: checked once
+    for the whole message, at C speed (a type set, a min and a max over all of them), so
+    that the per-value filter of _link_values runs only for a message that needs it."""
+    try:
+        flat = list(chain.from_iterable(chain.from_iterable(r[1:] for r in gpus)))
+    except TypeError:  # a row or a column that is no list: the checked path says which
+        return False
+    if not flat:
+        return True
+    return (
+        set(map(type, flat)) <= _NUMBER_TYPES and -MAX_VALUE <= min(flat) and max(flat) <= MAX_VALUE
+    )
+
+
+# LinkRow's value fields, by the link column each is read from.
+_LINK_FIELDS = ("tx_bps", "rx_bps", "up", "speed_bps")
+# The last hello's link columns and where LinkRow's fields sit in a row (hello -> (columns,
+# positions)); one entry: a stream has one hello at a time.
+_link_layout_cache: list[Any] = [None, None]
+
+
+def _link_layout(hello: Hello) -> tuple[tuple[str, ...], tuple[int | None, ...]]:
+    if _link_layout_cache[0] is hello:
+        return _link_layout_cache[1]  # type: ignore[no-any-return]
     names = hello.raw.get("link_columns")
     cols = (
         tuple(c.get("name") if isinstance(c, dict) else str(c) for c in names)
         if isinstance(names, list) and names
         else protocol.LINK_COLUMN_NAMES
     )
+    pos = tuple(cols.index(f) + 1 if f in cols else None for f in _LINK_FIELDS)
+    _link_layout_cache[:] = [hello, (cols, pos)]
+    return cols, pos
+
+
+def _link_columns(r: list[Any], clean: bool) -> tuple[list[tuple[Value, ...]], int]:
+    """A links row's columns (one value per link each) and how many links it has."""
+    cs = r[1:]
+    n = len(r[1]) if type(r[1]) is list else None
+    if clean and n is not None and n <= MAX_LINKS:
+        if set(map(type, cs)) == {list} and set(map(len, cs)) == {n}:
+            return list(map(tuple, cs)), n
+    return [_link_values(v, n) for v in cs], n or 0
+
+
+def _parse_links(obj: Mapping[str, Any], hello: Hello | None) -> Links:
+    if hello is None:
+        raise ProtocolError("links before hello")
+    cols, pos = _link_layout(hello)
     gpus = obj.get("gpus")
     if type(gpus) is not list or len(gpus) > MAX_GPUS:
         raise ProtocolError("links without a gpus list (of at most MAX_GPUS rows)")
     rows: list[LinkRow] = []
+    clean = _links_clean(gpus)
     for r in gpus:
         if type(r) is not list or not r or type(r[0]) is not int:
             raise ProtocolError("links row must be a list starting with the GPU index")
@@ -525,18 +571,10 @@ def _parse_links(obj: Mapping[str, Any], hello: Hello | None) -> Links:
             raise ProtocolError(f"links row GPU index out of range: {r[0]}")
         if len(r) != len(cols) + 1:
             raise ProtocolError(f"links row has {len(r) - 1} columns, hello names {len(cols)}")
-        n = len(r[1]) if type(r[1]) is list else None
-        by_name = {c: _link_values(v, n) for c, v in zip(cols, r[1:], strict=True)}
-        empty = (None,) * (n or 0)
-        rows.append(
-            LinkRow(
-                r[0],
-                by_name.get("tx_bps", empty),
-                by_name.get("rx_bps", empty),
-                by_name.get("up", empty),
-                by_name.get("speed_bps", empty),
-            )
-        )
+        vals, n = _link_columns(r, clean)
+        empty = (None,) * n
+        tx, rx, up, speed = (vals[p - 1] if p is not None else empty for p in pos)
+        rows.append(LinkRow(r[0], tx, rx, up, speed))
     return Links(
         seq=_int(obj, "seq", 0), t=_num(obj, "t", 0.0, MAX_T), rows=tuple(rows), raw=dict(obj)
     )
