@@ -362,21 +362,31 @@ MAX_VALUE = float(2**64)
 _WHITESPACE = b" \t\r\n"
 
 
-def _fast_sample(obj: Mapping[str, Any], line: bytes, hello: Hello) -> Sample | None:
-    """The hot path for the sampler's own lines, whose "gpus" array comes last: validate the
-    array's bytes at C speed instead of the type of every decoded value. None = take the
-    general path (which gives the same result for well-formed input, more slowly)."""
+def _array_brackets(line: bytes) -> int | None:
+    """How many "[" the line's "gpus" array holds after its own, where that array comes
+    last and its bytes are only numbers without exponents or 20-digit runs, nulls, commas
+    and brackets; None otherwise. Each byte checked once, in C (translate, then find and
+    count over the array's range of the translated line): the sampler's own sample and
+    links lines then need no check value by value."""
     i = line.find(b'"gpus":[')
     end = len(line) - 1
     while end > 0 and line[end] in _WHITESPACE:
         end -= 1
     if i < 0 or line[end - 2 : end + 1] != b"]]}":
         return None
-    # The array's bytes, from after its "[" to before the line's closing "}": each checked
-    # once, in C (translate, then find and count over that range of the translated line).
     i += 8
     mapped = line.translate(_FAST_BYTES)
     if mapped.find(b"x", i, end) >= 0 or mapped.find(_LONG_DIGITS, i, end) >= 0:
+        return None
+    return line.count(b"[", i, end)
+
+
+def _fast_sample(obj: Mapping[str, Any], line: bytes, hello: Hello) -> Sample | None:
+    """The hot path for the sampler's own lines, whose "gpus" array comes last: validate the
+    array's bytes at C speed instead of the type of every decoded value. None = take the
+    general path (which gives the same result for well-formed input, more slowly)."""
+    brackets = _array_brackets(line)
+    if brackets is None:
         return None
     gpus = obj.get("gpus")
     width = len(hello.columns) + 1
@@ -385,7 +395,7 @@ def _fast_sample(obj: Mapping[str, Any], line: bytes, hello: Hello) -> Sample | 
     if (
         type(gpus) is not list
         or len(gpus) > MAX_GPUS
-        or line.count(b"[", i, end) != len(gpus)
+        or brackets != len(gpus)
         or not all(
             type(r) is list and len(r) == width and type(r[0]) is int and 0 <= r[0] <= MAX_GPU_INDEX
             for r in gpus
@@ -577,7 +587,8 @@ def _link_columns(r: list[Any], clean: bool) -> tuple[list[tuple[Value, ...]], i
     return [_link_values(v, n) for v in cs], n or 0
 
 
-def _parse_links(obj: Mapping[str, Any], hello: Hello | None) -> Links:
+def _parse_links(obj: Mapping[str, Any], hello: Hello | None, brackets: int | None = None) -> Links:
+    """``brackets``: what _array_brackets found in the line, where the caller has it."""
     if hello is None:
         raise ProtocolError("links before hello")
     cols, pos = _link_layout(hello)
@@ -585,7 +596,10 @@ def _parse_links(obj: Mapping[str, Any], hello: Hello | None) -> Links:
     if type(gpus) is not list or len(gpus) > MAX_GPUS:
         raise ProtocolError("links without a gpus list (of at most MAX_GPUS rows)")
     rows: list[LinkRow] = []
-    clean = _links_clean(gpus)
+    # Bytes of numbers and nulls only, and one "[" per row and per column, no more (no list
+    # nested in a column; _link_columns sees that each column is a list): no value to check.
+    # Without the line, the values are checked at once in Python.
+    clean = brackets == len(gpus) * (len(cols) + 1) if brackets is not None else _links_clean(gpus)
     for r in gpus:
         if type(r) is not list or not r or type(r[0]) is not int:
             raise ProtocolError("links row must be a list starting with the GPU index")
@@ -647,12 +661,16 @@ class StreamDecoder:
         except orjson.JSONDecodeError as e:
             self._bad(f"not JSON: {e}")
             return None
-        if isinstance(line, bytes) and self.hello is not None and type(obj) is dict:
-            fast = _fast_sample(obj, line, self.hello) if obj.get("kind") == "sample" else None
+        kind = obj.get("kind") if type(obj) is dict else None
+        if isinstance(line, bytes) and self.hello is not None:
+            fast = _fast_sample(obj, line, self.hello) if kind == protocol.KIND_SAMPLE else None
             if fast is not None:
                 return fast
         try:
-            msg = parse_object(obj, self.hello, self._procs_cache)
+            if kind == protocol.KIND_LINKS and isinstance(line, bytes):
+                msg: Message = _parse_links(obj, self.hello, _array_brackets(line))
+            else:
+                msg = parse_object(obj, self.hello, self._procs_cache)
         except VersionError:
             raise
         except ProtocolError as e:
