@@ -24,7 +24,11 @@ $(QM): %.qm: %.ts $(STAMP)
 
 translations: $(QM)
 
-demo: $(STAMP) $(QM)
+# The Qt runtime check runs first, before the virtualenv is built: on a machine without the
+# X11/xcb libraries Qt's window needs it stops with the install command for this distribution.
+demo:
+	$(PYTHON) tools/check_qt_runtime.py
+	$(MAKE) --no-print-directory $(STAMP) $(QM)
 	$(BIN)/gpufleet --demo
 
 lint: $(STAMP)

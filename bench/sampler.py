@@ -181,6 +181,7 @@ def _lookup_cost(rp: _Replay, b: Any) -> float:
 
 def bench_nvml(minutes: int, repeats: int) -> dict[str, float]:
     from gpufleet_sampler.backends import nvml as nvml_mod
+    from gpufleet_sampler.backends import nvml_lib
     from nvml_fake import fake_nvml, profile
 
     ticks = 60 * minutes
@@ -191,7 +192,7 @@ def bench_nvml(minutes: int, repeats: int) -> dict[str, float]:
     for _ in range(repeats):
         with fake_nvml(profile("h100x8")) as fake:
             rp = _Replay(fake)
-            nvml_mod.N = rp.module  # restored by fake_nvml on exit
+            nvml_lib.N = rp.module  # restored by fake_nvml on exit
             # One reader thread: this thread's CPU clock then holds all of the work.
             b = nvml_mod.NvmlBackend(interval=1.0, workers=1)
             try:
@@ -229,7 +230,7 @@ def bench_gpm_mig(ticks: int, repeats: int) -> dict[str, float]:
     and a MIG slice's per-tick row, each on its own: µs per GPU (per slice) per tick, with
     NVML answering instantly (replayed) and through the live fake."""
     from gpufleet_sampler.backends import nvml as nvml_mod
-    from gpufleet_sampler.backends import nvml_mig
+    from gpufleet_sampler.backends import nvml_lib, nvml_mig
     from nvml_fake import fake_nvml, profile
     from test_nvml_mig import mig_profile
 
@@ -239,7 +240,7 @@ def bench_gpm_mig(ticks: int, repeats: int) -> dict[str, float]:
         for prof, kind in ((profile("h100x8"), "gpm"), (mig_profile(), "mig")):
             with fake_nvml(prof) as fake:
                 rp = _Replay(fake)
-                nvml_mod.N = rp.module
+                nvml_lib.N = rp.module
                 b = nvml_mod.NvmlBackend(interval=1.0, events=False)
                 try:
                     if kind == "gpm":

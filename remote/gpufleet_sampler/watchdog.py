@@ -23,7 +23,13 @@ GPUs are. Idle for ``idle_s`` (the ``idle_billed`` rule's 15 minutes by default)
 (acted once for this alert; arm again to watch again). The state lives in the state dir
 (``watchdog-<key>.json``) and survives a daemon restart: the idle start and the deadline are
 kept on the monotonic clock with the boot id (after a reboot the watch starts over), and
-``acting`` is written before the action runs, so a crash mid-action never runs it twice.
+``acting`` is written before the action runs, so a crash mid-action never runs it twice;
+an action whose ``acting`` mark cannot be written is not run at all. Arming writes the state
+or fails with the reason (a full disk must not leave a watchdog that says "watching" and is
+gone after a restart), and first checks that the action can run (``watchdog_ready``): a
+watchdog that cannot act refuses to arm (a dry run arms and says so). The time a daemon was
+down is never counted as idle time: on load, the idle start and the deadline move forward
+by the time since the last heartbeat the daemon wrote.
 
 While armed, ``hello`` and ``status`` carry the watchdog's state, so the laptop app skips
 its own provider action for the same alert: the two never both act.
@@ -31,13 +37,14 @@ its own provider action for the same alert: the two never both act.
 Python 3.8, stdlib only.
 """
 
+import contextlib
 import json
 import os
 import shlex
 import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
-from gpufleet_sampler import protocol
+from gpufleet_sampler import protocol, watchdog_ready
 from gpufleet_sampler.procs import procfs
 
 if TYPE_CHECKING:
@@ -50,11 +57,10 @@ DEFAULT_GRACE_S = 300.0
 DEFAULT_CLEAR_S = 30.0  # the laptop's idle_billed rule: clear_for_s = 30
 ACTIONS = ("provider", "shutdown", "command")
 PHASES = ("disarmed", "watching", "pending", "cancelled", "acting", "done")
-RUNPOD_URL = "https://rest.runpod.io"
-VAST_URL = "https://console.vast.ai"
 HTTP_TIMEOUT_S = 20.0
 HTTP_TRIES = 3
 COMMAND_TIMEOUT_S = 120.0
+HEARTBEAT_S = 60.0  # while idle time accrues: how much a crash may leave uncounted
 
 
 def _num(cfg: Dict[str, Any], key: str, default: float, low: float) -> float:
@@ -138,11 +144,11 @@ def provider_request(
 ) -> Optional[Tuple[str, str, str, Optional[bytes], str]]:
     """(provider, method, url, body, key) for this instance's own stop, or None."""
     if env.get("RUNPOD_POD_ID") and env.get("RUNPOD_API_KEY"):
-        base = (api_url or RUNPOD_URL).rstrip("/")
+        base = (api_url or watchdog_ready.RUNPOD_URL).rstrip("/")
         url = "{}/v1/pods/{}/stop".format(base, env["RUNPOD_POD_ID"])
         return ("runpod", "POST", url, None, env["RUNPOD_API_KEY"])
     if env.get("CONTAINER_ID") and env.get("CONTAINER_API_KEY"):
-        base = (api_url or VAST_URL).rstrip("/")
+        base = (api_url or watchdog_ready.VAST_URL).rstrip("/")
         url = "{}/api/v0/instances/{}/".format(base, env["CONTAINER_ID"])
         body = json.dumps({"state": "stopped"}).encode("utf-8")
         return ("vast", "PUT", url, body, env["CONTAINER_API_KEY"])
@@ -196,6 +202,11 @@ class Watchdog(object):
         self._thread: Optional["threading.Thread"] = None
         self._result: Optional[Tuple[bool, str]] = None
         self.changed = False  # hello must be rebuilt
+        # The periodic check that the action can still run (a revoked key, a changed API):
+        # at the first sample after a (re)start, then every RECHECK_S, off the daemon's loop.
+        self._checked_mono = -float("inf")
+        self._check: Optional[Tuple["threading.Thread", List[Dict[str, Any]]]] = None
+        self._beat_mono = -float("inf")
         self.load()
 
     # -- persistence --
@@ -222,13 +233,29 @@ class Watchdog(object):
             st.pop("idle_since_mono", None)
             st.pop("deadline_mono", None)
             st.pop("busy_since_mono", None)
+        self._skip_downtime(st)
         self.state = st
 
-    def save(self, sync: bool = True) -> None:
+    def _skip_downtime(self, st: Dict[str, Any]) -> None:
+        """Moves the idle start and the deadline forward by the time no daemon watched:
+        nobody saw whether the host was idle then (same boot only; another boot starts
+        over above)."""
+        last = st.get("updated_mono")
+        if st.get("boot_id") != self.boot_id or not isinstance(last, (int, float)):
+            return
+        gap = max(0.0, time.monotonic() - float(last))
+        for k in ("idle_since_mono", "deadline_mono"):
+            if isinstance(st.get(k), (int, float)):
+                st[k] = float(st[k]) + gap
+        if isinstance(st.get("deadline_t"), (int, float)):
+            st["deadline_t"] = round(float(st["deadline_t"]) + gap, 3)
+
+    def save(self, sync: bool = True) -> Optional[str]:
         """Atomically; ``sync`` (fsync) for phase changes, not for the idle start, which may
         change every few seconds on a host whose load comes and goes."""
         self.state["boot_id"] = self.boot_id
         self.state["updated_t"] = round(time.time(), 3)
+        self.state["updated_mono"] = round(time.monotonic(), 3)
         tmp = "{}.{}.tmp".format(self.path, os.getpid())
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -238,10 +265,15 @@ class Watchdog(object):
                     f.flush()
                     os.fsync(f.fileno())
             os.replace(tmp, self.path)
-        except OSError:
-            pass  # the daemon logs nothing per tick; status still shows the state
-        if sync:
-            self.changed = True  # what hello shows changed (the idle start is not in it)
+        except OSError as e:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            # The caller decides: arming fails, an action is not run; a tick carries on.
+            return "{} ({})".format(e.strerror or type(e).__name__, self.path)
+        finally:
+            if sync:
+                self.changed = True  # what hello shows changed (the idle start is not in it)
+        return None
 
     # -- requests --
 
@@ -267,13 +299,30 @@ class Watchdog(object):
             "alert": st.get("alert"),
             "deadline_t": st.get("deadline_t"),
             "acted": st.get("acted"),
+            "ready": st.get("ready"),
         }
         return {k: v for k, v in out.items() if v is not None}
 
     def arm(self, cfg: Dict[str, Any]) -> Dict[str, Any]:
         config = parse_config(cfg)
-        self.state = {"phase": "watching", "config": config, "armed_t": round(time.time(), 3)}
-        self.save()
+        ready = watchdog_ready.readiness(config, self._env())
+        if not ready["ok"] and not config["dry_run"]:
+            raise ValueError("watchdog: not armed: " + ready["reason"])
+        previous = self.state
+        self.state = {
+            "phase": "watching",
+            "config": config,
+            "armed_t": round(time.time(), 3),
+            "ready": ready,
+        }
+        self._checked_mono = time.monotonic()
+        err = self.save()
+        if err is not None:
+            self.state = previous
+            raise ValueError(
+                "watchdog: not armed: its state could not be written: {}; free space in the "
+                "state directory and arm again".format(err)
+            )
         return self.summary()
 
     def disarm(self) -> Dict[str, Any]:
@@ -340,6 +389,12 @@ class Watchdog(object):
             return self._collect()
         cfg = self.state.get("config") or {}
         idle = host_idle(rows, self.mem_totals)
+        if idle is True:
+            self._heartbeat(mono)
+        if phase in ("watching", "cancelled"):
+            changed = self._recheck(cfg, mono)
+            if changed:
+                return changed
         if phase in ("pending", "cancelled"):
             # Like the laptop's rule (clear_for_s): the alert ends only once the host has
             # worked for clear_s, not on one busy sample (a daemon restart, a short test).
@@ -394,6 +449,48 @@ class Watchdog(object):
             )
         ]
 
+    def _heartbeat(self, mono: float) -> None:
+        """While idle time accrues, the state's time at most HEARTBEAT_S old: what a restart
+        subtracts as downtime (``_skip_downtime``)."""
+        if mono - self._beat_mono >= HEARTBEAT_S:
+            self._beat_mono = mono
+            self.save(sync=False)
+
+    def _recheck(self, cfg: Dict[str, Any], mono: float) -> List[Dict[str, Any]]:
+        """An event when the action became impossible (or possible again) since the last
+        check; the check itself runs in a thread (an HTTP call may take seconds)."""
+        if self._check is not None:
+            thread, result = self._check
+            if thread.is_alive() or not result:
+                return []
+            self._check = None
+            ready = result[0]
+            before = self.state.get("ready") or {}
+            self.state["ready"] = ready
+            if bool(before.get("ok", True)) == bool(ready["ok"]):
+                self.save(sync=False)
+                return []
+            self.save()
+            head = "the action can run again: " if ready["ok"] else "the action can no longer run: "
+            reason = str(ready["reason"])
+            return [self._event(head + reason, ready=bool(ready["ok"]), outcome=reason)]
+        if cfg.get("dry_run"):
+            return []
+        # Imported here: the re-check runs every half hour; threading only then.
+        import threading
+
+        if mono - self._checked_mono < watchdog_ready.RECHECK_S:
+            return []
+        self._checked_mono = mono
+        out: List[Dict[str, Any]] = []
+        env = self._env()
+        thread = threading.Thread(
+            target=lambda: out.append(watchdog_ready.readiness(cfg, env)), daemon=True
+        )
+        self._check = (thread, out)
+        thread.start()
+        return []
+
     def describe(self, cfg: Dict[str, Any]) -> str:
         action = cfg.get("action")
         if action == "shutdown":
@@ -419,7 +516,15 @@ class Watchdog(object):
     def _start_action(self, cfg: Dict[str, Any], wall: float) -> List[Dict[str, Any]]:
         self.state["phase"] = "acting"
         self.state["acting_t"] = round(wall, 3)
-        self.save()  # before acting: a crash from here on never acts twice
+        err = self.save()  # before acting: a crash from here on never acts twice
+        if err is not None:
+            # Without the mark a crash mid-action would run it again on restart: not run.
+            self._result = (
+                False,
+                "not run: the watchdog could not record that it was acting ({}); free space "
+                "in the state directory".format(err),
+            )
+            return self._collect()
         if cfg.get("dry_run"):
             self._result = (True, "dry run: " + self.describe(cfg))
             return self._collect()

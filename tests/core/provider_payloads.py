@@ -1,5 +1,8 @@
-"""Provider answers as their API documentation shows them (fields we read and some we do
-not, values in the types the providers send: RunPod's costPerHr is a string)."""
+"""Provider answers in the shapes the real APIs give (checked against the recorded bodies:
+vast's v1 list page with ``next_token`` and its ``storage_total_cost``, RunPod's REST v2 pod
+with ``status``, ``cost``, ``gpu.{id,count}``, ``ssh.direct`` and ``runtime.ports``, Lambda
+with and without ``specs.gpus``); values are ours. RunPod's cost is sent as a string in one
+pod and a number in the other: its own docs give both."""
 
 from __future__ import annotations
 
@@ -16,6 +19,8 @@ VAST_INSTANCES: dict[str, Any] = {
             "dph_total": 0.412,
             "storage_cost": 0.15,
             "disk_space": 73.0,
+            "storage_total_cost": 0.15 * 73 / 720,
+            "ports": [8080, 8081],
             "ssh_host": "ssh5.vast.ai",
             "ssh_port": 31922,
             "public_ipaddr": "203.0.113.9",
@@ -37,36 +42,60 @@ VAST_INSTANCES: dict[str, Any] = {
             "gpu_name": "A100 SXM4",
             "num_gpus": 1,
         },
-    ]
+    ],
+    "instances_found": 2,
+    "next_token": None,
 }
 
 RUNPOD_PODS: list[dict[str, Any]] = [
     {
         "id": "xedezhzb9la3ye",
         "name": "llm-ft",
-        "desiredStatus": "RUNNING",
-        "costPerHr": "0.74",
-        "adjustedCostPerHr": 0.69,
-        "gpuCount": 1,
-        "gpu": {"id": "NVIDIA A40", "count": 1, "displayName": "A40"},
-        "machine": {"gpuTypeId": "NVIDIA A40", "gpuType": {"displayName": "A40"}},
-        "publicIp": "100.65.0.119",
-        "portMappings": {"22": 22917, "8888": 8888},
-        "lastStatusChange": "Rented by User: Fri Jul 12 2024 15:14:40 GMT-0400",
-        "interruptible": False,
+        "status": "RUNNING",
+        "actions": ["stop", "restart", "terminate"],
+        "cost": "0.74",
+        "dataCenterId": "EU-RO-1",
+        "gpu": {"count": 1, "id": "NVIDIA A40"},
         "locked": False,
+        "runtime": {
+            "ports": [
+                {"ip": "100.65.0.119", "private": 22, "public": 22917, "type": "tcp"},
+                {"ip": "100.65.0.119", "private": 8888, "public": 60821, "type": "http"},
+            ],
+            "uptime": 300,
+        },
+        "ssh": {
+            "direct": {
+                "command": "ssh root@100.65.0.119 -p 22917",
+                "host": "100.65.0.119",
+                "port": 22917,
+                "username": "root",
+            },
+            "proxy": {"host": "ssh.runpod.io", "port": 22, "username": "xedezhzb9la3ye-64411f"},
+        },
     },
     {
         "id": "a1b2c3d4e5f6g7",
         "name": "stopped-one",
-        "desiredStatus": "EXITED",
-        "costPerHr": 0.34,
-        "gpuCount": 1,
-        "gpu": {"displayName": "RTX 4090", "count": 1},
-        "publicIp": None,
-        "portMappings": None,
+        "status": "EXITED",
+        "cost": 0.34,
+        "gpu": {"count": 1, "id": "NVIDIA GeForce RTX 4090"},
+        "runtime": None,
+        "ssh": {"direct": None, "proxy": None},
     },
 ]
+
+# GraphQL's answer for the GPU's display name (the field the recorded query selected).
+RUNPOD_GRAPHQL: dict[str, Any] = {
+    "data": {
+        "myself": {
+            "pods": [
+                {"id": "xedezhzb9la3ye", "machine": {"gpuDisplayName": "A40"}},
+                {"id": "a1b2c3d4e5f6g7", "machine": {"gpuDisplayName": "RTX 4090"}},
+            ]
+        }
+    }
+}
 
 LAMBDA_INSTANCES: dict[str, Any] = {
     "data": [

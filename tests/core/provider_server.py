@@ -20,6 +20,8 @@ class Reply:
     body: Any = None  # JSON-encoded unless bytes
     headers: dict[str, str] = field(default_factory=dict)
     hang_s: float = 0.0  # wait this long before answering (a server that does not answer)
+    drip_s: float = 0.0  # send the body one byte at a time, this long apart
+    size: int = 0  # send this many zero bytes as the body (a huge answer), in pieces
 
 
 @dataclass
@@ -32,8 +34,17 @@ class Seen:
     t: float
 
 
+# What the real providers answer on their retired endpoints: 410 Gone (RunPod's REST v1 since
+# 2026-11-15; vast's v0 list for new accounts).
+RETIRED = ("/v1/", "/api/v0/instances/")
+
+
 class ProviderServer:
-    def __init__(self) -> None:
+    """``retired``: path prefixes answered 410 Gone where no route is set (an exact match
+    for paths ending in '/', so vast's per-instance v0 paths stay current)."""
+
+    def __init__(self, retired: tuple[str, ...] = ()) -> None:
+        self.retired = retired
         self.routes: dict[tuple[str, str], list[Reply]] = {}
         self.seen: list[Seen] = []
         self._stop = threading.Event()
@@ -64,7 +75,9 @@ class ProviderServer:
                         )
                     )
                     script = server.routes.get((self.command, parts.path))
-                    if script is None:
+                    if script is None and server._is_retired(parts.path):
+                        reply = Reply(410, {"detail": "Gone", "status": 410, "title": "Gone"})
+                    elif script is None:
                         reply = Reply(404, {"error": f"no route {self.command} {parts.path}"})
                     else:
                         reply = script.pop(0) if len(script) > 1 else script[0]
@@ -85,11 +98,11 @@ class ProviderServer:
                         self.send_header(k, v)
                     if not isinstance(reply.body, bytes):
                         self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
+                    self.send_header("Content-Length", str(reply.size or len(data)))
                     self.end_headers()
-                    self.wfile.write(data)
+                    server._write(self.wfile, data, reply)
                 except OSError:
-                    pass  # the client gave up (a timeout test)
+                    pass  # the client gave up (a timeout or size test)
 
             do_GET = do_PUT = do_POST = do_DELETE = _any
 
@@ -98,6 +111,26 @@ class ProviderServer:
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self._thread.start()
+
+    def _is_retired(self, path: str) -> bool:
+        return any(path == p if p.endswith("/") else path.startswith(p) for p in self.retired)
+
+    def _write(self, out: Any, data: bytes, reply: Reply) -> None:
+        if reply.size:
+            piece = bytes(64 * 1024)
+            left = reply.size
+            while left > 0 and not self._stop.is_set():
+                out.write(piece[: min(left, len(piece))])
+                left -= len(piece)
+            return
+        if reply.drip_s:
+            for i in range(len(data)):
+                if self._stop.wait(reply.drip_s):
+                    return
+                out.write(data[i : i + 1])
+                out.flush()
+            return
+        out.write(data)
 
     def route(self, method: str, path: str, *replies: Reply) -> None:
         self.routes[(method, path)] = list(replies)
@@ -112,8 +145,8 @@ class ProviderServer:
         self._thread.join(5)
 
 
-def serve() -> Iterator[ProviderServer]:
-    s = ProviderServer()
+def serve(retired: tuple[str, ...] = ()) -> Iterator[ProviderServer]:
+    s = ProviderServer(retired)
     try:
         yield s
     finally:

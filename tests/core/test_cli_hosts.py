@@ -96,6 +96,11 @@ def test_add_with_the_host_before_its_options_keeps_the_port_and_key(capsys, tmp
         (["add", "bad name"], EXIT_USAGE, "bad host name"),
         (["add", "x:y"], EXIT_USAGE, "bad host name"),
         (["add", "x", "--backend", "sim"], EXIT_USAGE, "needs --scenario"),
+        (
+            ["add", "x", "--ssh", "ssh u@h", "--scenario", "crashed-idle"],
+            EXIT_USAGE,
+            "--scenario is for the simulator: add --backend sim",
+        ),
         (["remove", "ghost"], EXIT_NOT_FOUND, "no host named 'ghost'"),
         (["set-secret", "ghost"], EXIT_NOT_FOUND, "no host named 'ghost'"),
         (["forget-key", "ghost"], EXIT_NOT_FOUND, "no host named 'ghost'"),

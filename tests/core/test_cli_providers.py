@@ -35,7 +35,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def test_import_vast_shows_first_then_adds_with_yes(server, capsys):
-    server.route("GET", "/api/v0/instances/", Reply(200, VAST_INSTANCES))
+    server.route("GET", "/api/v1/instances/", Reply(200, VAST_INSTANCES))
     rc, out, _ = run(capsys, "hosts", "import", "--provider", "vast", "--api-url", server.url)
     assert rc == 2 and "run again with --yes" in out
     assert "add     train-a: ssh -p 31922 root@ssh5.vast.ai, 2x RTX 4090, 0.412 USD/h" in out
@@ -54,7 +54,7 @@ def test_import_vast_shows_first_then_adds_with_yes(server, capsys):
         "vast",
         "4242001",
     )
-    assert b.storage_per_hour == pytest.approx(0.1 * 100 / 730)
+    assert b.storage_per_hour == pytest.approx(0.1 * 100 / 720)
     ledger = BillingLedger.load()
     assert ledger.state("train-a") == "running" and ledger.state("vast-4242002") == "storage"
     text = configfile.config_file_path().read_text()
@@ -63,7 +63,7 @@ def test_import_vast_shows_first_then_adds_with_yes(server, capsys):
     # The price changed at the provider: an update, names and other hosts untouched.
     doc = copy.deepcopy(VAST_INSTANCES)
     doc["instances"][0]["dph_total"] = 0.5
-    server.route("GET", "/api/v0/instances/", Reply(200, doc))
+    server.route("GET", "/api/v1/instances/", Reply(200, doc))
     rc, out, _ = run(
         capsys, "hosts", "import", "--provider", "vast", "--api-url", server.url, "--yes"
     )
@@ -73,7 +73,7 @@ def test_import_vast_shows_first_then_adds_with_yes(server, capsys):
 
 
 def test_import_runpod_and_lambda(server, capsys):
-    server.route("GET", "/v1/pods", Reply(200, RUNPOD_PODS))
+    server.route("GET", "/v2/pods", Reply(200, RUNPOD_PODS))
     server.route("GET", "/api/v1/instances", Reply(200, LAMBDA_INSTANCES))
     for prov in ("runpod", "lambda"):
         rc, out, _ = run(
@@ -102,7 +102,7 @@ def test_import_runpod_and_lambda(server, capsys):
 
 
 def test_import_errors_are_one_line(server, capsys, monkeypatch):
-    server.route("GET", "/v1/pods", Reply(401, {"error": "invalid api key"}))
+    server.route("GET", "/v2/pods", Reply(401, {"error": "invalid api key"}))
     rc, _, err = run(capsys, "hosts", "import", "--provider", "runpod", "--api-url", server.url)
     assert rc == 1
     assert err.strip().count("\n") == 0 and "API key was refused (HTTP 401" in err
@@ -134,7 +134,7 @@ def test_bill_pause_resume_end_persisted(capsys):
 
 
 def test_providers_list_json(server, capsys):
-    server.route("GET", "/v1/pods", Reply(200, RUNPOD_PODS))
+    server.route("GET", "/v2/pods", Reply(200, RUNPOD_PODS))
     rc, out, _ = run(
         capsys, "providers", "list", "runpod", "--api-url", server.url, "--format", "json"
     )
@@ -156,15 +156,18 @@ def test_providers_login_stores_in_keyring(capsys, monkeypatch, secret_service):
 
 
 def test_bill_sync_takes_the_providers_state(server, capsys):
-    server.route("GET", "/v1/pods", Reply(200, RUNPOD_PODS))
+    server.route("GET", "/v2/pods", Reply(200, RUNPOD_PODS))
     run(capsys, "hosts", "import", "--provider", "runpod", "--api-url", server.url, "--yes")
-    stopped = dict(RUNPOD_PODS[0], desiredStatus="EXITED")
-    server.route("GET", "/v1/pods/xedezhzb9la3ye", Reply(200, stopped))
+    stopped = dict(RUNPOD_PODS[0], status="EXITED")
+    server.route("GET", "/v2/pods/xedezhzb9la3ye", Reply(200, stopped))
     rc, out, _ = run(capsys, "hosts", "bill", "llm-ft", "--sync", "--api-url", server.url)
     assert rc == 0 and "llm-ft: EXITED at runpod" in out
     ledger = BillingLedger.load()
     assert ledger.state("llm-ft") == "storage"
     assert ledger.history("llm-ft")[-1].source == "provider"
-    server.route("GET", "/v1/pods/xedezhzb9la3ye", Reply(404, {"error": "pod not found"}))
-    run(capsys, "hosts", "bill", "llm-ft", "--sync", "--api-url", server.url)
+    # Gone: 404 on the pod's own path, and the account no longer lists it.
+    server.route("GET", "/v2/pods/xedezhzb9la3ye", Reply(404, {"error": "pod not found"}))
+    server.route("GET", "/v2/pods", Reply(200, RUNPOD_PODS[1:]))
+    rc, out, _ = run(capsys, "hosts", "bill", "llm-ft", "--sync", "--api-url", server.url)
+    assert rc == 0 and "llm-ft: ended" in out
     assert BillingLedger.load().state("llm-ft") == "ended"

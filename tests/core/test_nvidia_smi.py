@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.link import sampler_argv as samplercmd
+from gpufleet.core.link.channel import Transport
 from gpufleet.core.link.nvidia_smi_link import SMI_PREFIX, CollectorTransport, with_collector
 from gpufleet.core.link.transport import LocalTransport
 from gpufleet.core.live.buffers import LiveBuffers
@@ -46,12 +47,14 @@ def test_h200_inventory_from_q_x() -> None:
     assert g.extra["persistence_mode"] == 1
 
 
-def test_older_driver_inventory_has_absolute_thresholds_and_enforced_limit() -> None:
+def test_driver_535_inventory_reads_current_power_limit_and_tlimit_margins() -> None:
     inv = smi.parse_inventory((FIX / "rtx4090x2-q.xml").read_bytes())
     assert [g.index for g in inv.gpus] == [0, 1]
     n = inv.gpus[1].nominal
     assert n["power_enforced_w"] == 300 and n["power_default_w"] == 450
-    assert n["temp_slowdown_c"] == 94 and n["temp_shutdown_c"] == 97
+    # Driver 535 prints margins to T.Limit only: 66 °C + 17 °C = 83 °C; slowdown 2 °C and
+    # shutdown 7 °C above it.
+    assert n["temp_slowdown_c"] == 85 and n["temp_shutdown_c"] == 90
     assert n["temp_mem_max_c"] is None and n["sm_clock_base_mhz"] is None
 
 
@@ -159,17 +162,26 @@ def fake_smi(root: Path, model: str) -> Path:
     shutil.copy(FIX / f"{model}-q.xml", d / "q.xml")
     shutil.copy(FIX / f"{model}-query.csv", d / "query.csv")
     shutil.copy(FIX / f"{model}-apps.csv", d / "apps.csv")
+    if (FIX / f"{model}-list.txt").exists():
+        shutil.copy(FIX / f"{model}-list.txt", d / "list.txt")
     (d / "nvidia-smi").chmod(0o755)
     return d
+
+
+def local_smi(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: str
+) -> tuple[HostConfig, Transport]:
+    """A local host read through the stand-in nvidia-smi playing ``model``'s fixtures."""
+    bin_dir = fake_smi(tmp_path, model)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    h = HostConfig(name=model, transport="local", collector="nvidia-smi", interval_s=0.2)
+    return h, with_collector(LocalTransport(h), h)
 
 
 def test_local_stream_through_the_stand_in_nvidia_smi(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    bin_dir = fake_smi(tmp_path, "rtx4090x2")
-    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
-    h = HostConfig(name="smi", transport="local", collector="nvidia-smi", interval_s=0.2)
-    t = with_collector(LocalTransport(h), h)
+    h, t = local_smi(tmp_path, monkeypatch, "rtx4090x2")
     assert isinstance(t, CollectorTransport)
     prefix = t.ensure_sampler()
     assert prefix == [SMI_PREFIX]
@@ -184,7 +196,7 @@ def test_local_stream_through_the_stand_in_nvidia_smi(
             m = dec.feed(line)
             if m is None:
                 continue
-            live.feed("smi", m)
+            live.feed(h.name, m)
             if isinstance(m, Sample):
                 samples.append(m)
             elif isinstance(m, Procs):
@@ -207,13 +219,61 @@ def test_local_stream_through_the_stand_in_nvidia_smi(
     assert s.value(0, "pcie_gen") == 4 and s.value(0, "temp_mem_c") is None
     assert {p.pid for p in procs[-1].procs} == {48211, 48212}
     # What the plots draw: the live buffers hold the series.
-    series = live.series("smi", 1, "power_w")
+    series = live.series(h.name, 1, "power_w")
     assert len(series) >= 8 and abs(float(series.v[-1]) - 296.1) < 0.01
     # The health check comes from -q -x; a kill needs the sampler and says so.
     rc, out, _err = t.run([SMI_PREFIX, "check"])
     assert rc == 0 and b'"backend":"nvidia-smi"' in out
     rc, out, _err = t.run([SMI_PREFIX, "kill", "--pid", "1"])
     assert rc != 0 and b'"result":"refused"' in out and b"start time" in out
+
+
+def test_a_mig_host_streams_its_slices_under_the_card(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h, t = local_smi(tmp_path, monkeypatch, "a100mig")
+    stream = t.stream(samplercmd.attach_argv(t.ensure_sampler(), h, 0))
+    dec = StreamDecoder()
+    live = LiveBuffers(window_s=600)
+    samples: list[Sample] = []
+    try:
+        for line in stream:
+            m = dec.feed(line)
+            if m is not None:
+                live.feed(h.name, m)
+            if isinstance(m, Sample):
+                samples.append(m)
+            if len(samples) >= 4:
+                break
+    finally:
+        stream.close()
+        t.close()
+    assert dec.bad_lines == 0, dec.last_error
+    hello = dec.hello
+    assert hello is not None
+    assert [g.index for g in hello.gpus] == [0, 100, 101, 102]
+    slices = hello.gpus[1:]
+    assert [g.name for g in slices] == [
+        f"NVIDIA A100-SXM4-80GB MIG {p}" for p in ("3g.40gb", "2g.20gb", "1g.10gb")
+    ]
+    assert slices[2].uuid == "MIG-3b4c5d6e-7f80-5192-a3b4-c5d6e7f8a9b2"  # from nvidia-smi -L
+    assert [g.extra["mig"]["sm_count"] for g in slices] == [42, 28, 14]
+    assert [g.nominal_value("mem_total_bytes") for g in slices] == [
+        40192 << 20,
+        19968 << 20,
+        9856 << 20,
+    ]
+    # The card: utilization [N/A] in MIG mode, said as such; its power and clocks are there.
+    assert hello.gpus[0].unsupported["util_gpu_pct"] == smi.MIG_UTIL
+    s = samples[-1]
+    assert s.value(0, "util_gpu_pct") is None and s.value(0, "power_limit_w") == 400
+    assert [s.value(i, "mem_used_bytes") for i in (100, 101, 102)] == [
+        12850 << 20,
+        7431 << 20,
+        13 << 20,
+    ]
+    assert s.value(100, "power_w") is None  # the card's, not the slice's
+    assert len(live.series(h.name, 101, "mem_used_bytes")) == len(samples)
 
 
 def test_auto_keeps_the_sampler_and_local_hosts_unwrapped() -> None:

@@ -185,7 +185,7 @@ def test_watchdog_armed_is_read_from_hello() -> None:
 
 
 def test_sync_fleet_one_list_per_provider(server, tmp_path) -> None:
-    server.route("GET", "/api/v0/instances/", Reply(200, VAST_INSTANCES))
+    server.route("GET", "/api/v1/instances/", Reply(200, VAST_INSTANCES))
     server.route("GET", "/api/v1/instances", Reply(200, {"data": []}))
     h = Harness(server, tmp_path / "a.json")
     stopped = HostConfig(name="s", host="ssh7.vast.ai", provider="vast", provider_id="4242002")
@@ -197,7 +197,7 @@ def test_sync_fleet_one_list_per_provider(server, tmp_path) -> None:
         "l": "ended",  # no longer listed by Lambda
     }
     assert sorted(h.billing) == [("l", "ended"), ("s", "storage"), ("v", "running")]
-    assert [c.path for c in server.seen] == ["/api/v0/instances/", "/api/v1/instances"]
+    assert [c.path for c in server.seen] == ["/api/v1/instances/", "/api/v1/instances"]
 
 
 def test_current_watchdog_state_from_hello_and_events() -> None:

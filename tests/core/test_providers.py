@@ -15,7 +15,13 @@ from gpufleet.core.providers.registry import open_provider
 from gpufleet.core.providers.runpod import RunPod
 from gpufleet.core.providers.vast import Vast
 
-from tests.core.provider_payloads import LAMBDA_INSTANCES, LAMBDA_TYPES, RUNPOD_PODS, VAST_INSTANCES
+from tests.core.provider_payloads import (
+    LAMBDA_INSTANCES,
+    LAMBDA_TYPES,
+    RUNPOD_GRAPHQL,
+    RUNPOD_PODS,
+    VAST_INSTANCES,
+)
 from tests.core.provider_server import ProviderServer, Reply, serve
 
 KEY = "sk-test-5ecret-0123456789"
@@ -38,16 +44,16 @@ def _auth_ok(s: ProviderServer) -> None:
 
 
 def test_vast_lists_instances_with_ssh_price_and_billing(server: ProviderServer) -> None:
-    server.route("GET", "/api/v0/instances/", Reply(200, VAST_INSTANCES))
+    server.route("GET", "/api/v1/instances/", Reply(200, VAST_INSTANCES))
     got = Vast(KEY, server.url, FAST).list_instances()
     (call,) = server.seen
-    assert call.query == {"owner": ["me"]}
+    assert call.query == {"limit": ["25"]}  # v1's page size, no token: the first page
     _auth_ok(server)
     a, b = got
     assert (a.id, a.name, a.state, a.billing) == ("4242001", "train-a", "running", "running")
     assert a.ssh_command == "ssh -p 31922 root@ssh5.vast.ai"
     assert (a.gpu_name, a.gpu_count, a.price_per_hour, a.currency) == ("RTX 4090", 2, 0.412, "USD")
-    assert a.storage_per_hour == pytest.approx(0.15 * 73 / 730)
+    assert a.storage_per_hour == pytest.approx(0.15 * 73 / 720)
     assert (b.name, b.billing) == ("vast-4242002", "storage")
 
 
@@ -90,7 +96,7 @@ def test_vast_429_without_retry_after_backs_off_and_succeeds(server: ProviderSer
     # vast.ai sends no Retry-After: the client backs off by itself.
     server.route(
         "GET",
-        "/api/v0/instances/",
+        "/api/v1/instances/",
         Reply(429, b"API requests too frequent"),
         Reply(429, b"API requests too frequent"),
         Reply(200, VAST_INSTANCES),
@@ -103,40 +109,52 @@ def test_vast_429_without_retry_after_backs_off_and_succeeds(server: ProviderSer
 
 
 def test_runpod_lists_pods(server: ProviderServer) -> None:
-    server.route("GET", "/v1/pods", Reply(200, RUNPOD_PODS))
+    server.route("GET", "/v2/pods", Reply(200, RUNPOD_PODS))
+    server.route("POST", "/graphql", Reply(200, RUNPOD_GRAPHQL))
     a, b = RunPod(KEY, server.url, FAST).list_instances()
     _auth_ok(server)
+    assert [(c.method, c.path) for c in server.seen] == [("GET", "/v2/pods"), ("POST", "/graphql")]
     assert (a.id, a.name, a.state, a.billing) == ("xedezhzb9la3ye", "llm-ft", "RUNNING", "running")
     assert a.price_per_hour == 0.74  # sent as the string "0.74"
     assert a.ssh_command == "ssh -p 22917 root@100.65.0.119"
     assert (a.gpu_name, a.gpu_count) == ("A40", 1)
     assert (b.billing, b.ssh_command, b.price_per_hour) == ("storage", None, 0.34)
+    assert b.gpu_label == "1x RTX 4090"
 
 
-def test_runpod_actions(server: ProviderServer) -> None:
+def test_runpod_without_graphql_names_the_gpu_type(server: ProviderServer) -> None:
+    # GraphQL down: the list still comes, the GPU named by v2's type.
+    server.route("GET", "/v2/pods", Reply(200, RUNPOD_PODS))
+    server.route("POST", "/graphql", Reply(500, {"errors": [{"message": "down"}]}))
+    a, _b = RunPod(KEY, server.url, FAST).list_instances()
+    assert (a.gpu_name, a.ssh_command) == ("NVIDIA A40", "ssh -p 22917 root@100.65.0.119")
+
+
+def test_runpod_actions_go_through_the_v2_action_endpoint(server: ProviderServer) -> None:
     pid = "xedezhzb9la3ye"
-    server.route("POST", f"/v1/pods/{pid}/stop", Reply(200, None))
-    server.route("POST", f"/v1/pods/{pid}/start", Reply(200, {"id": pid}))
-    server.route("DELETE", f"/v1/pods/{pid}", Reply(204, None))
-    terminated = dict(RUNPOD_PODS[0], desiredStatus="TERMINATED")
-    server.route("GET", f"/v1/pods/{pid}", Reply(200, terminated))
+    server.route("POST", f"/v2/pods/{pid}/action", Reply(200, None))
+    stopped = dict(RUNPOD_PODS[0], status="EXITED")
+    running = dict(RUNPOD_PODS[0], status="RUNNING")
+    terminated = dict(RUNPOD_PODS[0], status="TERMINATED")
+    server.route(
+        "GET", f"/v2/pods/{pid}", Reply(200, stopped), Reply(200, running), Reply(200, terminated)
+    )
     r = RunPod(KEY, server.url, FAST)
-    r.stop(pid)
-    r.resume(pid)
-    r.terminate(pid)
-    assert r.get_instance(pid).billing == "ended"
-    assert [(c.method, c.path) for c in server.seen] == [
-        ("POST", f"/v1/pods/{pid}/stop"),
-        ("POST", f"/v1/pods/{pid}/start"),
-        ("DELETE", f"/v1/pods/{pid}"),
-        ("GET", f"/v1/pods/{pid}"),
+    for action in ("stop", "resume", "terminate"):
+        r.act_confirmed(action, pid, rereads=1)  # type: ignore[arg-type]
+    actions = [(c.path, c.body) for c in server.seen if c.method == "POST" and "action" in c.path]
+    assert actions == [
+        (f"/v2/pods/{pid}/action", {"action": "stop"}),
+        (f"/v2/pods/{pid}/action", {"action": "start"}),
+        (f"/v2/pods/{pid}/action", {"action": "terminate"}),
     ]
+    assert not [c for c in server.seen if c.path.startswith("/v1/")]
     _auth_ok(server)
 
 
 def test_runpod_stop_post_is_not_retried_on_5xx(server: ProviderServer) -> None:
     # A POST that may have acted must not run twice.
-    server.route("POST", "/v1/pods/p1/stop", Reply(502, b"Bad Gateway"), Reply(200, None))
+    server.route("POST", "/v2/pods/p1/action", Reply(502, b"Bad Gateway"), Reply(200, None))
     with pytest.raises(ProviderError, match=r"HTTP 502") as e:
         RunPod(KEY, server.url, FAST).stop("p1")
     assert e.value.kind == "server"
@@ -146,11 +164,11 @@ def test_runpod_stop_post_is_not_retried_on_5xx(server: ProviderServer) -> None:
 def test_runpod_post_is_retried_on_429_honouring_retry_after(server: ProviderServer) -> None:
     server.route(
         "POST",
-        "/v1/pods/p1/stop",
+        "/v2/pods/p1/action",
         Reply(429, {"error": "rate limited"}, {"Retry-After": "1"}),
-        Reply(200, None),
+        Reply(200, {"id": "p1", "status": "EXITED"}),
     )
-    RunPod(KEY, server.url, FAST).stop("p1")
+    assert RunPod(KEY, server.url, FAST).stop("p1") is True  # the answer says it stopped
     first, second = server.seen
     assert second.t - first.t >= 0.9  # waited as told, not the 0.05 s backoff
 
@@ -218,23 +236,23 @@ def test_lambda_401_names_the_fix_not_the_key(server: ProviderServer) -> None:
 
 
 def test_error_echoing_the_key_is_scrubbed(server: ProviderServer) -> None:
-    server.route("GET", "/v1/pods", Reply(400, {"error": f"bad token {KEY}"}))
+    server.route("GET", "/v2/pods", Reply(400, {"error": f"bad token {KEY}"}))
     with pytest.raises(ProviderError) as e:
         RunPod(KEY, server.url, FAST).list_instances()
     assert KEY not in str(e.value) and "***" in str(e.value)
 
 
 def test_5xx_on_get_is_retried_then_reported(server: ProviderServer) -> None:
-    server.route("GET", "/v1/pods", Reply(503, {"error": "maintenance"}))
-    with pytest.raises(ProviderError, match=r"RunPod: GET /v1/pods: the provider failed") as e:
+    server.route("GET", "/v2/pods", Reply(503, {"error": "maintenance"}))
+    with pytest.raises(ProviderError, match=r"RunPod: GET /v2/pods: the provider failed") as e:
         RunPod(KEY, server.url, FAST).list_instances()
     assert e.value.kind == "server" and e.value.status == 503
     assert len(server.seen) == 3  # 1 + 2 retries
 
 
 def test_429_forever_is_a_rate_limit_error(server: ProviderServer) -> None:
-    server.route("GET", "/api/v0/instances/", Reply(429, b"API requests too frequent"))
-    with pytest.raises(ProviderError, match=r"rate limited .* after 3 tries") as e:
+    server.route("GET", "/api/v1/instances/", Reply(429, b"API requests too frequent"))
+    with pytest.raises(ProviderError, match=r"rate limited .* after up to 3 tries") as e:
         Vast(KEY, server.url, FAST).list_instances()
     assert e.value.kind == "rate_limited"
 
@@ -255,11 +273,11 @@ def test_unreachable_and_bad_url() -> None:
 
 
 def test_not_json_and_wrong_shape(server: ProviderServer) -> None:
-    server.route("GET", "/v1/pods", Reply(200, b"<html>login</html>"))
+    server.route("GET", "/v2/pods", Reply(200, b"<html>login</html>"))
     with pytest.raises(ProviderError, match="not JSON") as e:
         RunPod(KEY, server.url, FAST).list_instances()
     assert e.value.kind == "bad_response"
-    server.route("GET", "/api/v0/instances/", Reply(200, {"instances": "nope"}))
+    server.route("GET", "/api/v1/instances/", Reply(200, {"instances": "nope"}))
     with pytest.raises(ProviderError, match="expected a list in `instances`"):
         Vast(KEY, server.url, FAST).list_instances()
 
@@ -267,7 +285,7 @@ def test_not_json_and_wrong_shape(server: ProviderServer) -> None:
 def test_key_from_environment_and_missing(
     server: ProviderServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    server.route("GET", "/v1/pods", Reply(200, RUNPOD_PODS))
+    server.route("GET", "/v2/pods", Reply(200, RUNPOD_PODS))
     monkeypatch.setenv("RUNPOD_API_KEY", KEY)
     assert len(open_provider("runpod", server.url, FAST).list_instances()) == 2
     _auth_ok(server)
@@ -284,7 +302,7 @@ def test_key_from_keyring_and_missing(
         open_provider("vast", server.url, FAST)
     credentials.store_key("vast", KEY)
     try:
-        server.route("GET", "/api/v0/instances/", Reply(200, VAST_INSTANCES))
+        server.route("GET", "/api/v1/instances/", Reply(200, VAST_INSTANCES))
         assert len(open_provider("vast", server.url, FAST).list_instances()) == 2
         _auth_ok(server)
         assert KEY not in repr(credentials.find_key("vast"))

@@ -283,7 +283,7 @@ def test_every_shipped_rule_is_covered_here() -> None:
         "hw_slowdown", "clock_setting_low", "mem_unaccounted", "sampler_restarted",
         "pcie_replays", "slice_mem_nearly_full",
         # tests/core/test_watchdog_alerts.py
-        "watchdog_pending", "watchdog_acted", "watchdog_failed",
+        "watchdog_pending", "watchdog_acted", "watchdog_failed", "watchdog_unready",
     }  # fmt: skip
     assert covered == SHIPPED_IDS
 

@@ -134,3 +134,43 @@ def test_a_cancelled_warning_ends_when_the_cancel_arrives() -> None:
         ),
     )
     assert [(a.rule_id, a.state) for a in out] == [("watchdog_pending", "resolved")]
+
+
+def test_an_armed_watchdog_whose_action_became_impossible_is_a_critical_alert() -> None:
+    """The daemon's half-hourly re-check found the key revoked: critical while it lasts, and
+    resolved by the event that says the action can run again (a new key)."""
+    s = Stream(n_gpus=2)
+    reason = "RunPod refused the instance's key (HTTP 403): the stop would fail"
+    msgs: list[Message] = [s.hello, *(s.sample(t, **BUSY) for t in range(0, 60))]
+    msgs.append(
+        s.event(
+            60.0,
+            "watchdog",
+            gpu=None,
+            message="the action can no longer run: " + reason,
+            phase="watching",
+            ready=False,
+            outcome=reason,
+        )
+    )
+    msgs += [s.sample(t, **BUSY) for t in range(60, 120)]
+    msgs.append(
+        s.event(
+            120.0,
+            "watchdog",
+            gpu=None,
+            message="the action can run again: RunPod accepted the instance's key (HTTP 200)",
+            phase="watching",
+            ready=True,
+            outcome="RunPod accepted the instance's key (HTTP 200)",
+        )
+    )
+    msgs += [s.sample(t, **BUSY) for t in range(120, 130)]
+    _eng, alerts = _run(msgs)
+    mine = [a for a in alerts if a.rule_id == "watchdog_unready"]
+    assert [a.state for a in mine] == ["firing", "resolved"]
+    assert mine[0].severity == "critical"
+    assert alert_title(mine[0]) == "Watchdog on a100-night cannot act any more"
+    text = alert_sentence(mine[0])
+    assert reason in text and "stay billed" in text
+    assert not [a for a in alerts if a.rule_id in ("watchdog_failed", "watchdog_pending")]

@@ -61,16 +61,16 @@ def import_fake() -> ModuleType:
 @contextmanager
 def fake_nvml(prof: str | dict[str, Any]) -> Iterator[Any]:
     """Install the fake pynvml loaded with ``prof`` (a name or a profile dict)."""
-    from gpufleet_sampler.backends import nvml as nvml_mod
+    from gpufleet_sampler.backends import nvml_lib
 
     fake = import_fake()
     fake._fake.load(profile(prof) if isinstance(prof, str) else prof)
     fake._fake.set_time(0.0)
     saved_mod = sys.modules.get("pynvml")
-    saved_n = nvml_mod.N
+    saved_n = nvml_lib.N
     saved_ns = os.environ.get(PID_NAMESPACE_ENV)
     sys.modules["pynvml"] = fake
-    nvml_mod.N = fake
+    nvml_lib.N = fake
     # The fake reports this process's PIDs ("$self"): the namespace NVML numbers them in is
     # ours, whether or not the test machine is itself a container.
     os.environ[PID_NAMESPACE_ENV] = "host"
@@ -81,7 +81,7 @@ def fake_nvml(prof: str | dict[str, Any]) -> Iterator[Any]:
             os.environ.pop(PID_NAMESPACE_ENV, None)
         else:
             os.environ[PID_NAMESPACE_ENV] = saved_ns
-        nvml_mod.N = saved_n
+        nvml_lib.N = saved_n
         if saved_mod is not None:
             sys.modules["pynvml"] = saved_mod
         else:

@@ -21,6 +21,11 @@ SHAPES: list[tuple[list[str], list[str]]] = [
     (["ldapsearch", "-x", "-w", S], ["-w ***"]),
     (["bash", "-c", f"mysql -p{S} -e 'select 1'"], ["-p***"]),
     (["env", "X=1", "redis-cli", "-a", S], ["-a ***"]),
+    # after a generic program (a script's own options): attached, separate, -a
+    (["python", "app.py", f"-p{S}"], ["python app.py -p***"]),
+    (["java", "-jar", "tool.jar", "-p", S, "--verbose"], ["-p ***", "--verbose"]),
+    (["/usr/bin/node", "srv.js", "-a", S], ["srv.js -a ***"]),
+    (["mycli", f"-p{S}", "shop"], ["-p***"]),
     # user:password options
     (["curl", "-u", f"alice:{S}", "https://h/x"], ["alice:***"]),
     (["curl", f"--user=alice:{S}", "https://h/x"], ["--user=alice:***"]),
@@ -89,6 +94,8 @@ HARMLESS: list[list[str]] = [
     ["mkdir", "-p", "/data/run1"],
     ["ssh", "-p", "2222", "host"],
     ["ls", "-a", "/tmp"],
+    ["python", "serve.py", "-p", "8080"],
+    ["python3", "serve.py", "-p8080", "-a", "--host", "0.0.0.0"],
     ["python", "t.py", "--key-file", "/etc/ssl/k.pem", "--token-limit", "512"],
     ["python", "t.py", "--password-stdin"],
     ["mysql", "-h", "db1", "-u", "root", "shop"],

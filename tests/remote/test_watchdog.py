@@ -150,11 +150,13 @@ def test_provider_stop_uses_the_instance_scoped_key(sd: Path) -> None:
     server: ProviderServer
     for server in serve():
         server.route("POST", "/v1/pods/pod-abc123/stop", Reply(200, None))
+        server.route("GET", "/v1/pods/pod-abc123", Reply(200, {"id": "pod-abc123"}))
         _start(sd, RUNPOD_POD_ID="pod-abc123", RUNPOD_API_KEY="pod-scoped-key")
         reply = wd(sd, "arm", "--idle-s", "1", "--grace-s", "0.5", "--api-url", server.url)
         assert reply["watchdog"]["action"] == "provider"
+        assert reply["watchdog"]["ready"]["ok"]  # checked with a harmless read first
         wait_until(lambda: _phase(sd) == "done", what="the provider stop")
-        (call,) = server.seen
+        (call,) = server.calls("POST", "/v1/pods/pod-abc123/stop")
         assert (call.method, call.path) == ("POST", "/v1/pods/pod-abc123/stop")
         assert call.headers["authorization"] == "Bearer pod-scoped-key"
         acted = wd(sd, "status")["watchdog"]["acted"]

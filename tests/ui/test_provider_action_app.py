@@ -27,9 +27,9 @@ def test_the_idle_rule_stops_the_pod_once(
     qtbot: QtBot, monkeypatch: pytest.MonkeyPatch, server: ProviderServer, isolated_dirs: object
 ) -> None:
     pod = dict(RUNPOD_PODS[0])
-    stop = f"/v1/pods/{pod['id']}/stop"
-    server.route("GET", "/v1/pods", Reply(200, [pod]))
-    server.route("POST", stop, Reply(200, None))
+    stop = f"/v2/pods/{pod['id']}/action"
+    server.route("GET", "/v2/pods", Reply(200, [pod]))
+    server.route("POST", stop, Reply(200, dict(pod, status="EXITED")))
     monkeypatch.setenv("RUNPOD_API_KEY", "k-test")
     monkeypatch.setenv("GPUFLEET_RUNPOD_API_URL", server.url)
     # crashed-idle's job dies 180 s in: 9 s at this scale

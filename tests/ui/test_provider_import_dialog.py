@@ -27,7 +27,7 @@ def test_lists_then_imports_the_checked_instances(
 ) -> None:
     make_qapp()
     monkeypatch.setenv("VAST_API_KEY", "k-test")
-    server.route("GET", "/api/v0/instances/", Reply(200, VAST_INSTANCES))
+    server.route("GET", "/api/v1/instances/", Reply(200, VAST_INSTANCES))
     dlg = ProviderImportDialog(None, [], api_url=server.url)
     qtbot.addWidget(dlg)
     dlg.provider.setCurrentText("vast")
@@ -48,7 +48,7 @@ def test_refused_key_is_one_line(
 ) -> None:
     make_qapp()
     monkeypatch.setenv("RUNPOD_API_KEY", "k-test")
-    server.route("GET", "/v1/pods", Reply(401, {"error": "unauthorized"}))
+    server.route("GET", "/v2/pods", Reply(401, {"error": "unauthorized"}))
     dlg = ProviderImportDialog(None, [], api_url=server.url)
     qtbot.addWidget(dlg)
     dlg.provider.setCurrentText("runpod")
@@ -56,3 +56,19 @@ def test_refused_key_is_one_line(
     qtbot.waitUntil(lambda: "refused" in dlg.status.text(), timeout=10_000)
     assert "RUNPOD_API_KEY" in dlg.status.text() and "k-test" not in dlg.status.text()
     assert not dlg.ok.isEnabled() and dlg.list_button.isEnabled()
+
+
+def test_drift_is_said_as_drift_not_as_a_key(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch, server: ProviderServer
+) -> None:
+    make_qapp()
+    monkeypatch.setenv("RUNPOD_API_KEY", "k-test")
+    server.route("GET", "/v2/pods", Reply(410, {"detail": "Gone", "status": 410}))
+    dlg = ProviderImportDialog(None, [], api_url=server.url)
+    qtbot.addWidget(dlg)
+    dlg.provider.setCurrentText("runpod")
+    dlg.list_button.click()
+    qtbot.waitUntil(lambda: "API changed" in dlg.status.text(), timeout=10_000)
+    text = dlg.status.text()
+    assert "update gpufleet" in text and "GET /v2/pods: HTTP 410" in text
+    assert "refused" not in text and "RUNPOD_API_KEY" not in text

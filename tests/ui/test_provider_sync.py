@@ -26,8 +26,8 @@ def server() -> Iterator[ProviderServer]:
 def test_the_app_takes_the_billing_state_from_the_provider(
     qtbot: QtBot, monkeypatch: pytest.MonkeyPatch, server: ProviderServer
 ) -> None:
-    pod = dict(RUNPOD_PODS[0], desiredStatus="EXITED")
-    server.route("GET", "/v1/pods", Reply(200, [pod]))
+    pod = dict(RUNPOD_PODS[0], status="EXITED")
+    server.route("GET", "/v2/pods", Reply(200, [pod]))
     monkeypatch.setenv("RUNPOD_API_KEY", "k-test")
     monkeypatch.setenv("GPUFLEET_RUNPOD_API_URL", server.url)
     monkeypatch.setenv("GPUFLEET_SIM_TIME_SCALE", "0.2")

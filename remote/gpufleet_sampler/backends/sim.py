@@ -51,6 +51,7 @@ _N_COLS = len(protocol.COLUMNS)
 
 AMBIENT_C = 28.0
 TAU_S = 20.0  # thermal time constant of a GPU with its heatsink
+SHUTDOWN_MARGIN_C = 2.0  # the hottest a card reads: this far under its shutdown
 ALLREDUCE_PERIOD_S = 3.0  # one training step; the all-reduce is at its end
 ALLREDUCE_ON_S = 0.8
 CHECKPOINT_PERIOD_S = 600.0
@@ -606,6 +607,11 @@ class SimBackend(Backend):
             target = AMBIENT_C + r_th * power
             # The first tick starts warm: the job has been running for a while already.
             temp += (target - temp) * (1.0 if first else decay)
+            # A real card never reads its shutdown temperature: its hardware slowdown halves
+            # the clock first (and at shutdown it is off the bus). Without this ceiling the
+            # first tick of a run started mid-scenario, settled on unthrottled power, read
+            # 110 degC on a card that shuts down at 92.
+            temp = min(temp, m.temp_shutdown - SHUTDOWN_MARGIN_C)
             self._temp[g] = temp
             self._energy[g] += power * dt
             self._util[g] = util
@@ -640,7 +646,10 @@ class SimBackend(Backend):
                 nvl = 0.0
             low_link = m.geforce and not busy
             hbm = m.temp_mem_max is not None
-            temp_mem: Optional[int] = round(temp + 4.0 + 0.012 * power) if hbm else None
+            temp_mem: Optional[int] = None
+            if hbm:
+                # The HBM throttles itself at its maximum: it never reads above it.
+                temp_mem = min(round(temp + 4.0 + 0.012 * power), int(m.temp_mem_max or 0))
             if m.gpm:
                 sm_a = util * 0.82 * (0.4 + 0.6 * act)
                 sm_active = round(sm_a, 1)  # type: Optional[float]

@@ -3,7 +3,9 @@
 Command lines carry secrets in many shapes: ``--api-key=V``, ``--token V``, ``--accessToken V``
 (flags in kebab, snake, camel, Pascal, upper or run-together case), ``HF_TOKEN=V`` (env-style
 prefixes of ``env`` or ``sh -c``), ``-Djavax.net.ssl.keyStorePassword=V``, ``mysql -pV`` and
-``redis-cli -a V`` (short options of tools known to take a password), ``curl -u user:V``,
+``redis-cli -a V`` (short options of tools known to take a password; ``-pV``, ``-p V`` and
+``-a V`` after a script run by an interpreter, whose options nobody can know: a number, a
+port, is kept), ``curl -u user:V``,
 ``https://user:V@host``, ``?token=V``, webhook URLs whose path is the secret (Slack, Discord,
 Teams, Telegram), ``Authorization: Bearer V`` and tokens recognisable by their shape
 (``hf_...``, ``sk-...``, ``ghp_...``, JWTs). What is found becomes ``***``; the rules err on
@@ -82,7 +84,13 @@ _SHORT_SECRET_OPTS: Dict[str, FrozenSet[str]] = {
     "ldapsearch": frozenset("w"),
     "ldapmodify": frozenset("w"),
     "ldapadd": frozenset("w"),
+    "mycli": frozenset("p"),
+    "mysqlsh": frozenset("p"),
 }
+# A program that runs a script of the user's (python train.py, java -jar x.jar, node srv.js):
+# the script's own -p / -a may well be a password; the value is hidden unless it is a number.
+_INTERPRETER = re.compile(r"^(python[0-9.]*|pypy[0-9.]*|node|nodejs|java|ruby|perl|php|deno|bun)$")
+_GENERIC_SHORT = frozenset("pa")
 # Options whose value is "user:password" (or "user%password"): the part after it is hidden.
 _USER_PASS_OPTS = {
     "curl": ("-u", "--user", "--proxy-user", "-U"),
@@ -200,14 +208,31 @@ def _program(arg: str) -> Optional[str]:
     return None
 
 
+def _generic_short(arg: str) -> Optional[str]:
+    """For a script's arguments: "-p" / "-a" (the value is next) → "", "-pV" → "-p***"
+    unless V is a number; None for anything else."""
+    if len(arg) < 2 or arg[0] != "-" or arg[1] not in _GENERIC_SHORT or is_secret_name(arg):
+        return None  # "-apikey V", "-password V": the secret-name rule hides V
+    if len(arg) == 2:
+        return ""
+    return None if arg[2:].isdigit() else arg[:2] + REDACTED
+
+
 def redact_argv(argv: List[str]) -> List[str]:
     """The argument list with secret values replaced by ``***`` (see the module docstring for
     the shapes). Errs on the side of hiding."""
     out: List[str] = []
     hide_next = False
+    hide_unless_number = False
     user_pass_next = False
     prog: Optional[str] = None
+    generic = False
     for arg in argv:
+        if hide_unless_number:
+            hide_unless_number = False
+            if not arg.startswith("-") and not arg.isdigit():
+                out.append(REDACTED)
+                continue
         if hide_next:
             hide_next = False
             # "--token --verbose" has no value to hide; anything else after a secret flag does.
@@ -219,6 +244,13 @@ def redact_argv(argv: List[str]) -> List[str]:
             out.append(_user_pass(arg))
             continue
         prog = _program(arg) or prog
+        generic = generic or bool(_INTERPRETER.match(os.path.basename(arg)))
+        if prog is None and generic:
+            short_generic = _generic_short(arg)
+            if short_generic is not None:
+                hide_unless_number = short_generic == ""
+                out.append(short_generic or arg)
+                continue
         if prog is not None and arg.startswith("-") and not arg.startswith("--"):
             short = _SHORT_SECRET_OPTS.get(prog, frozenset())
             if len(arg) == 2 and arg[1] in short:

@@ -11,12 +11,14 @@ window (with the range that has data), bad time syntax.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from gpufleet.cli.errors import EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE, CliError
 from gpufleet.core.config import paths
+from gpufleet.core.history.audit import read_audit
 from gpufleet.core.history.export import export_csv, export_jsonl
 from gpufleet.core.history.store import Store, StoreError
 from gpufleet.core.history.timeparse import TimeParseError, format_utc, parse_duration, parse_time
@@ -102,6 +104,14 @@ def _render() -> Any:
     return render_plots
 
 
+def _private(path: str) -> int:
+    """A file descriptor of ``path`` truncated and private (0600) whatever the umask: an
+    export holds the command lines of the host's processes."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
+    return fd
+
+
 def run(args: argparse.Namespace) -> int:
     t0, t1 = _window(args)
     path = paths.history_file(demo=bool(getattr(args, "demo", False)))
@@ -113,7 +123,13 @@ def run(args: argparse.Namespace) -> int:
         _check_host(store, args.host, t0, t1)
         if args.bundle:
             report = build_bundle(
-                store, args.host, t0, t1, Path(args.bundle), render_plots=_render()
+                store,
+                args.host,
+                t0,
+                t1,
+                Path(args.bundle),
+                render_plots=_render(),
+                audit=read_audit(demo=bool(getattr(args, "demo", False))),
             )
             if report.plot_error:
                 print(f"gpufleet: plots left out: {report.plot_error}", file=sys.stderr)
@@ -124,12 +140,12 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_OK
         if args.format == "csv":
             if args.out:
-                with open(args.out, "w", encoding="utf-8", newline="") as f:
+                with open(_private(args.out), "w", encoding="utf-8", newline="") as f:
                     n = export_csv(store, args.host, t0, t1, f)
             else:
                 n = export_csv(store, args.host, t0, t1, sys.stdout)
         elif args.out:
-            with open(args.out, "wb") as fb:
+            with open(_private(args.out), "wb") as fb:
                 n = export_jsonl(store, args.host, t0, t1, fb)
         else:
             n = export_jsonl(store, args.host, t0, t1, sys.stdout.buffer)

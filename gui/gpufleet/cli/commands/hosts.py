@@ -43,6 +43,7 @@ from gpufleet.core.providers import importing
 from gpufleet.core.providers import registry as providers
 from gpufleet.core.providers.actions import FileActionRecord, ProviderActions
 from gpufleet.core.providers.base import BillingState, ProviderError
+from gpufleet.core.text.sanitize import clean
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}$")
 _EPILOG = (
@@ -254,6 +255,12 @@ def _add(args: argparse.Namespace) -> int:
         fields["collector"] = args.collector
     if args.scenario:
         fields["scenario"] = args.scenario
+    if args.scenario and args.backend != "sim":
+        # A scenario is the simulator's: on an NVML host it would be stored and never used.
+        raise CliError(
+            "--scenario is for the simulator: add --backend sim, or leave --scenario out",
+            EXIT_USAGE,
+        )
     if args.backend == "sim" and not args.scenario:
         raise CliError("--backend sim needs --scenario (e.g. healthy-8xa100)", EXIT_USAGE)
     if args.tag:
@@ -425,30 +432,14 @@ def _import_provider(args: argparse.Namespace) -> int:
         instances = prov.list_instances()
     except ProviderError as e:
         code = EXIT_USAGE if e.kind == "no_key" else EXIT_FAILURE
-        raise CliError(str(e), code) from None
+        raise CliError(clean(str(e)), code) from None
     cfg = _load()
     changes = importing.plan(cfg.hosts, instances)
     if not changes:
         print(f"{prov.label}: no instances in the account")
         return EXIT_OK
     for c in changes:
-        inst = c.instance
-        gpu = f"{inst.gpu_count or 1}x {inst.gpu_name}" if inst.gpu_name else "?"
-        if c.kind == "add" and c.host is not None:
-            ssh = inst.ssh_command or "-"
-            print(f"  add     {c.host.name}: {ssh}, {gpu}, {_price(c.host)} ({inst.state})")
-        elif c.kind == "update" and c.host is not None and c.before is not None:
-            diffs = ", ".join(
-                f"{f} {getattr(c.before, f)!r} -> {getattr(c.host, f)!r}" for f in c.fields
-            )
-            print(f"  update  {c.host.name}: {diffs}")
-        elif c.kind == "same" and c.host is not None:
-            print(f"  same    {c.host.name} ({inst.state})")
-        elif c.kind == "ended" and c.before is not None:
-            print(f"  ended   {c.before.name}: the instance is gone at {prov.label} (kept here)")
-        elif c.kind == "no_ssh":
-            name = c.before.name if c.before else inst.name
-            print(f"  skip    {name}: no SSH endpoint yet ({inst.state})")
+        print(_change_line(c, prov.label))
     todo = [c for c in changes if c.kind in ("add", "update")]
     if not todo:
         print("nothing to change")
@@ -468,6 +459,29 @@ def _import_provider(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _change_line(c: importing.Change, label: str) -> str:
+    """One line of an import's plan; every string from the provider escaped (``clean``)."""
+    inst = c.instance
+    state = clean(inst.state)
+    if c.kind == "add" and c.host is not None:
+        ssh, gpu = clean(inst.ssh_command or "-"), clean(inst.gpu_label or "?")
+        return f"  add     {c.host.name}: {ssh}, {gpu}, {_price(c.host)} ({state})"
+    if c.kind == "update" and c.host is not None and c.before is not None:
+        diffs = ", ".join(
+            f"{f} {clean(repr(getattr(c.before, f)))} -> {clean(repr(getattr(c.host, f)))}"
+            for f in c.fields
+        )
+        return f"  update  {c.host.name}: {diffs}"
+    if c.kind == "same" and c.host is not None:
+        return f"  same    {c.host.name} ({state})"
+    if c.kind == "ended" and c.before is not None:
+        return f"  ended   {c.before.name}: the instance is gone at {label} (kept here)"
+    name = c.before.name if c.before else clean(inst.name)
+    if c.kind == "invalid":
+        return f"  skip    {name} (instance {clean(inst.id)}): not imported: {clean(c.problem)}"
+    return f"  skip    {name}: no SSH endpoint yet ({state})"
+
+
 def _record_provider_billing(changes: list[importing.Change]) -> None:
     """The provider's word on each imported host's billing state goes into the ledger."""
     try:
@@ -479,7 +493,7 @@ def _record_provider_billing(changes: list[importing.Change]) -> None:
     changed = False
     for c in changes:
         host = c.host or c.before
-        if host is None or (c.kind == "no_ssh" and c.before is None):
+        if host is None or (c.kind in ("no_ssh", "invalid") and c.before is None):
             continue
         state = "ended" if c.kind == "ended" else c.instance.billing
         if state is not None:
@@ -507,8 +521,8 @@ def _bill(args: argparse.Namespace) -> int:
         )
         outcome = acts.sync_billing(host.name)
         if outcome.rc:
-            raise CliError(outcome.message, EXIT_FAILURE)
-        print(f"{outcome.message} at {host.provider}")
+            raise CliError(clean(outcome.message), EXIT_FAILURE)
+        print(f"{clean(outcome.message)} at {host.provider}")
         if not found:
             print(f"{host.name}: the provider's state does not say how it is billed")
             return EXIT_OK

@@ -218,7 +218,14 @@ def kill_on(fleet: Fleet, host: HostConfig, args: argparse.Namespace) -> int:
             print("gpufleet: not killed", file=sys.stderr)
             return EXIT_FAILURE
     result = fleet.kill(
-        host.name, args.pid, start_ticks, args.signal, args.grace, args.tree, args.watch
+        host.name,
+        args.pid,
+        start_ticks,
+        args.signal,
+        args.grace,
+        args.tree,
+        args.watch,
+        seen=entries[0],
     )
     code = RESULT_EXIT.get(result.result, EXIT_FAILURE)
     for m in result.tree:

@@ -23,6 +23,7 @@ from gpufleet.core.config import secrets
 from gpufleet.core.providers import credentials
 from gpufleet.core.providers import registry as providers
 from gpufleet.core.providers.base import ProviderError
+from gpufleet.core.text.sanitize import clean
 
 _EPILOG = "exit codes: 0 done, 1 the provider's API or the keyring failed, 2 bad usage"
 
@@ -83,17 +84,18 @@ def _list(args: argparse.Namespace) -> int:
     try:
         instances = providers.open_provider(args.provider, args.api_url).list_instances()
     except ProviderError as e:
-        raise CliError(str(e), EXIT_USAGE if e.kind == "no_key" else EXIT_FAILURE) from None
+        raise CliError(clean(str(e)), EXIT_USAGE if e.kind == "no_key" else EXIT_FAILURE) from None
     if args.format == "json":
         print(
             json.dumps([dict(i.__dict__, ssh_command=i.ssh_command) for i in instances], indent=2)
         )
         return EXIT_OK
-    rows = [("ID", "NAME", "STATE", "BILLING", "GPU", "PRICE/H", "SSH")]
+    rows: list[tuple[str, ...]] = [("ID", "NAME", "STATE", "BILLING", "GPU", "PRICE/H", "SSH")]
     for i in instances:
-        gpu = f"{i.gpu_count or 1}x {i.gpu_name}" if i.gpu_name else "-"
         price = f"{i.price_per_hour:g} {i.currency}" if i.price_per_hour is not None else "-"
-        rows.append((i.id, i.name, i.state, i.billing or "?", gpu, price, i.ssh_command or "-"))
+        cells = (i.id, i.name, i.state, i.billing or "?", i.gpu_label or "-", price)
+        # The provider's strings, escaped: a name cannot move the cursor or forge a row.
+        rows.append(tuple(clean(c) for c in (*cells, i.ssh_command or "-")))
     widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
     for r in rows:
         print("  ".join(x.ljust(w) for x, w in zip(r, widths, strict=True)).rstrip())

@@ -752,7 +752,10 @@ class RuleEngine:
             st.watchdog = {
                 "t": e.t,
                 "message": e.message,
-                **{k: raw.get(k) for k in ("phase", "action", "deadline_t", "dry_run", "ok")},
+                **{
+                    k: raw.get(k)
+                    for k in ("phase", "action", "deadline_t", "dry_run", "ok", "ready")
+                },
                 "outcome": raw.get("outcome"),
             }
             self._eval_host(hr, "event", e.t, out)

@@ -25,6 +25,7 @@ Saving is atomic (temp file + rename, mode 0600).
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import re
 import sys
@@ -137,6 +138,25 @@ def _host_lines(text: str) -> list[int]:
     ]
 
 
+def _check_target_and_prices(kwargs: Mapping[str, Any], where: str) -> None:
+    """An SSH target that ssh would read as an option (``-oProxyCommand=…``) or that holds
+    spaces or control characters, and a price that is not a finite amount, are refused:
+    values imported from a provider's API pass here too."""
+    for key in ("host", "user"):
+        v = kwargs.get(key)
+        if isinstance(v, str) and (
+            v.startswith("-") or any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in v)
+        ):
+            raise ConfigError(
+                f"{where}: field `{key}` must not start with '-' or hold spaces or control "
+                f"characters, not {v!r}"
+            )
+    for key in ("price_per_hour", "storage_per_hour", "budget"):
+        v = kwargs.get(key)
+        if v is not None and not (math.isfinite(v) and v >= 0):
+            raise ConfigError(f"{where}: field `{key}` must be a finite amount >= 0, not {v}")
+
+
 def host_from_dict(d: Mapping[str, Any], where: str) -> HostConfig:
     """Build and validate one HostConfig; ``where`` prefixes error messages."""
     name = d.get("name")
@@ -163,6 +183,7 @@ def host_from_dict(d: Mapping[str, Any], where: str) -> HostConfig:
     port = kwargs.get("port", 22)
     if not 0 < port < 65536:
         raise ConfigError(f"{where}: field `port` must be 1..65535, not {port}")
+    _check_target_and_prices(kwargs, where)
     interval = kwargs.get("interval_s", 1.0)
     if not interval > 0:
         raise ConfigError(f"{where}: field `interval_s` must be > 0, not {interval}")

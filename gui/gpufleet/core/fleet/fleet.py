@@ -8,6 +8,7 @@ through the stream, so they work while a stream reconnects.
 
 from __future__ import annotations
 
+import getpass
 import logging
 import queue
 import threading
@@ -368,17 +369,19 @@ class Fleet:
         grace_s: float = 5.0,
         tree: bool = False,
         watch_s: float = 0.0,
+        seen: Proc | None = None,
     ) -> KillResult:
         """Signal a process on a host only if it is still the one with ``start_ticks`` (its
         start time: when None, the one in the latest process snapshot). ``pid`` is the PID in
         the sampler's namespace (``Proc.pid``; never an NVML host PID of a process that is not
         here). ``tree`` ends its descendants and orphaned process group too; ``watch_s`` > 0
         waits that long for NVML to show its GPU memory released. Blocking: call it off the
-        GUI thread. Every attempt is appended to the audit log."""
+        GUI thread. Every attempt is appended to the audit log, with what the process was
+        (``seen``: the caller's snapshot of it, for a caller whose session has ended)."""
         h = self._host(host)
         if h.backend == "sim":
             watch_s = 0.0  # simulated GPUs: there is no NVML to watch
-        proc = self.find_proc(host, pid)
+        proc = self.find_proc(host, pid) or seen
         if start_ticks is None:
             if proc is None or proc.start_ticks is None:
                 raise FleetError(
@@ -389,6 +392,7 @@ class Fleet:
             start_ticks = proc.start_ticks
         entry: dict[str, Any] = {
             "action": "kill",
+            "by": getpass.getuser(),  # who at the laptop: the bundle's "who killed it"
             "host": host,
             "pid": pid,
             "start_ticks": start_ticks,

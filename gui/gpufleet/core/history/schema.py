@@ -23,6 +23,7 @@ from __future__ import annotations
 import sqlite3
 
 SCHEMA_VERSION = 1
+CHUNK_S = 60.0  # a chunk never crosses a minute boundary
 
 PRAGMAS = (
     "PRAGMA journal_mode=WAL",

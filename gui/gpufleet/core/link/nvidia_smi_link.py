@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import math
 import os
 import queue
 import threading
@@ -38,6 +39,8 @@ from gpufleet.core.wire import nvidia_smi as smi
 SMI_PREFIX: Final = "@nvidia-smi"
 APPS_INTERVAL_S: Final = 3.0
 APPS_END: Final = "@@gpufleet-apps-end"
+XML_BEGIN: Final = "@@gpufleet-xml-begin"
+XML_END: Final = "@@gpufleet-xml-end"
 PROBE_TIMEOUT_S: Final = 60.0
 # One run id per host for the life of this app: seq numbers continue across reconnects, so
 # the session neither drops the new lines as duplicates nor takes them for a restart.
@@ -53,11 +56,19 @@ def _run_id(host: str) -> str:
         return rid
 
 
-def _apps_script(interval_s: float) -> str:
+def _apps_script(interval_s: float, xml_every: int = 0) -> str:
+    """The side loop: the processes every ``interval_s``; with ``xml_every`` > 0 (a host with
+    MIG slices) also one ``-q -x`` every that many loops, for the slices' memory."""
     fields = ",".join(smi.APPS_FIELDS)
+    xml = (
+        f'if [ $((n % {xml_every})) -eq 0 ]; then echo "{XML_BEGIN}"; nvidia-smi -q -x; '
+        f'echo "{XML_END} $?"; fi; '
+        if xml_every > 0
+        else ""
+    )
     return (
-        f"while :; do nvidia-smi --query-compute-apps={fields} --format=csv,noheader,nounits; "
-        f'echo "{APPS_END} $?"; sleep {interval_s:g}; done'
+        f"n=0; while :; do nvidia-smi --query-compute-apps={fields} --format=csv,noheader,nounits; "
+        f'echo "{APPS_END} $?"; {xml}n=$((n + 1)); sleep {interval_s:g}; done'
     )
 
 
@@ -85,6 +96,8 @@ class SmiStream(LineStream):
         self._apps_thread: threading.Thread | None = None
         self._error: str | None = None
         self._query: LineStream | None = None
+        # (GPU index, slot) -> memory used of each MIG slice, from the latest -q -x.
+        self._slice_mem: dict[tuple[int, int], int | None] = {}
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -112,6 +125,9 @@ class SmiStream(LineStream):
             inv = smi.parse_inventory(out)
         except smi.SmiError as e:
             return str(e)
+        if inv.slices():
+            self._slice_mem = {(s.parent, s.slot): s.mem_used_bytes for s in inv.slices()}
+            inv = self._named_slices(inv)
         plan = smi.FieldPlan.initial()
         # An older nvidia-smi refuses a field it does not know and prints nothing else: ask
         # again without it (or with its older name) until it answers.
@@ -130,7 +146,7 @@ class SmiStream(LineStream):
                 return f"nvidia-smi --query-gpu failed (exit status {rc}): {last_line(text)}"
         else:
             return "nvidia-smi refused every query field"
-        asm = smi.QueryAssembler(plan.columns(), [g.index for g in inv.gpus])
+        asm = smi.QueryAssembler(plan.columns(), [g.index for g in inv.gpus], smi.vgpu_guests(inv))
         first: dict[int, smi.GpuRow] = {}
         for raw in out.decode("utf-8", "replace").splitlines():
             for tick in asm.feed(raw):
@@ -138,12 +154,42 @@ class SmiStream(LineStream):
         first.update(asm.rows)
         return inv, plan, first
 
+    def _named_slices(self, inv: smi.Inventory) -> smi.Inventory:
+        """The MIG slices' UUIDs and profiles from ``nvidia-smi -L`` (-q -x has neither); the
+        slices stay, unnamed, when it fails."""
+        try:
+            rc, out, _err = self._inner.run(["nvidia-smi", "-L"], timeout=PROBE_TIMEOUT_S)
+        except TransportError:
+            return inv
+        if rc != 0:
+            return inv
+        return inv.named(smi.list_gpus(out.decode("utf-8", "replace")))
+
+    def _take_xml(self, lines: list[str], status: str) -> None:
+        if status != "0":
+            return
+        try:
+            mem = smi.slice_memory("\n".join(lines))
+        except smi.SmiError:
+            return  # one bad read: the slices keep their last memory reading
+        with self._lock:
+            self._slice_mem.update(mem)
+
     def _read_apps(self, stream: LineStream, uuid_index: dict[str, int]) -> None:
         lines: list[str] = []
+        xml: list[str] | None = None
         try:
             for raw in stream:
                 text = raw.decode("utf-8", "replace").rstrip("\r\n")
-                if text.startswith(APPS_END):
+                if xml is not None:
+                    if text.startswith(XML_END):
+                        self._take_xml(xml, text[len(XML_END) :].strip())
+                        xml = None
+                    else:
+                        xml.append(text)
+                elif text.startswith(XML_BEGIN):
+                    xml = []
+                elif text.startswith(APPS_END):
                     status = text[len(APPS_END) :].strip()
                     if status == "0":
                         entries = smi.apps_procs(lines, uuid_index)
@@ -180,7 +226,8 @@ class SmiStream(LineStream):
                     "disconnected was not recorded (there is no sampler ring on this host)",
                 }
             )
-        apps = self._open(["/bin/sh", "-c", _apps_script(APPS_INTERVAL_S)])
+        xml_every = math.ceil(smi.SLICE_MEMORY_EVERY_S / APPS_INTERVAL_S) if inv.slices() else 0
+        apps = self._open(["/bin/sh", "-c", _apps_script(APPS_INTERVAL_S, xml_every)])
         if apps is not None:
             self._apps_thread = threading.Thread(
                 target=self._read_apps,
@@ -200,11 +247,13 @@ class SmiStream(LineStream):
         if query is None:
             return
         self._query = query
-        asm = smi.QueryAssembler(plan.columns(), [g.index for g in inv.gpus])
+        asm = smi.QueryAssembler(plan.columns(), [g.index for g in inv.gpus], smi.vgpu_guests(inv))
+        slices = inv.slices()
         try:
             for raw in query:
                 for tick in asm.feed(raw.decode("utf-8", "replace")):
                     rows = [smi.sample_row(tick[i]) for i in sorted(tick)]
+                    rows.extend(self._slice_rows(slices))
                     t = time.time()
                     yield self._line(
                         {
@@ -230,6 +279,11 @@ class SmiStream(LineStream):
                     )
         finally:
             self.close()
+
+    def _slice_rows(self, slices: list[smi.SmiSlice]) -> list[list[Any]]:
+        with self._lock:
+            mem = dict(self._slice_mem)
+        return [smi.slice_row(s, mem.get((s.parent, s.slot))) for s in slices]
 
     def close(self) -> None:
         with self._lock:

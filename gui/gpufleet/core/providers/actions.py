@@ -17,7 +17,14 @@ so an app restart does not stop the instance again; a done action is recorded, a
 may run again. An
 instance whose watchdog is armed (``hello["watchdog"]["armed"]``) is left to it: the laptop
 and the watchdog never both act on one alert. After a stop or terminate, the host's billing
-state follows (``storage`` / ``ended``).
+state follows (``storage`` / ``ended``), and only then.
+
+Done means the provider said so: its answer, or a re-read of the instance in the state the
+action leads to (``Provider.act_confirmed``). A 200 that does not say so is a failed action:
+billing stays as it was, the action is tried again as ``RetryPolicy`` says (not for a refused
+key, an inactive account or an API that changed: trying again cannot help), and a failure
+that remains raises a critical alert naming the host (``failed_action_alert``): the
+instance keeps billing.
 """
 
 from __future__ import annotations
@@ -35,9 +42,17 @@ from typing import Any, Protocol
 from gpufleet.core.alerts.actions import ActionSpec
 from gpufleet.core.config import paths
 from gpufleet.core.config.hostconfig import HostConfig
-from gpufleet.core.model.alert import Alert
-from gpufleet.core.providers.base import AFTER_ACTION, Action, BillingState, Provider, ProviderError
+from gpufleet.core.model.alert import FIRING, Alert
+from gpufleet.core.providers.base import (
+    AFTER_ACTION,
+    Action,
+    BillingState,
+    ErrorKind,
+    Provider,
+    ProviderError,
+)
 from gpufleet.core.providers.registry import open_provider
+from gpufleet.core.text import provider_actions as _sentences  # registers the alert's text
 from gpufleet.core.wire.messages import Hello
 
 
@@ -90,6 +105,43 @@ class FileActionRecord:
             os.replace(tmp, self.path)
 
 
+assert callable(_sentences.title)  # (imported for its registration)
+
+# Errors that another try cannot fix: the user must act (a key, an account, an update).
+_FINAL: frozenset[ErrorKind] = frozenset(
+    {"auth", "account", "api_changed", "no_key", "not_supported", "not_found"}
+)
+ALERT_CONDITION = "provider_action"
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How a failed stop or terminate is tried again: ``tries`` in all, ``wait_s`` apart;
+    each try re-reads the instance up to ``rereads`` times ``reread_wait_s`` apart."""
+
+    tries: int = 3
+    wait_s: float = 30.0
+    rereads: int = 3
+    reread_wait_s: float = 5.0
+
+
+def failed_action_alert(host: str, action: str, message: str, t: float) -> Alert:
+    """The critical alert of a provider action that did not happen: the bill keeps running.
+    Its sentence is ``gpufleet.core.text.provider_actions``'s."""
+    return Alert(
+        id=f"{ALERT_CONDITION}|{host}|{action}|{t:.3f}",
+        rule_id=ALERT_CONDITION,
+        severity="critical",
+        host=host,
+        gpu=None,
+        state=FIRING,
+        started_t=t,
+        ended_t=None,
+        evidence={"values": {"action": action, "error": message}},
+        condition=ALERT_CONDITION,
+    )
+
+
 @dataclass(frozen=True)
 class Outcome:
     """``rc`` 0 done (or dry run), 1 failed, 3 skipped; ``message`` one line for the audit."""
@@ -128,7 +180,11 @@ class ProviderActions:
         watchdog_armed: Callable[[str], bool] = lambda host: False,
         opener: Callable[[str], Provider] = open_provider,
         on_billing: Callable[[str, BillingState], None] | None = None,
+        policy: RetryPolicy | None = None,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        self._policy = policy or RetryPolicy()
+        self._sleep = sleep
         self._hosts = hosts
         self._record = record
         self._watchdog_armed = watchdog_armed
@@ -142,13 +198,22 @@ class ProviderActions:
         if host is None or not host.provider or not host.provider_id:
             return Outcome(1, f"{host_name} is not tied to a provider instance")
         try:
-            inst = self._open(host.provider).get_instance(host.provider_id)
+            provider = self._open(host.provider)
+            inst = provider.get_instance(host.provider_id)
         except ProviderError as e:
-            if e.kind == "not_found":
-                if self._on_billing is not None:
-                    self._on_billing(host_name, "ended")
-                return Outcome(0, f"{host_name}: the instance is gone", billing="ended")
-            return Outcome(1, str(e))
+            if e.kind != "not_found":
+                return Outcome(1, str(e))
+            # Gone, as the instance's own path says; the account's list must agree (a path
+            # that moved would otherwise end the bill of a running instance).
+            try:
+                listed = {i.id for i in provider.list_instances()}
+            except ProviderError as le:
+                return Outcome(1, str(le))
+            if str(host.provider_id) in listed:
+                return Outcome(1, f"{e} (but the account still lists it)")
+            if self._on_billing is not None:
+                self._on_billing(host_name, "ended")
+            return Outcome(0, f"{host_name}: ended (the instance is gone)", billing="ended")
         if inst.billing is not None and self._on_billing is not None:
             self._on_billing(host_name, inst.billing)
         return Outcome(0, f"{host_name}: {inst.state}", billing=inst.billing)
@@ -172,7 +237,7 @@ class ProviderActions:
                 state: BillingState | None = "ended" if inst is None else inst.billing
                 if state is not None and self._on_billing is not None:
                     self._on_billing(h.name, state)
-                word = "gone" if inst is None else inst.state
+                word = "ended (the instance is gone)" if inst is None else inst.state
                 out[h.name] = Outcome(0, f"{h.name}: {word}", billing=state)
         return out
 
@@ -217,14 +282,35 @@ class ProviderActions:
         what = f"{action} {provider.label} instance {host.provider_id}"
         if dry_run:
             return Outcome(0, f"dry run: would {what} ({after})", action)
-        try:
-            provider.act(action, host.provider_id)
-        except ProviderError as e:
-            return Outcome(1, f"{what} failed: {e}", action)
+        error = self._act_with_retries(provider, action, host.provider_id)
+        if error is not None:
+            # Billing stays as it was: the instance is still billed.
+            return Outcome(1, f"{what} failed: {error}; the instance is still billed", action)
         billing: BillingState = "storage" if action == "stop" else "ended"
         if self._on_billing is not None:
             self._on_billing(host_name, billing)
         return Outcome(0, f"{what}: done; {after}", action, billing)
+
+    def _act_with_retries(
+        self, provider: Provider, action: Action, instance_id: str
+    ) -> ProviderError | None:
+        """None once the provider confirms the action; the last error after the policy's
+        tries (or at once, for an error another try cannot fix)."""
+        p = self._policy
+        last: ProviderError | None = None
+        for n in range(max(1, p.tries)):
+            if n:
+                self._sleep(p.wait_s)
+            try:
+                provider.act_confirmed(
+                    action, instance_id, p.rereads, p.reread_wait_s, sleep=self._sleep
+                )
+                return None
+            except ProviderError as e:
+                last = e
+                if e.kind in _FINAL:
+                    break
+        return last
 
 
 def run_provider_hook(

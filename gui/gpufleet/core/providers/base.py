@@ -15,9 +15,11 @@ Billing states, the same everywhere in gpufleet:
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from gpufleet.core.cost.billing import BillingState as BillingState
 
@@ -30,7 +32,10 @@ ErrorKind = Literal[
     "network",  # no connection
     "not_found",  # no such instance
     "not_supported",  # the provider has no such action
-    "bad_response",  # an answer we cannot read
+    "bad_response",  # an answer we cannot read (not JSON, too large)
+    "api_changed",  # the endpoint is gone (404/410) or the body lacks what we read: drift
+    "account",  # the key was accepted but the account may not do this (inactive, unpaid)
+    "not_confirmed",  # the provider answered but nothing says the action happened
     "no_key",  # no API key configured
     "failed",  # anything else the provider refused (4xx)
 ]
@@ -55,6 +60,24 @@ class ProviderError(Exception):
         self.status = status
 
 
+def drift(label: str, endpoint: str, said: str, status: int | None = None) -> ProviderError:
+    """The provider's API no longer is what this adapter was written against: an endpoint it
+    relies on answers 404/410, or an answer lacks the fields it reads. Said as such, never
+    as a refused key or an outage: only a new gpufleet helps."""
+    return ProviderError(
+        f"{label}: the provider's API changed ({endpoint}: {said}); gpufleet needs an update",
+        "api_changed",
+        status,
+    )
+
+
+def require(label: str, what: str, d: Mapping[str, Any], keys: Sequence[str]) -> None:
+    """Drift when an object the adapter reads lacks one of the fields it cannot do without."""
+    missing = [k for k in keys if d.get(k) is None]
+    if missing:
+        raise drift(label, what, f"no {', '.join(f'`{k}`' for k in missing)} in the answer")
+
+
 @dataclass(frozen=True)
 class Instance:
     """One rented instance as the provider reports it (None: not reported)."""
@@ -72,6 +95,13 @@ class Instance:
     price_per_hour: float | None  # what it costs while running
     currency: str = "USD"
     storage_per_hour: float | None = None  # what it costs while stopped, where known
+
+    @property
+    def gpu_label(self) -> str | None:
+        """``2x RTX 4090``; the name alone where the count is not reported."""
+        if not self.gpu_name:
+            return None
+        return f"{self.gpu_count}x {self.gpu_name}" if self.gpu_count else self.gpu_name
 
     @property
     def ssh_command(self) -> str | None:
@@ -95,20 +125,68 @@ class Provider(ABC):
     @abstractmethod
     def get_instance(self, instance_id: str) -> Instance: ...
 
-    def stop(self, instance_id: str) -> None:
-        self._unsupported("stop")
+    # stop / resume / terminate: True when the provider's answer itself says the state
+    # changed, False when it says nothing either way (``act_confirmed`` then re-reads the
+    # instance); a ProviderError when it says the action did not happen.
+    def stop(self, instance_id: str) -> bool:
+        return self._unsupported("stop")
 
-    def resume(self, instance_id: str) -> None:
-        self._unsupported("resume")
+    def resume(self, instance_id: str) -> bool:
+        return self._unsupported("resume")
 
-    def terminate(self, instance_id: str) -> None:
-        self._unsupported("terminate")
+    def terminate(self, instance_id: str) -> bool:
+        return self._unsupported("terminate")
 
-    def act(self, action: Action, instance_id: str) -> None:
-        {"stop": self.stop, "resume": self.resume, "terminate": self.terminate}[action](instance_id)
+    def act(self, action: Action, instance_id: str) -> bool:
+        return {"stop": self.stop, "resume": self.resume, "terminate": self.terminate}[action](
+            instance_id
+        )
 
-    def _unsupported(self, action: Action) -> None:
+    def act_confirmed(
+        self,
+        action: Action,
+        instance_id: str,
+        rereads: int = 3,
+        wait_s: float = 3.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        """Run ``action`` and return only once the provider says it happened: its answer,
+        else a re-read of the instance in the state the action leads to (a terminated
+        instance that is gone counts). Otherwise ProviderError ``not_confirmed``: a 200 is
+        not a stop (a locked pod answers 200 with an error and keeps billing)."""
+        if self.act(action, instance_id):
+            return
+        said = "nothing in the answer said so"
+        for i in range(max(1, rereads)):
+            if i:
+                sleep(wait_s)
+            try:
+                inst = self.get_instance(instance_id)
+            except ProviderError as e:
+                if e.kind == "not_found" and action == "terminate":
+                    return
+                if e.kind in ("api_changed", "auth", "account", "no_key"):
+                    raise
+                said = str(e)
+                continue
+            if inst.billing in LEADS_TO[action]:
+                return
+            said = f"the instance still says {inst.state!r}"
+        raise ProviderError(
+            f"{self.label}: {action} instance {instance_id}: not confirmed ({said})",
+            "not_confirmed",
+        )
+
+    def _unsupported(self, action: Action) -> bool:
         other = ", ".join(sorted(self.actions)) or "none"
         raise ProviderError(
             f"{self.label} has no {action} action (it has: {other})", "not_supported"
         )
+
+
+# The billing states an action leads to: what a re-read must show to count it as done.
+LEADS_TO: dict[Action, frozenset[BillingState]] = {
+    "stop": frozenset({"storage", "ended"}),
+    "terminate": frozenset({"ended"}),
+    "resume": frozenset({"running"}),
+}

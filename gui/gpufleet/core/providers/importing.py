@@ -5,6 +5,11 @@ the instance's name (made a valid host name; suffixed with its id when the name 
 Instances that ended are never added; a host whose instance ended is reported, not removed
 (its history and cost stay). Only the fields the provider knows are updated: SSH target,
 price, currency, storage price, provider id; names, tags, rules and secrets stay the user's.
+
+Every host an import would write passes the config loader's own checks first
+(``configfile.host_from_dict``: port range, a finite price, an SSH target that is not an
+option): a provider that answers port 99999, a NaN price or a host of ``-oProxyCommand=…``
+gets that instance skipped and named (``invalid``), and config.toml stays loadable.
 """
 
 from __future__ import annotations
@@ -15,10 +20,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from gpufleet.core.config.configfile import ConfigError, host_from_dict, host_to_dict
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.providers.base import Instance
 
-ChangeKind = Literal["add", "update", "same", "ended", "no_ssh"]
+ChangeKind = Literal["add", "update", "same", "ended", "no_ssh", "invalid"]
 _BAD = re.compile(r"[^A-Za-z0-9._@+-]+")
 _UPDATED = ("host", "port", "user", "price_per_hour", "currency", "storage_per_hour")
 
@@ -30,6 +36,7 @@ class Change:
     host: HostConfig | None  # the host after the change (None: nothing to add)
     before: HostConfig | None = None
     fields: tuple[str, ...] = ()  # for "update": the fields that change
+    problem: str = ""  # for "invalid": what the config loader refuses in it
 
 
 def host_name(inst: Instance, taken: set[str]) -> str:
@@ -52,7 +59,31 @@ def _fields(inst: Instance) -> dict[str, object]:
     }
 
 
+def _problem(h: HostConfig) -> str:
+    """What the config loader would refuse in ``h`` ("" when nothing)."""
+    try:
+        host_from_dict(host_to_dict(h), "from the provider")
+    except ConfigError as e:
+        return str(e)
+    return ""
+
+
+def _checked(change: Change) -> Change:
+    if change.host is None or change.kind not in ("add", "update"):
+        return change
+    problem = _problem(change.host)
+    if not problem:
+        return change
+    return Change("invalid", change.instance, None, change.before, problem=problem)
+
+
 def plan(hosts: Sequence[HostConfig], instances: Sequence[Instance]) -> list[Change]:
+    """What an import would do; an add or update the config loader would refuse is
+    ``invalid`` (skipped, with the reason) instead."""
+    return [_checked(c) for c in _plan(hosts, instances)]
+
+
+def _plan(hosts: Sequence[HostConfig], instances: Sequence[Instance]) -> list[Change]:
     by_id = {(h.provider, h.provider_id): h for h in hosts if h.provider and h.provider_id}
     taken = {h.name for h in hosts}
     out: list[Change] = []

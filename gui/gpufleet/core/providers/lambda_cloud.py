@@ -7,20 +7,38 @@
   → ``{"data": {"terminated_instances": [...]}}``. There is no stop: terminate only
   (persistent filesystems survive it), so an automatic action must be an explicit opt-in;
 - states: active, booting, unhealthy, terminating bill; terminated does not. SSH is to
-  ``ip`` as ``ubuntu``. Errors: ``{"error": {"code", "message", "suggestion"}}``.
+  ``ip`` as ``ubuntu``. Errors: ``{"error": {"code", "message", "suggestion"}}``, read by
+  code (``global/account-inactive`` is not a refused key: see ``http``);
+- the GPU: ``gpu_description`` and ``specs.gpus`` where the API gives them; the older
+  documented body has only ``description`` ("1x RTX A100 (24 GB)"), whose leading count is
+  the GPU count and is not part of the name.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from gpufleet.core.providers import parse
-from gpufleet.core.providers.base import Action, Instance, Provider, ProviderError
+from gpufleet.core.providers.base import Action, Instance, Provider, ProviderError, require
 from gpufleet.core.providers.credentials import hint
 from gpufleet.core.providers.http import ApiClient, HttpSettings
 
 DEFAULT_URL = "https://cloud.lambda.ai"
+_COUNT_PREFIX = re.compile(r"^\s*(\d+)\s*x\s+(.+)$")
+
+
+def _gpu(itype: Mapping[str, Any]) -> tuple[str | None, int | None]:
+    """(name, count): ``gpu_description`` + ``specs.gpus``, else "Nx NAME" of ``description``."""
+    count = parse.integer(parse.table(itype, "specs"), "gpus")
+    name = parse.text(itype, "gpu_description")
+    desc = parse.text(itype, "description")
+    m = _COUNT_PREFIX.match(name or desc or "")
+    if m:
+        name = m.group(2).strip()
+        count = count if count is not None else int(m.group(1))
+    return name or desc, count
 
 
 def instance_from(d: Mapping[str, Any], prices: Mapping[str, float] | None = None) -> Instance:
@@ -31,8 +49,9 @@ def instance_from(d: Mapping[str, Any], prices: Mapping[str, float] | None = Non
     price = cents / 100.0 if cents is not None else None
     if price is None and prices and type_name is not None and type_name in prices:
         price = prices[type_name]
-    specs = parse.table(itype, "specs")
-    iid = parse.text(d, "id") or "?"
+    gpu_name, gpu_count = _gpu(itype)
+    require("Lambda", "instance", d, ("id", "status"))
+    iid = str(parse.text(d, "id"))
     return Instance(
         provider="lambda",
         id=iid,
@@ -42,8 +61,8 @@ def instance_from(d: Mapping[str, Any], prices: Mapping[str, float] | None = Non
         ssh_host=parse.text(d, "ip"),
         ssh_port=22 if parse.text(d, "ip") else None,
         ssh_user="ubuntu",
-        gpu_name=parse.text(itype, "gpu_description") or parse.text(itype, "description"),
-        gpu_count=parse.integer(specs, "gpus"),
+        gpu_name=gpu_name,
+        gpu_count=gpu_count,
         price_per_hour=price,
         currency="USD",
     )
@@ -62,7 +81,7 @@ class LambdaCloud(Provider):
         )
 
     def _prices(self) -> dict[str, float]:
-        doc = self.http.request("GET", "/api/v1/instance-types")
+        doc = self.http.request("GET", "/api/v1/instance-types", relied_on=True)
         data = doc.get("data") if isinstance(doc, dict) else None
         out: dict[str, float] = {}
         if isinstance(data, dict):
@@ -82,23 +101,34 @@ class LambdaCloud(Provider):
         return [instance_from(d, prices) for d in items]
 
     def list_instances(self) -> list[Instance]:
-        doc = self.http.request("GET", "/api/v1/instances")
+        doc = self.http.request("GET", "/api/v1/instances", relied_on=True)
         return self._with_prices(parse.records(self.label, "instances", doc, "data"))
 
     def get_instance(self, instance_id: str) -> Instance:
         doc = self.http.request("GET", f"/api/v1/instances/{instance_id}")
         return self._with_prices([parse.record(self.label, instance_id, doc, "data")])[0]
 
-    def terminate(self, instance_id: str) -> None:
+    def terminate(self, instance_id: str) -> bool:
         doc = self.http.request(
-            "POST", "/api/v1/instance-operations/terminate", body={"instance_ids": [instance_id]}
+            "POST",
+            "/api/v1/instance-operations/terminate",
+            body={"instance_ids": [instance_id]},
+            relied_on=True,
         )
         data = parse.table(doc, "data") if isinstance(doc, dict) else {}
         done = data.get("terminated_instances")
-        if isinstance(done, list) and not any(
+        # Done only when the answer lists the instance (its own "status" there may still say
+        # active: Lambda's documented example does); an answer without the list is no answer.
+        if isinstance(done, list) and any(
             isinstance(x, dict) and x.get("id") == instance_id for x in done
         ):
-            raise ProviderError(
-                f"{self.label}: instance {instance_id} was not terminated (not in the answer)",
-                "failed",
-            )
+            return True
+        said = (
+            "not in `terminated_instances`"
+            if isinstance(done, list)
+            else "no `terminated_instances`"
+        )
+        raise ProviderError(
+            f"{self.label}: instance {instance_id} was not terminated ({said} in the answer)",
+            "failed",
+        )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpufleet.core.providers.base import ProviderError
+from gpufleet.core.providers.base import drift
 
 
 def num(d: Mapping[str, Any], key: str) -> float | None:
@@ -48,9 +48,8 @@ def records(label: str, what: str, doc: Any, key: str | None) -> list[Mapping[st
     if not isinstance(items, list):
         shape = type(items).__name__
         where = f"`{key}`" if key else "the answer"
-        raise ProviderError(
-            f"{label}: {what}: expected a list in {where}, got {shape}", "bad_response"
-        )
+        # JSON, but not the shape the adapter was written against: the API changed.
+        raise drift(label, what, f"expected a list in {where}, got {shape}")
     return [x for x in items if isinstance(x, dict)]
 
 
@@ -59,5 +58,5 @@ def record(label: str, what: str, doc: Any, key: str | None) -> Mapping[str, Any
     if isinstance(item, list) and len(item) == 1 and isinstance(item[0], dict):
         item = item[0]
     if not isinstance(item, dict):
-        raise ProviderError(f"{label}: {what}: expected an object", "bad_response")
+        raise drift(label, what, f"expected an object, got {type(item).__name__}")
     return item

@@ -3,15 +3,19 @@
 ``metrics.csv`` (every sample of every GPU), ``plots/*.png`` (rendered by the UI layer, passed
 in as ``render_plots`` so this module stays Qt-free), ``inventory.json`` (the hello),
 ``health_check.json`` (the last check facts, with verdicts when the health rules exist),
-``alerts.json``, ``events.json``, ``kills.json``, ``processes.json`` and ``summary.txt``: a
+``alerts.json``, ``events.json``, ``kills.json`` (from the store and the audit log),
+``actions.json`` (rule and provider actions), ``watchdog.json`` (the instance watchdog's
+events), ``processes.json`` and ``summary.txt``: a
 short text of what the data shows (the diagnosis engine's findings when it is available,
-and always per-GPU min / mean / max, time held by throttling, Xid and ECC events).
+and always per-GPU min / mean / max, time held by throttling, Xid and ECC events). The zip
+is private (0600) wherever the user puts it: it holds command lines.
 """
 
 from __future__ import annotations
 
 import io
 import math
+import os
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,7 +34,7 @@ from gpufleet.core.history.timeparse import format_utc
 from gpufleet.core.model.alert import alert_from_json
 from gpufleet.core.text import catalogue
 from gpufleet.core.text.sanitize import clean, clean_text
-from gpufleet.core.verdicts import diagnosis, health
+from gpufleet.core.verdicts import bundle_records, diagnosis, health
 from gpufleet.core.wire.messages import Hello
 
 # What the plots show: every GPU's series of these metrics.
@@ -249,6 +253,7 @@ def summary_text(
     t1: float,
     rows: int,
     alerts: Sequence[Mapping[str, Any]] = (),
+    records: Sequence[str] = (),
 ) -> str:
     hello = store.hello(host, at=t1)
     head = [
@@ -267,6 +272,7 @@ def summary_text(
         *body,
         "",
         *alert_lines(alerts),
+        *records,
         "",
         "Per GPU:",
         *simple_summary(store, host, t0, t1),
@@ -283,12 +289,17 @@ def build_bundle(
     out: Path,
     *,
     render_plots: RenderPlots | None = None,
+    audit: Sequence[Mapping[str, Any]] = (),
 ) -> BundleReport:
-    """Write the zip to ``out`` (through a temporary file, renamed into place)."""
+    """Write the zip to ``out`` (through a private temporary file, renamed into place);
+    ``audit`` is the audit log's records (``history.audit.read_audit``) for the kills and
+    actions of the window."""
     out = Path(out)
     tmp = out.with_name(out.name + ".part")
     report = BundleReport(path=out, rows=0)
-    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as z:
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # an older .part of the same name keeps its mode otherwise
+    with os.fdopen(fd, "wb") as raw, zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as z:
 
         def put(name: str, data: bytes | str) -> None:
             z.writestr(name, data)
@@ -317,8 +328,15 @@ def build_bundle(
             )
         alerts = alerts_in_window(store, host, t0, t1)
         put("alerts.json", _json(alerts))
-        put("events.json", _json([dict(e.raw) for e in store.events(host, t0, t1)]))
-        put("kills.json", _json(store.kills(host, t0, t1)))
+        events = [dict(e.raw) for e in store.events(host, t0, t1)]
+        put("events.json", _json(events))
+        stored = [{"host": host, **k} for k in store.kills(host, t0, t1)]
+        kills = bundle_records.kills_in_window(stored, audit, host, t0, t1)
+        actions = bundle_records.actions_in_window(audit, host, t0, t1)
+        watchdog = bundle_records.watchdog_events(events)
+        put("kills.json", _json(kills))
+        put("actions.json", _json(actions))
+        put("watchdog.json", _json(watchdog))
         procs: Sequence[Any] = store.procs(host, t0, t1)
         put(
             "processes.json",
@@ -329,6 +347,7 @@ def build_bundle(
                 ]
             ),
         )
-        put("summary.txt", summary_text(store, host, t0, t1, report.rows, alerts))
+        records = ["", *bundle_records.record_lines(kills, actions, watchdog)]
+        put("summary.txt", summary_text(store, host, t0, t1, report.rows, alerts, records))
     tmp.replace(out)
     return report

@@ -558,7 +558,7 @@ _LINK_FIELDS = ("tx_bps", "rx_bps", "up", "speed_bps")
 _link_layout_cache: list[Any] = [None, None]
 
 
-def _link_layout(hello: Hello) -> tuple[tuple[str, ...], tuple[int | None, ...]]:
+def _link_layout(hello: Hello) -> tuple[tuple[Any, ...], tuple[int | None, ...]]:
     if _link_layout_cache[0] is hello:
         return _link_layout_cache[1]  # type: ignore[no-any-return]
     names = hello.raw.get("link_columns")

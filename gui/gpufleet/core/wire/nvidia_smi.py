@@ -5,9 +5,11 @@ An instance without python3 >= 3.8 (a minimal CUDA image) cannot run the sampler
 ``hello`` / ``sample`` / ``procs`` objects the sampler would send, so everything downstream
 (live buffers, store, rules, plots) works unchanged:
 
-- ``nvidia-smi -q -x`` (once): the XML inventory (nvsmi_device DTD): names, UUIDs, bus ids,
+- ``nvidia-smi -q -x`` (once; ``nvidia_smi_xml``): the XML inventory: names, UUIDs, bus ids,
   memory total and reserved, max clocks, power limits, temperature thresholds (or, on newer
-  drivers, their margins to T.Limit), PCIe maximum, MIG and virtualization mode;
+  drivers, their margins to T.Limit), PCIe maximum, MIG and virtualization mode, and the MIG
+  slices, named by ``nvidia-smi -L`` (``list_gpus``); on a MIG host it runs again every
+  ``SLICE_MEMORY_EVERY_S`` for the slices' memory, which no query field gives;
 - ``nvidia-smi --query-gpu=FIELDS --format=csv,noheader,nounits -lms N`` (one long-lived
   process): one CSV line per GPU per tick (``QUERY``: which field feeds which column);
 - ``nvidia-smi --query-compute-apps=gpu_uuid,pid,process_name,used_memory
@@ -15,42 +17,86 @@ An instance without python3 >= 3.8 (a minimal CUDA image) cannot run the sampler
 
 What nvidia-smi cannot give is ``null`` with its reason in ``hello``'s ``unsupported``: GPM
 (SM activity, tensor, DRAM), the energy counter, the throttle-time shares, PCIe and NVLink
-rates, per-process SM %, process owners and start times (so no safe kill).
+rates, per-process SM %, process owners and start times (so no safe kill). Every spelling of
+"no value" is null, never 0 (``nvidia_smi_cells``), and so is a vGPU guest's 0 for a clock or
+temperature it cannot see.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import xml.etree.ElementTree as ET
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from gpufleet_sampler import protocol
 
-from gpufleet.core.wire.gpu_kind import virtualization_name
+from gpufleet.core.wire.nvidia_smi_cells import (
+    CONVERT,
+    MIB,
+    NOT_AVAILABLE,
+    NOT_SUPPORTED,
+    SmiError,
+    missing,
+    program_name,
+    split_csv,
+    to_int,
+    to_mib,
+)
+from gpufleet.core.wire.nvidia_smi_xml import (
+    BACKEND,
+    Inventory,
+    SmiGpu,
+    SmiSlice,
+    check_facts,
+    parse_inventory,
+    slice_memory,
+)
 
-BACKEND: Final = "nvidia-smi"
-MIB: Final = 1 << 20
+__all__ = [
+    "BACKEND",
+    "MIB",
+    "NOT_AVAILABLE",
+    "NOT_SUPPORTED",
+    "Inventory",
+    "SmiError",
+    "SmiGpu",
+    "SmiSlice",
+    "check_facts",
+    "parse_inventory",
+    "slice_memory",
+    "split_csv",
+]
 
-# What a value of "[N/A]" or "[Not Supported]" in the CSV becomes in hello's reasons.
-NOT_SUPPORTED: Final = "NotSupported: nvidia-smi reports it as not supported on this GPU"
-NOT_AVAILABLE: Final = "NotSupported: nvidia-smi reports [N/A] for it on this GPU"
 NO_FIELD: Final = (
     "NotSupported: not among nvidia-smi's --query-gpu fields (the NVML sampler reads it; this "
     "host has no python3 >= 3.8 to run it)"
 )
 FIELD_UNKNOWN: Final = "NotSupported: this nvidia-smi does not know the query field {field}"
+# A GRID vGPU guest prints 0 for what it cannot see (clocks, temperatures): not a reading.
+VGPU_ZERO: Final = "NotSupported: a vGPU guest prints 0 for it: the host does not report it"
+VGPU_ZERO_COLUMNS: Final = frozenset(
+    ("temp_gpu_c", "temp_mem_c", "sm_clock_mhz", "mem_clock_mhz", "gfx_clock_mhz")
+)
+# A GPU in MIG mode: nvidia-smi prints [N/A] for its utilization (nor gives it per slice).
+MIG_UTIL: Final = (
+    "NotSupported: the GPU is in MIG mode; nvidia-smi reports no utilization for a split GPU"
+)
+SLICE_PER_CARD: Final = (
+    "NotSupported: a MIG slice reports memory; clocks, power and temperature are GPU {parent}'s"
+)
+# How often the memory of MIG slices is read again (one -q -x; --query-gpu has no slices).
+SLICE_MEMORY_EVERY_S: Final = 12.0
 
 # Sample column -> the --query-gpu fields that give it, newest name first (a driver that
 # refuses the first name is asked for the next), and how its text becomes a value.
 QUERY: Final[tuple[tuple[str, tuple[str, ...], str], ...]] = (
     ("util_gpu_pct", ("utilization.gpu",), "num"),
     ("util_mem_pct", ("utilization.memory",), "num"),
-    ("sm_clock_mhz", ("clocks.sm",), "num"),
-    ("mem_clock_mhz", ("clocks.mem",), "num"),
-    ("gfx_clock_mhz", ("clocks.gr",), "num"),
+    # The long names are the same fields; a --format=csv header echoes whichever was asked.
+    ("sm_clock_mhz", ("clocks.sm", "clocks.current.sm"), "num"),
+    ("mem_clock_mhz", ("clocks.mem", "clocks.current.memory"), "num"),
+    ("gfx_clock_mhz", ("clocks.gr", "clocks.current.graphics"), "num"),
     ("temp_gpu_c", ("temperature.gpu",), "num"),
     ("temp_mem_c", ("temperature.memory",), "num"),
     ("power_w", ("power.draw",), "num"),
@@ -79,11 +125,12 @@ LIMITS: Final = (
 )
 
 _INVALID_FIELD = re.compile(r'Field "([^"]+)" is not a valid field to query')
-_NUM = re.compile(r"^\s*(-?\d+(?:\.\d+)?)")
-
-
-class SmiError(ValueError):
-    """nvidia-smi output this module cannot use (the message says what and why)."""
+# --help-query-gpu: each field's line, '"name"' or '"name" or "alias"'.
+_HELP_FIELD = re.compile(r'^"([^"]+)"(?: or "([^"]+)")*\s*$')
+# nvidia-smi -L: "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-…)", then one line per MIG device,
+# "  MIG 1g.10gb     Device  2: (UUID: MIG-…)".
+_LIST_GPU = re.compile(r"^GPU (\d+): ")
+_LIST_MIG = re.compile(r"^\s+MIG (\S+)\s+Device\s+(\d+): \(UUID: ([^)]+)\)")
 
 
 def invalid_field(output: str) -> str | None:
@@ -124,70 +171,35 @@ class FieldPlan:
         return False
 
 
-def _missing(text: str) -> str | None:
-    """The reason a CSV cell holds no value, or None when it holds one."""
-    t = text.strip()
-    if not t or t.startswith("["):
-        low = t.lower()
-        if "not supported" in low:
-            return NOT_SUPPORTED
-        return NOT_AVAILABLE
-    if t in ("N/A", "Unknown"):
-        return NOT_AVAILABLE
-    return None
-
-
-def _to_num(text: str) -> float | None:
-    m = _NUM.match(text)
-    return float(m.group(1)) if m else None
-
-
-def _to_int(text: str) -> int | None:
-    v = _to_num(text)
-    return int(v) if v is not None else None
-
-
-def _to_pstate(text: str) -> int | None:
-    t = text.strip().upper()
-    return int(t[1:]) if t.startswith("P") and t[1:].isdigit() else _to_int(t)
-
-
-def _to_hex(text: str) -> int | None:
-    try:
-        return int(text.strip(), 16 if text.strip().lower().startswith("0x") else 10)
-    except ValueError:
-        return None
-
-
-def _to_mib(text: str) -> int | None:
-    v = _to_num(text)
-    return int(v * MIB) if v is not None else None
-
-
-def _to_bool(text: str) -> int | None:
-    t = text.strip().lower()
-    if t in ("yes", "true", "enabled", "active"):
-        return 1
-    if t in ("no", "false", "disabled", "not active"):
-        return 0
-    return _to_int(t)
-
-
-_CONVERT: Final[dict[str, Callable[[str], float | int | None]]] = {
-    "num": _to_num,
-    "int": _to_int,
-    "pstate": _to_pstate,
-    "hex": _to_hex,
-    "mib": _to_mib,
-    "bool": _to_bool,
-}
 _KIND: Final = {col: kind for col, _, kind in QUERY}
 
 
-def split_csv(line: str) -> list[str]:
-    """A ``--format=csv,noheader`` line: fields separated by ", " (nvidia-smi does not quote;
-    a process name with a comma is rejoined by the caller that knows the field count)."""
-    return [f.strip() for f in line.rstrip("\r\n").split(",")]
+def help_fields(text: str) -> set[str]:
+    """The field names (and their aliases) ``nvidia-smi --help-query-gpu`` lists."""
+    out: set[str] = set()
+    for line in text.splitlines():
+        if _HELP_FIELD.match(line.strip()):
+            out.update(re.findall(r'"([^"]+)"', line))
+    return out
+
+
+def list_gpus(text: str) -> dict[int, list[tuple[str | None, str | None]]]:
+    """``nvidia-smi -L``: GPU index -> its MIG devices' (profile, UUID), in slot order."""
+    out: dict[int, list[tuple[str | None, str | None]]] = {}
+    gpu: int | None = None
+    for line in text.splitlines():
+        m = _LIST_GPU.match(line)
+        if m:
+            gpu = int(m.group(1))
+            out[gpu] = []
+            continue
+        m = _LIST_MIG.match(line)
+        if m and gpu is not None:
+            slots = out[gpu]
+            slot = int(m.group(2))
+            slots.extend([(None, None)] * (slot + 1 - len(slots)))
+            slots[slot] = (m.group(1), m.group(3).strip())
+    return out
 
 
 @dataclass(frozen=True)
@@ -201,29 +213,66 @@ class GpuRow:
     lost: bool = False
 
 
-def parse_query_line(line: str, columns: Sequence[str]) -> GpuRow:
-    """One line of ``--query-gpu=index,<columns' fields>``."""
+def _row(idx: int, columns: Sequence[str], cells: Sequence[str], vgpu: bool) -> GpuRow:
+    values: dict[str, float | int | None] = {}
+    why_missing: dict[str, str] = {}
+    lost = False
+    for col, text in zip(columns, cells, strict=True):
+        why = missing(text)
+        value = CONVERT[_KIND[col]](text) if why is None else None
+        if why is None and vgpu and value == 0 and col in VGPU_ZERO_COLUMNS:
+            why = VGPU_ZERO
+            value = None
+        if why is not None:
+            why_missing[col] = why
+            lost = lost or "gpu is lost" in text.lower()
+        values[col] = value
+    return GpuRow(idx, values, why_missing, lost)
+
+
+def parse_query_line(line: str, columns: Sequence[str], vgpu: bool = False) -> GpuRow:
+    """One line of ``--query-gpu=index,<columns' fields>`` (``vgpu``: of a vGPU guest)."""
     cells = split_csv(line)
     if len(cells) != len(columns) + 1:
         raise SmiError(
             f"nvidia-smi query line has {len(cells)} fields, expected {len(columns) + 1}: "
             f"{line.strip()[:120]!r}"
         )
-    idx = _to_int(cells[0])
+    idx = to_int(cells[0])
     if idx is None:
         raise SmiError(f"nvidia-smi query line does not start with a GPU index: {line[:120]!r}")
-    values: dict[str, float | int | None] = {}
-    missing: dict[str, str] = {}
-    lost = False
-    for col, text in zip(columns, cells[1:], strict=True):
-        why = _missing(text)
-        if why is not None:
-            values[col] = None
-            missing[col] = why
-            lost = lost or "gpu is lost" in text.lower()
-        else:
-            values[col] = _CONVERT[_KIND[col]](text)
-    return GpuRow(idx, values, missing, lost)
+    return _row(idx, columns, cells[1:], vgpu)
+
+
+def _header_name(cell: str) -> str:
+    """A ``--format=csv`` header cell without its unit ("power.draw [W]" -> "power.draw")."""
+    return cell.split(" [", 1)[0].strip()
+
+
+def parse_query_table(text: str, vgpu_guests: Iterable[int] = ()) -> list[GpuRow]:
+    """A ``--query-gpu=… --format=csv`` (or ``csv,nounits``) table with its header line: each
+    column this module reads is taken from the first of its field names the header has; a GPU
+    without an ``index`` field is numbered in row order."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        raise SmiError("nvidia-smi printed no --query-gpu table")
+    header = [_header_name(c) for c in split_csv(lines[0])]
+    pos = {name: i for i, name in enumerate(header)}
+    columns = [c for c, names, _ in QUERY if any(n in pos for n in names)]
+    where = [next(pos[n] for n in names if n in pos) for c, names, _ in QUERY if c in columns]
+    guests = set(vgpu_guests)
+    rows = []
+    for k, line in enumerate(lines[1:]):
+        cells = split_csv(line)
+        if len(cells) != len(header):
+            raise SmiError(
+                f"nvidia-smi --query-gpu row has {len(cells)} fields, its header "
+                f"{len(header)}: {line.strip()[:120]!r}"
+            )
+        idx = to_int(cells[pos["index"]]) if "index" in pos else k
+        idx = k if idx is None else idx
+        rows.append(_row(idx, columns, [cells[i] for i in where], idx in guests))
+    return rows
 
 
 def sample_row(row: GpuRow) -> list[Any]:
@@ -238,14 +287,25 @@ def sample_row(row: GpuRow) -> list[Any]:
     return out
 
 
+def slice_row(s: SmiSlice, mem_used_bytes: int | None) -> list[Any]:
+    """A MIG slice's positional row: its memory used; the rest is its card's (null here)."""
+    out: list[Any] = [protocol.mig_index(s.parent, s.slot)] + [None] * len(protocol.COLUMN_NAMES)
+    out[protocol.ROW_POS["mem_used_bytes"]] = mem_used_bytes
+    out[protocol.ROW_POS["lost"]] = 0
+    return out
+
+
 class QueryAssembler:
     """Groups the per-GPU lines of the long-lived query into ticks: a tick is complete when
     every GPU of the inventory has reported, or when a GPU reports a second time (a GPU
     missing from one loop does not hold the stream back)."""
 
-    def __init__(self, columns: Sequence[str], gpu_indices: Sequence[int]) -> None:
+    def __init__(
+        self, columns: Sequence[str], gpu_indices: Sequence[int], vgpu_guests: Iterable[int] = ()
+    ) -> None:
         self.columns = list(columns)
         self.want = set(gpu_indices)
+        self.vgpu = set(vgpu_guests)
         self.rows: dict[int, GpuRow] = {}
         self.bad_lines = 0
         self.last_error: str | None = None
@@ -255,7 +315,8 @@ class QueryAssembler:
         if not line.strip():
             return []
         try:
-            row = parse_query_line(line, self.columns)
+            first = to_int(split_csv(line)[0])
+            row = parse_query_line(line, self.columns, first in self.vgpu)
         except SmiError as e:
             self.bad_lines += 1
             self.last_error = str(e)
@@ -271,128 +332,51 @@ class QueryAssembler:
         return out
 
 
-@dataclass(frozen=True)
-class SmiGpu:
-    index: int
-    uuid: str
-    name: str
-    pci_bus_id: str
-    nominal: Mapping[str, float | int | None]
-    extra: Mapping[str, Any]
+def vgpu_guests(inv: Inventory) -> list[int]:
+    """The indices of the GPUs that are vGPU guests (their zeros are "not reported")."""
+    return [g.index for g in inv.gpus if g.vgpu_guest]
 
 
-@dataclass(frozen=True)
-class Inventory:
-    driver_version: str | None
-    cuda_version: str | None
-    gpus: tuple[SmiGpu, ...]
-
-    def uuid_index(self) -> dict[str, int]:
-        return {g.uuid: g.index for g in self.gpus}
-
-
-def _text(el: ET.Element | None, path: str) -> str | None:
-    if el is None:
-        return None
-    node = el.find(path)
-    if node is None or node.text is None:
-        return None
-    t = node.text.strip()
-    return None if not t or t in ("N/A", "[N/A]") or t.startswith("[") else t
+def _unsupported(g: SmiGpu, plan: FieldPlan, row: GpuRow | None) -> dict[str, str]:
+    asked = set(plan.chosen)
+    out: dict[str, str] = {}
+    for name in protocol.COLUMN_NAMES:
+        if name in _DERIVED:
+            continue
+        if name in plan.dropped:
+            out[name] = plan.dropped[name]
+        elif name not in asked and name not in _KIND:
+            out[name] = NO_FIELD
+        elif row is not None and name in row.missing:
+            split = g.extra.get("mig_mode") == 1 and name in ("util_gpu_pct", "util_mem_pct")
+            out[name] = MIG_UTIL if split else row.missing[name]
+    return out
 
 
-def _num_at(el: ET.Element | None, *paths: str) -> float | None:
-    for p in paths:
-        t = _text(el, p)
-        v = _to_num(t) if t is not None else None
-        if v is not None:
-            return v
-    return None
-
-
-def _temp_limits(t: ET.Element | None) -> tuple[float | None, float | None, float | None]:
-    """(slowdown, shutdown, memory max) in °C. Newer drivers give the thresholds as margins
-    to T.Limit ("GPU Slowdown T.Limit Temp: -2 C": slowdown 2 °C above T.Limit) and the
-    current margin ("GPU T.Limit Temp: 54 C" at 33 °C: T.Limit is 87 °C)."""
-    slow = _num_at(t, "gpu_temp_slow_threshold")
-    shut = _num_at(t, "gpu_temp_max_threshold")
-    mem_max = _num_at(t, "gpu_temp_max_mem_threshold")
-    cur = _num_at(t, "gpu_temp")
-    margin = _num_at(t, "gpu_temp_tlimit")
-    if cur is not None and margin is not None:
-        tlimit = cur + margin
-        if slow is None:
-            off = _num_at(t, "gpu_temp_slow_tlimit_threshold")
-            slow = tlimit - off if off is not None else None
-        if shut is None:
-            off = _num_at(t, "gpu_temp_max_tlimit_threshold")
-            shut = tlimit - off if off is not None else None
-    return slow, shut, mem_max
-
-
-def parse_inventory(xml: bytes | str) -> Inventory:
-    """``nvidia-smi -q -x`` output."""
-    try:
-        root = ET.fromstring(xml)
-    except ET.ParseError as e:
-        raise SmiError(f"nvidia-smi -q -x did not print valid XML: {e}") from None
-    if root.tag != "nvidia_smi_log":
-        raise SmiError(f"nvidia-smi -q -x printed <{root.tag}>, not <nvidia_smi_log>")
-    gpus = []
-    for i, g in enumerate(root.findall("gpu")):
-        # -q -x lists the GPUs in NVML index order, the order of --query-gpu's "index"; the
-        # minor number (/dev/nvidiaN) can differ from it.
-        index = i
-        power = g.find("gpu_power_readings")
-        if power is None:
-            power = g.find("power_readings")
-        slow, shut, mem_max = _temp_limits(g.find("temperature"))
-        width = _text(g, "pci/pci_gpu_link_info/link_widths/max_link_width")
-        nominal: dict[str, float | int | None] = {
-            "sm_clock_max_mhz": _num_at(g, "max_clocks/sm_clock"),
-            "mem_clock_max_mhz": _num_at(g, "max_clocks/mem_clock"),
-            "sm_clock_base_mhz": _num_at(g, "default_applications_clocks/graphics_clock"),
-            "power_default_w": _num_at(power, "default_power_limit"),
-            "power_enforced_w": _num_at(power, "enforced_power_limit", "current_power_limit"),
-            "power_min_w": _num_at(power, "min_power_limit"),
-            "power_max_w": _num_at(power, "max_power_limit"),
-            "temp_slowdown_c": slow,
-            "temp_shutdown_c": shut,
-            "temp_mem_max_c": mem_max,
-            "pcie_max_gen": _to_int(_text(g, "pci/pci_gpu_link_info/pcie_gen/max_link_gen") or ""),
-            "pcie_max_width": _to_int(width or ""),
-            "nvlink_links": None,
-            "nvlink_link_bps": None,
-            "mem_total_bytes": _mib(_num_at(g, "fb_memory_usage/total")),
-            "mem_reserved_bytes": _mib(_num_at(g, "fb_memory_usage/reserved")),
-        }
-        extra: dict[str, Any] = {
-            "arch": _text(g, "product_architecture"),
-            "mig_mode": _to_bool(_text(g, "mig_mode/current_mig") or ""),
-            "virtualization_mode": virtualization_name(
-                _text(g, "gpu_virtualization_mode/virtualization_mode")
-            ),
-            "persistence_mode": _to_bool(_text(g, "persistence_mode") or ""),
-            "serial": _text(g, "serial"),
-            "vbios_version": _text(g, "vbios_version"),
-        }
-        gpus.append(
-            SmiGpu(
-                index=index,
-                uuid=_text(g, "uuid") or f"GPU-unknown-{index}",
-                name=_text(g, "product_name") or "GPU",
-                pci_bus_id=_text(g, "pci/pci_bus_id") or str(g.get("id") or ""),
-                nominal=nominal,
-                extra={k: v for k, v in extra.items() if v is not None},
-            )
-        )
-    if not gpus:
-        raise SmiError("nvidia-smi -q -x lists no GPU")
-    return Inventory(_text(root, "driver_version"), _text(root, "cuda_version"), tuple(gpus))
-
-
-def _mib(v: float | None) -> int | None:
-    return int(v * MIB) if v is not None else None
+def _slice_hello(s: SmiSlice, card: SmiGpu) -> dict[str, Any]:
+    """A MIG slice's ``hello`` entry, as the NVML sampler writes it (nvml_mig.hello)."""
+    why = SLICE_PER_CARD.format(parent=s.parent)
+    kind = f"MIG {s.profile}" if s.profile else f"MIG slice {s.slot}"
+    keep = ("mem_used_bytes", "lost")
+    return {
+        "index": protocol.mig_index(s.parent, s.slot),
+        "uuid": s.uuid or f"MIG-unknown-{card.uuid}-{s.slot}",
+        "name": f"{card.name} {kind}",
+        "pci_bus_id": card.pci_bus_id,
+        "nominal": {"mem_total_bytes": s.mem_total_bytes},
+        "unsupported": {c: why for c in protocol.COLUMN_NAMES if c not in keep},
+        protocol.MIG_KEY: {
+            "parent": s.parent,
+            "slot": s.slot,
+            "gpu_instance_id": s.gpu_instance_id,
+            "compute_instance_id": s.compute_instance_id,
+            "profile": s.profile,
+            "sm_count": s.sm_count,
+            # -q -x gives no SM count for the whole card, so no share of it.
+            "sm_share": None,
+        },
+        protocol.LINKS_UNSUPPORTED_KEY: "NotSupported: NVLink belongs to the parent GPU",
+    }
 
 
 def hello_obj(
@@ -404,21 +388,10 @@ def hello_obj(
     hostname: str,
 ) -> dict[str, Any]:
     """The ``hello`` the sampler would send, from the inventory and the first query's values
-    (a column whose cell said "[Not Supported]" is unsupported on that GPU)."""
-    asked = set(plan.chosen)
-    gpus = []
+    (a column whose cell said "[Not Supported]" is unsupported on that GPU); a GPU in MIG
+    mode is followed by its slices."""
+    gpus: list[dict[str, Any]] = []
     for g in inv.gpus:
-        row = first.get(g.index)
-        unsupported: dict[str, str] = {}
-        for name in protocol.COLUMN_NAMES:
-            if name in _DERIVED:
-                continue
-            if name in plan.dropped:
-                unsupported[name] = plan.dropped[name]
-            elif name not in asked and name not in _KIND:
-                unsupported[name] = NO_FIELD
-            elif row is not None and name in row.missing:
-                unsupported[name] = row.missing[name]
         gpus.append(
             {
                 "index": g.index,
@@ -426,11 +399,12 @@ def hello_obj(
                 "name": g.name,
                 "pci_bus_id": g.pci_bus_id,
                 "nominal": dict(g.nominal),
-                "unsupported": unsupported,
+                "unsupported": _unsupported(g, plan, first.get(g.index)),
                 "links_unsupported": "NotSupported: nvidia-smi gives no per-link NVLink rates",
                 **g.extra,
             }
         )
+        gpus.extend(_slice_hello(s, g) for s in g.slices)
     return {
         "kind": protocol.KIND_HELLO,
         "protocol": protocol.PROTOCOL_VERSION,
@@ -449,154 +423,49 @@ def hello_obj(
     }
 
 
-def apps_procs(lines: Sequence[str], uuid_index: Mapping[str, int]) -> list[dict[str, Any]]:
-    """``--query-compute-apps=gpu_uuid,pid,process_name,used_memory`` lines as ``procs``
-    entries. A process name holding commas is rejoined; lines of unknown GPUs are skipped."""
+def _app_cells(line: str, fields: Sequence[str]) -> dict[str, str] | None:
+    """One compute-apps line by field name; the process name, which may hold ", ", takes
+    the cells the other fields leave."""
+    cells = split_csv(line)
+    if len(cells) < len(fields) or "process_name" not in fields:
+        return None
+    at = fields.index("process_name")
+    after = len(fields) - at - 1
+    name = ", ".join(cells[at : len(cells) - after])
+    out = dict(zip(fields[:at], cells[:at], strict=True))
+    out.update(zip(fields[at + 1 :], cells[len(cells) - after :], strict=True))
+    out["process_name"] = name
+    return out
+
+
+def apps_procs(
+    lines: Sequence[str], uuid_index: Mapping[str, int], fields: Sequence[str] = APPS_FIELDS
+) -> list[dict[str, Any]]:
+    """``--query-compute-apps=<fields>`` lines (ours: ``APPS_FIELDS``) as ``procs`` entries.
+    A process name holding commas is rejoined, one holding spaces kept whole; lines of
+    unknown GPUs are skipped."""
     out: list[dict[str, Any]] = []
     for line in lines:
-        cells = split_csv(line)
-        if len(cells) < len(APPS_FIELDS):
+        cells = _app_cells(line, fields)
+        if cells is None:
             continue
-        uuid, pid_text = cells[0], cells[1]
-        name_cells, mem_text = cells[2:-1], cells[-1]
-        gpu = uuid_index.get(uuid)
-        pid = _to_int(pid_text)
+        gpu = uuid_index.get(cells.get("gpu_uuid", ""))
+        pid = to_int(cells.get("pid", ""))
         if gpu is None or pid is None:
             continue
-        cmd = ", ".join(name_cells)
-        mem = None if _missing(mem_text) else _to_mib(mem_text)
+        cmd = cells["process_name"] or None
+        mem_text = cells.get("used_memory", cells.get("used_gpu_memory", ""))
         out.append(
             {
                 "gpu": gpu,
                 "pid": pid,
                 "start_ticks": None,
                 "user": None,
-                "name": os.path.basename(cmd.split(" ")[0]) if cmd else None,
-                "cmd": cmd or None,
-                "mem_bytes": mem,
+                "name": program_name(cmd),
+                "cmd": cmd,
+                "mem_bytes": None if missing(mem_text) else to_mib(mem_text),
                 "sm_pct": None,
                 "type": "compute",
             }
         )
     return out
-
-
-def _sum_at(el: ET.Element | None, *paths: str) -> int | None:
-    """The sum of the counters found at ``paths`` (None when none is there)."""
-    vals = [_num_at(el, p) for p in paths]
-    found = [v for v in vals if v is not None]
-    return int(sum(found)) if found else None
-
-
-def _gpu_processes(g: ET.Element, index: int) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for p in g.findall("processes/process_info"):
-        pid = _to_int(_text(p, "pid") or "")
-        if pid is None:
-            continue
-        cmd = _text(p, "process_name")
-        out.append(
-            {
-                "gpu": index,
-                "pid": pid,
-                "start_ticks": None,
-                "user": None,
-                "name": os.path.basename(cmd.split(" ")[0]) if cmd else None,
-                "cmd": cmd,
-                "mem_bytes": _mib(_num_at(p, "used_memory")),
-                "sm_pct": None,
-                "type": _text(p, "type"),
-            }
-        )
-    return out
-
-
-def check_facts(xml: bytes | str) -> dict[str, Any]:
-    """The facts of the start-of-rental check, as the sampler's ``check`` prints them, from
-    one ``nvidia-smi -q -x``: what it has (P-state, power limits, temperatures, PCIe link,
-    ECC, row remapping, memory, processes, virtualization, MIG); what it has not (Xids, NVLink
-    state) stays unknown."""
-    inv = parse_inventory(xml)
-    root = ET.fromstring(xml)
-    gpus: list[dict[str, Any]] = []
-    for inv_gpu, g in zip(inv.gpus, root.findall("gpu"), strict=True):
-        n = inv_gpu.nominal
-        i = inv_gpu.index
-        ecc_on = _to_bool(_text(g, "ecc_mode/current_ecc") or "")
-        gpus.append(
-            {
-                "index": i,
-                "name": inv_gpu.name,
-                "uuid": inv_gpu.uuid,
-                "lost": 0,
-                "util_gpu_pct": _num_at(g, "utilization/gpu_util"),
-                "persistence_mode": inv_gpu.extra.get("persistence_mode"),
-                "pstate": _to_pstate(_text(g, "performance_state") or ""),
-                "power_enforced_w": n.get("power_enforced_w"),
-                "power_default_w": n.get("power_default_w"),
-                "temp_gpu_c": _num_at(g, "temperature/gpu_temp"),
-                "temp_slowdown_c": n.get("temp_slowdown_c"),
-                "temp_mem_c": _num_at(g, "temperature/memory_temp"),
-                "temp_mem_max_c": n.get("temp_mem_max_c"),
-                "pcie_gen": _to_int(
-                    _text(g, "pci/pci_gpu_link_info/pcie_gen/current_link_gen") or ""
-                ),
-                "pcie_max_gen": n.get("pcie_max_gen"),
-                "pcie_width": _to_int(
-                    _text(g, "pci/pci_gpu_link_info/link_widths/current_link_width") or ""
-                ),
-                "pcie_max_width": n.get("pcie_max_width"),
-                "ecc_mode": ecc_on,
-                # Older drivers count single/double-bit errors; newer ones DRAM and SRAM.
-                "ecc_dbe_vol": _sum_at(
-                    g,
-                    "ecc_errors/volatile/double_bit/total",
-                    "ecc_errors/volatile/dram_uncorrectable",
-                    "ecc_errors/volatile/sram_uncorrectable_secded",
-                    "ecc_errors/volatile/sram_uncorrectable_parity",
-                )
-                if ecc_on
-                else None,
-                "ecc_sbe_agg": _sum_at(
-                    g,
-                    "ecc_errors/aggregate/single_bit/total",
-                    "ecc_errors/aggregate/dram_correctable",
-                    "ecc_errors/aggregate/sram_correctable",
-                )
-                if ecc_on
-                else None,
-                "ecc_dbe_agg": _sum_at(
-                    g,
-                    "ecc_errors/aggregate/double_bit/total",
-                    "ecc_errors/aggregate/dram_uncorrectable",
-                    "ecc_errors/aggregate/sram_uncorrectable_secded",
-                    "ecc_errors/aggregate/sram_uncorrectable_parity",
-                )
-                if ecc_on
-                else None,
-                "remapped_rows_correctable": _to_int(
-                    _text(g, "remapped_rows/remapped_row_corr") or ""
-                ),
-                "remapped_rows_uncorrectable": _to_int(
-                    _text(g, "remapped_rows/remapped_row_unc") or ""
-                ),
-                "remap_pending": _to_bool(_text(g, "remapped_rows/remapped_row_pending") or ""),
-                "remap_failed": _to_bool(_text(g, "remapped_rows/remapped_row_failure") or ""),
-                "mem_total_bytes": n.get("mem_total_bytes"),
-                "mem_reserved_bytes": n.get("mem_reserved_bytes"),
-                "mem_used_bytes": _mib(_num_at(g, "fb_memory_usage/used")),
-                "process_list": _gpu_processes(g, i),
-                "virtualization_mode": inv_gpu.extra.get("virtualization_mode"),
-                "mig_mode": inv_gpu.extra.get("mig_mode"),
-            }
-        )
-    return {
-        "backend": BACKEND,
-        "host": {"driver_version": inv.driver_version, "cuda_version": inv.cuda_version},
-        "driver_version": inv.driver_version,
-        "cuda_version": inv.cuda_version,
-        "gpu_count": len(gpus),
-        "gpus": gpus,
-        # nvidia-smi keeps no record of Xids: a one-shot check cannot say.
-        "xid": {"seen": "unknown", "source": "none"},
-    }

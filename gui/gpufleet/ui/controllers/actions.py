@@ -24,6 +24,7 @@ from gpufleet.core.fleet.fleet import Fleet
 from gpufleet.core.providers.actions import FileActionRecord, ProviderActions
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.core.wire.messages import Proc
+from gpufleet.ui.background.detached import run_detached
 from gpufleet.ui.background.worker import run_in_pool
 from gpufleet.ui.controllers.bridge import FleetBridge
 from gpufleet.ui.dialogs.hosts import HostDialog, ImportDialog, ProviderImportDialog
@@ -221,7 +222,8 @@ class Actions(QObject):
             {h.name: h for h in hosts}.get, FileActionRecord(), on_billing=record_and_apply(apply)
         )
         self._syncing = True
-        run_in_pool(lambda: acts.sync_fleet(hosts), self._synced, self._sync_failed, self.pool)
+        # A daemon thread, not the pool: quitting never waits on a provider.
+        run_detached(lambda: acts.sync_fleet(hosts), self._synced, self._sync_failed)
 
     def _synced(self, outcomes: Any) -> None:
         self._syncing = False

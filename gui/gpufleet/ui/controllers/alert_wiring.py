@@ -48,7 +48,7 @@ from gpufleet.core.fleet.fleet import Fleet
 from gpufleet.core.live.buffers import LiveBuffers
 from gpufleet.core.notify.webhooks import Delivery, Notifier, Webhook, load_webhooks
 from gpufleet.core.pipeline.build import Pipeline
-from gpufleet.core.providers.actions import run_provider_hook
+from gpufleet.core.providers.actions import failed_action_alert, run_provider_hook
 from gpufleet.ui.background.worker import run_in_pool
 from gpufleet.ui.desktop.tray import Notifier as TrayNotifier
 from gpufleet.ui.widgets.theme import system_is_dark
@@ -259,6 +259,11 @@ class AlertWiring(QObject):
             detail = run.output.strip().splitlines()[-1:] or [f"exit {run.rc}"]
             text = self.tr("Failed: %1: %2").replace("%1", what).replace("%2", detail[0])
             ok = False
+            if run.spec.type == "provider":
+                # The instance keeps billing: a critical alert, not only a status line.
+                log.error("provider action failed on %s: %s", run.host, detail[0])
+                alert = failed_action_alert(run.host, run.spec.command, detail[0], time.time())
+                self.hub.post_external([alert])
         else:
             return
         self.window.show_outcome(text, ok)

@@ -23,6 +23,7 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QFileDialog, QProgressBar, QPushButton, QWidget
 
 from gpufleet.core.config import paths
+from gpufleet.core.history.audit import read_audit
 from gpufleet.core.history.store import Store
 from gpufleet.core.history.timeparse import format_utc
 from gpufleet.core.verdicts.bundle import BundleReport, PlotData, build_bundle
@@ -140,11 +141,14 @@ class EvidenceExporter(QObject):
         self.started.emit(str(out))
         store_path = paths.history_file(self.demo)
         renderer = self.renderer
+        demo = self.demo
 
         def build() -> BundleReport:
             store = Store(store_path, read_only=True)
             try:
-                return build_bundle(store, host, t0, t1, out, render_plots=renderer.render)
+                return build_bundle(
+                    store, host, t0, t1, out, render_plots=renderer.render, audit=read_audit(demo)
+                )
             finally:
                 store.close()
 

@@ -38,8 +38,11 @@ from gpufleet.core.config.secrets import set_secret
 from gpufleet.core.link.ssh_command import SshCommandError, parse_ssh
 from gpufleet.core.link.ssh_config import importable_aliases, load, lookup
 from gpufleet.core.providers import importing
+from gpufleet.core.providers.base import ProviderError
 from gpufleet.core.providers.registry import names, open_provider
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
+from gpufleet.core.text.sanitize import clean
+from gpufleet.ui.background.detached import run_detached
 from gpufleet.ui.background.worker import run_in_pool
 from gpufleet.ui.dialogs.hostkey import HostKeyPrompt
 
@@ -467,7 +470,7 @@ class ProviderImportDialog(_ChecklistImport[importing.Change, tuple[HostConfig, 
         def work() -> list[importing.Change]:
             return importing.plan(existing, open_provider(name, url).list_instances())
 
-        run_in_pool(work, self._show, self._failed, self.pool)
+        run_detached(work, self._show, self._failed)  # never held by the app's quit
 
     def _show(self, changes: Any) -> None:
         self.list_button.setEnabled(True)
@@ -479,7 +482,7 @@ class ProviderImportDialog(_ChecklistImport[importing.Change, tuple[HostConfig, 
             if c.kind == "add":
                 text = self.tr("add {name}: {ssh}, {price}").format(
                     name=c.host.name,
-                    ssh=inst.ssh_command,
+                    ssh=clean(inst.ssh_command or "-"),
                     price=f"{inst.price_per_hour:g} {inst.currency}/h"
                     if inst.price_per_hour is not None
                     else "—",
@@ -490,16 +493,27 @@ class ProviderImportDialog(_ChecklistImport[importing.Change, tuple[HostConfig, 
                 )
             self._add_row(text, c)
         other = len(changes) - len(self.rows)
-        self.status.setText(
-            self.tr("{n} change(s); {other} instance(s) unchanged or without SSH").format(
-                n=len(self.rows), other=other
-            )
+        text = self.tr("{n} change(s); {other} instance(s) unchanged or without SSH").format(
+            n=len(self.rows), other=other
         )
+        for c in changes:
+            if c.kind == "invalid":
+                text += "\n" + self.tr("skipped instance {id}: {why}").format(
+                    id=clean(c.instance.id), why=clean(c.problem)
+                )
+        self.status.setText(text)
         self.ok.setEnabled(bool(self.rows))
 
     def _failed(self, e: BaseException) -> None:
         self.list_button.setEnabled(True)
-        self.status.setText(str(e))
+        text = clean(str(e))
+        if isinstance(e, ProviderError) and e.kind == "api_changed":
+            # Not a key or an outage: say what helps (an update), then what it said.
+            text = self.tr(
+                "The provider's API changed and this version of gpufleet cannot read it: "
+                "update gpufleet. ({detail})"
+            ).format(detail=text)
+        self.status.setText(text)
 
     def _save(self, chosen: list[importing.Change]) -> list[tuple[HostConfig, str | None]]:
         out = []

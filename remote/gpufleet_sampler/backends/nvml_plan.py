@@ -1,0 +1,207 @@
+"""The CPU plan of the NVML backend: what each tier costs (timed once at start on each GPU),
+the periods that fit the CPU budget (GPM for throughput, the slow tiers stretched first), and
+the correction every ``BUDGET_CHECK_S`` from what the reads measured.
+
+Python 3.8, stdlib + pynvml only.
+"""
+
+from typing import Any, Dict
+
+from gpufleet_sampler.backends import nvml_lib as lib
+from gpufleet_sampler.backends.nvml_gpu import (
+    _G_ALL,
+    _G_COUNTERS,
+    _G_ERRORS,
+    _G_FAST,
+    _L_IDS,
+    _PERIODS,
+    _PLAN_SHARE,
+    _SCALE_RANGE,
+    _STRETCH,
+    _fields,
+    _Gpu,
+)
+from gpufleet_sampler.backends.nvml_probe import NvmlProbe
+
+
+class NvmlPlan(NvmlProbe):
+    """The CPU budget's plan: timing, planning, re-planning."""
+
+    def _time_reads(self, g: _Gpu) -> None:
+        """Time the per-tick reads on this GPU (µs of this thread's CPU): the calls
+        alone, then with every field group, then a one-field read, from which the field
+        read's cost per call and per field follow. The plan (_plan) is made from these. The
+        read with every group also primes the counters, so the first tick has rates."""
+        calls = []
+        for _ in range(2):  # the cheaper of two: a first call can pay one-off costs
+            t0 = self._cpu()
+            self._row(g, 0.0, gpm=False, mask=0)
+            calls.append(self._us(t0))
+        g.cost["calls"] = min(calls)
+        # Each the cheaper of two as well: CPU time only grows with what else runs here
+        # (caches, a shared core), so the cheaper one is nearer what the read costs. What the
+        # timing still gets wrong, the measure of the running reads corrects (_check_budget).
+        full = []
+        for _ in range(2):
+            t0 = self._cpu()
+            self._row(g, 0.0, gpm=False, mask=_G_ALL)
+            full.append(self._us(t0))
+        fields_all = max(0.0, min(full) - g.cost["calls"])
+        ids = g.fv_layouts[_G_ALL][_L_IDS]
+        base, per = fields_all, 0.0
+        if len(ids) > 1:
+            ones = []
+            for _ in range(2):
+                t0 = self._cpu()
+                _fields(g.h, ids[:1])
+                ones.append(self._us(t0))
+            one = min(ones)
+            per = max(0.0, (fields_all - one) / (len(ids) - 1))
+            base = max(0.0, one - per)
+        g.cost["fv_call"] = round(base, 1)
+        g.cost["fv_field"] = round(per, 1)
+        if g.nvlink_state_fields is not None:
+            # The cheaper way to read the link states: one call per link, or their fields
+            # added to the medium tier's field read (which costs per field, if anything).
+            t0 = self._cpu()
+            self._call(g, "nvmlDeviceGetNvLinkState", lib.N.nvmlDeviceGetNvLinkState, 0)
+            getter = self._us(t0)
+            n = len(g.nvlink_state_fields)
+            g.link_states_via = "fields" if per * n <= getter * n else "calls"
+            g.cost["link_states"] = round(min(per, getter) * n, 1)
+            self._build_layouts(g)
+
+    def _fv_cost(self, g: _Gpu, mask: int) -> float:
+        """µs of a field read of the groups in ``mask`` (0 when it asks for nothing)."""
+        n = len(g.fv_layouts[mask][_L_IDS])
+        return g.cost.get("fv_call", 0.0) + g.cost.get("fv_field", 0.0) * n if n else 0.0
+
+    def _merge_fields(self, g: _Gpu) -> bool:
+        """Whether the counters and the error counters are best read in one call whenever
+        either is due: where a field read costs per call rather than per field."""
+        per = g.cost.get("fv_field", 0.0)
+        n = len(g.fv_layouts[_G_COUNTERS | _G_ERRORS][_L_IDS])
+        return g.cost.get("fv_call", 0.0) > 4.0 * per * max(1, n)
+
+    def _gpu_cost(self, g: _Gpu, tiers: Dict[str, float]) -> float:
+        """µs per second this GPU costs under ``tiers`` (periods in s), from the timings."""
+        c = g.cost
+        every = self.interval
+        fast = self._fv_cost(g, _G_FAST)
+        per_s = (c.get("calls", 0.0) + c.get("gpm", 0.0) + fast) / every
+        # A group read with the per-tick fast fields shares their call; alone it pays one.
+        cnt = self._fv_cost(g, _G_FAST | _G_COUNTERS) - fast
+        err = self._fv_cost(g, _G_FAST | _G_ERRORS) - fast
+        t_cnt = max(every, tiers["fields"])
+        if g.fv_merge:
+            both = self._fv_cost(g, _G_ALL) - fast
+            per_s += both / min(t_cnt, tiers["medium"])
+        else:
+            per_s += cnt / t_cnt + err / tiers["medium"]
+        per_s += c.get("medium", 0.0) / tiers["medium"]
+        if g.link_states_via == "calls":
+            per_s += c.get("link_states", 0.0) / tiers["medium"]
+        per_s += c.get("slow", 0.0) / tiers["slow"]
+        if g.link_fields is not None:
+            per_s += c.get("links", 0.0) / tiers["links"]
+        # Process lists come every procs interval (the loop's, 2 s by default).
+        per_s += c.get("procs", 0.0) / self._needed["putil"]
+        if g.f_putil is not None:
+            # Only paid while a process is on the GPU; planned as if one always were.
+            per_s += c.get("putil", 0.0) / tiers["putil"]
+        return per_s
+
+    def _plan(self) -> None:
+        """Fit the CPU budget: start from the periods each tier is needed at, and stretch
+        the slow tiers first (error totals, per-link NVLink, per-process utilization, the
+        medium tier, the counters), each doubled up to its limit, until the GPUs' cost fits.
+        The per-tick calls are never stretched: they are what the plots show."""
+        live = [g for g in self._gpus if not g.lost]
+        tiers = dict(self._needed)
+        # µs of CPU per second: the budget is per GPU and per tick (1.25 ms by default).
+        budget = self.cpu_budget_pct / 100.0 / 8.0 * 1e6 * max(1, len(live)) / self.interval
+        # Planned to 80 % of it: the rest is for what no start-up timing sees (encoding the
+        # messages, /proc reads of new processes, the event thread).
+        target = budget * _PLAN_SHARE
+        for g in live:
+            g.fv_merge = self._merge_fields(g)
+
+        scale = self._cost_scale
+
+        def total() -> float:
+            return sum(self._gpu_cost(g, tiers) for g in live) * scale
+
+        if total() > target:
+            # The cheaper source first: throughput from GPM frees the per-tick field read.
+            for g in live:
+                self._use_gpm_throughput(g)
+        for name, limit in _STRETCH:
+            while total() > target and tiers[name] < limit:
+                longer = [p for p in _PERIODS if p > tiers[name] * 1.0001]
+                tiers[name] = min(limit, longer[0] if longer else limit)
+        self.tiers = tiers
+        self.links_interval = tiers["links"]
+        spent = total()
+        self.plan_version += 1
+        measured = self.plan_facts.get("measured_pct")
+        self.plan_facts = {
+            "version": self.plan_version,
+            "budget_pct": round(budget / 1e4, 3),
+            "planned_pct": round(spent / 1e4, 3),
+            "within": spent <= target * 1.0001,
+            "per_gpu_us_per_s": round(spent / max(1, len(live)), 1),
+            "tiers_s": {k: round(v, 3) for k, v in sorted(tiers.items())},
+            "needed_s": {k: round(v, 3) for k, v in sorted(self._needed.items())},
+            "workers": self._workers,
+            "cpus": self._cpus,
+            # Which GPUs of a tick the reader threads take (see nvml_pool).
+            "pooled": "every GPU" if self._pool_all else "long reads" if self._pool else "none",
+            # False until the first ticks have timed GPM and seen what it answers: the plan
+            # of a hello written at start-up is provisional.
+            "settled": all(g.gpm_checks == 0 for g in live if g.gpm),
+            # What the reads cost over the last BUDGET_CHECK_S (% of a core; None before the
+            # first measure) and the factor the plan applies to its start-up timing.
+            "measured_pct": measured,
+            "cost_scale": round(scale, 3),
+        }
+
+    def _plan_again(self, mono: float) -> None:
+        """A new plan, in force at once: no tier waits longer than its new period."""
+        self._plan()
+        for g in self._gpus:
+            if g.next_fields is not None:
+                self._clamp_schedule(g, mono)
+
+    def _start_measure(self, mono: float) -> None:
+        self._measure_from = mono
+        for g in self._gpus:
+            g.spent = 0.0
+
+    def _check_budget(self, mono: float) -> None:
+        """Compare what the reads cost since the last check (their threads' CPU, the same
+        work the start-up timing priced) with the plan, and plan again from the measure
+        where the plan is off: over the budget, or under half of it with a tier stretched."""
+        start = self._measure_from
+        used = sum(g.spent for g in self._gpus)
+        self._start_measure(mono)
+        span = mono - start if start is not None else 0.0
+        if span <= 0:
+            return
+        measured = used / span / 1e4  # µs per s -> % of a core
+        facts = self.plan_facts
+        facts["measured_pct"] = round(measured, 3)
+        planned = float(facts.get("planned_pct") or 0.0)
+        budget = float(facts.get("budget_pct") or 0.0)
+        if planned <= 0 or budget <= 0:
+            return
+        stretched = any(self.tiers[k] > self._needed[k] * 1.0001 for k in self._needed)
+        if measured > budget or (measured < 0.5 * budget and stretched):
+            lo, hi = _SCALE_RANGE
+            scale = min(hi, max(lo, self._cost_scale * measured / planned))
+            if abs(scale - self._cost_scale) > 0.05 * self._cost_scale:
+                self._cost_scale = scale
+                self._plan_again(mono)  # the new plan keeps the measured figure
+
+    def cpu_plan(self) -> Dict[str, Any]:
+        """The CPU budget and the plan that fits it (hello's ``cpu_budget``)."""
+        return dict(self.plan_facts, tiers_s=dict(self.plan_facts.get("tiers_s") or {}))
