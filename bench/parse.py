@@ -6,14 +6,16 @@ does. Prints the rate for sample lines alone and for the whole stream including 
 links lines, each beside what parsing the same lines costs with no checks at all: orjson
 alone, and the standard library's json.loads (issue 28's goals: sample lines at 1.2 M
 GPU-samples per CPU-second or more, the whole stream at least as fast as json.loads alone).
-Median of --runs runs (CPU time of this process), as the machine is shared.
+Median of --runs rounds, each way in turn (CPU time of this process), as the machine is
+shared; ``--compare PATH`` adds another checkout's decoder (its messages.py) to each round.
 
-    .venv/bin/python bench/parse.py [--runs 7]
+    .venv/bin/python bench/parse.py [--runs 7] [--compare OTHER/gui/gpufleet/core/wire/messages.py]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import statistics
 import subprocess
@@ -22,7 +24,7 @@ import time
 from collections.abc import Callable
 
 import orjson
-from gpufleet.core.wire.messages import Sample, StreamDecoder
+from gpufleet.core.wire.messages import StreamDecoder
 
 
 def record(count: int) -> list[bytes]:
@@ -34,15 +36,15 @@ def record(count: int) -> list[bytes]:
     return out.splitlines()
 
 
-def decode(lines: list[bytes], hello: bytes) -> tuple[float, int]:
+def decode(lines: list[bytes], hello: bytes, decoder: type = StreamDecoder) -> tuple[float, int]:
     """CPU seconds to decode ``lines`` after ``hello``, and the GPU-samples they held."""
-    d = StreamDecoder()
+    d = decoder()
     d.feed(hello)
     n = 0
     t0 = time.process_time()
     for line in lines:
         m = d.feed(line)
-        if isinstance(m, Sample):
+        if type(m).__name__ == "Sample":
             n += len(m.rows)
     dt = time.process_time() - t0
     assert d.bad_lines == 0, d.last_error
@@ -56,29 +58,43 @@ def loads_only(lines: list[bytes], loads: Callable[[bytes], object]) -> float:
     return time.process_time() - t0
 
 
-def median_rate(n: int, runs: int, once: Callable[[], float]) -> float:
-    return n / statistics.median(once() for _ in range(runs))
+def other_decoder(path: str) -> type:
+    """StreamDecoder of another messages.py (an older checkout's), to compare with."""
+    spec = importlib.util.spec_from_file_location("other_messages", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["other_messages"] = mod
+    spec.loader.exec_module(mod)
+    return mod.StreamDecoder  # type: ignore[no-any-return]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=7)
-    runs = ap.parse_args().runs
+    ap.add_argument("--compare", help="another checkout's gui/gpufleet/core/wire/messages.py")
+    args = ap.parse_args()
     lines = record(3600)
     hello, rest = lines[0], lines[1:]
     samples = [ln for ln in rest if b'"kind":"sample"' in ln[:20]]
     _, n = decode(samples, hello)
     size = sum(len(ln) + 1 for ln in samples) / n
     print(f"stream: {len(rest)} lines, {n} GPU-samples, {size:.0f} bytes per GPU-sample")
-    print(f"GPU-samples per CPU-second, median of {runs} runs:")
+    ways: dict[str, Callable[[list[bytes]], float]] = {
+        "decoder": lambda part: decode(part, hello)[0],
+        "orjson.loads alone": lambda part: loads_only(part, orjson.loads),
+        "json.loads alone": lambda part: loads_only(part, json.loads),
+    }
+    if args.compare:
+        other = other_decoder(args.compare)
+        ways["compared decoder"] = lambda part: decode(part, hello, other)[0]
+    print(f"GPU-samples per CPU-second, median of {args.runs} rounds (each way in turn):")
     for label, part in (("sample lines only", samples), ("whole stream", rest)):
-        dec = median_rate(n, runs, lambda part=part: decode(part, hello)[0])
-        oj = median_rate(n, runs, lambda part=part: loads_only(part, orjson.loads))
-        js = median_rate(n, runs, lambda part=part: loads_only(part, json.loads))
-        print(
-            f"  {label:18s}: decoder {dec:>10,.0f}   orjson.loads alone {oj:>10,.0f}   "
-            f"json.loads alone {js:>10,.0f}"
-        )
+        took: dict[str, list[float]] = {w: [] for w in ways}
+        for _ in range(args.runs):  # in turn, so that a change of load hits every way
+            for w, fn in ways.items():
+                took[w].append(fn(part))
+        rates = "   ".join(f"{w} {n / statistics.median(t):>10,.0f}" for w, t in took.items())
+        print(f"  {label:18s}: {rates}")
 
 
 if __name__ == "__main__":
