@@ -1,8 +1,9 @@
 """Command line of the sampler: ``python3 -m gpufleet_sampler`` or ``python3 sampler.pyz``.
 
 Subcommands: stream (sample to stdout), daemon (detached sampler holding a ring), attach (stream
-from a running daemon from a sequence number), check / info (one JSON object), kill (safe kill
-keyed by pid and start time). Each lives in its own module; this file only parses arguments.
+from a running daemon from a sequence number), check / info (one JSON object), bench (the
+arrival benchmark), kill (safe kill keyed by pid and start time). Each lives in its own module;
+this file only parses arguments.
 """
 
 import argparse
@@ -56,6 +57,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--foreground", action="store_true", help="do not detach (tests)")
     p.add_argument("--procs-interval", type=float, default=2.0)
 
+    # Started by a daemon whose watchdog is armed (daemon/keeper.py), not by hand.
+    p = sub.add_parser("keeper", help="restart the daemon while its watchdog is armed")
+    _add_backend_args(p)
+    p.add_argument("--state-dir", default=None)
+    p.add_argument("--idle-exit", type=float, default=24 * 3600.0)
+    p.add_argument("--procs-interval", type=float, default=2.0)
+
     p = sub.add_parser("attach", help="stream from the running daemon")
     _add_backend_args(p)
     p.add_argument("--state-dir", default=None)
@@ -107,6 +115,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_backend_args(p)
     p.add_argument("--state-dir", default=None)
 
+    p = sub.add_parser("bench", help="measure what the GPUs deliver (JSON lines; about a minute)")
+    _add_backend_args(p)
+    from gpufleet_sampler.benchmark import supervisor  # small, stdlib only: argv lives there
+
+    supervisor.add_args(p)
+
     p = sub.add_parser("kill", help="signal a process only if its start time matches")
     p.add_argument("--pid", type=int, required=True)
     p.add_argument(
@@ -156,10 +170,18 @@ def main(argv: Optional[List[str]] = None) -> int:
         from gpufleet_sampler.daemon import lifecycle
 
         return lifecycle.run(args)
+    if args.command == "keeper":
+        from gpufleet_sampler.daemon import keeper
+
+        return keeper.run(args)
     if args.command in ("info", "check"):
         from gpufleet_sampler import oneshot
 
         return oneshot.run(args)
+    if args.command == "bench":
+        from gpufleet_sampler.benchmark import supervisor
+
+        return supervisor.run(args)
     if args.command == "kill":
         from gpufleet_sampler.procs import kill
 

@@ -19,8 +19,9 @@ from collections import deque
 from types import FrameType
 from typing import Any, Deque, Dict, List, Optional
 
-from gpufleet_sampler import protocol, stream
+from gpufleet_sampler import protocol, protocol_schema, stream
 from gpufleet_sampler import watchdog as wd
+from gpufleet_sampler.daemon import keeper
 from gpufleet_sampler.loop import Sampler
 from gpufleet_sampler.procs import procfs
 from gpufleet_sampler.ring import Ring
@@ -133,6 +134,8 @@ class Daemon(object):
         self.hello_line = b""
         self.hello_msg: Dict[str, Any] = {}
         self.watchdog: Optional[wd.Watchdog] = None
+        # While the watchdog is armed, a keeper restarts this daemon if it is killed.
+        self.keeper = keeper.Ensurer(args, p)
         self.links_watched_until = 0.0
         self.listener: Optional[socket.socket] = None
         self.wake_r: Optional[socket.socket] = None
@@ -318,6 +321,9 @@ class Daemon(object):
             if w.changed:
                 self._build_hello()
                 new_hello = True
+        said = self.keeper.tick(self._watching(), mono)
+        if said:
+            _log(said)
         plan = self._plan_version()
         if not self.hello_settled or plan != self.hello_plan:
             hello = self.sampler.hello()
@@ -365,15 +371,10 @@ class Daemon(object):
             line = (protocol.encode(m) + "\n").encode("utf-8")
         except (TypeError, ValueError) as e:
             # Keep the seq: a message that cannot be encoded becomes a note, not a gap.
-            note = {
-                "kind": protocol.KIND_EVENT,
-                "seq": seq,
-                "t": m.get("t"),
-                "type": protocol.EVENT_NOTE,
-                "gpu": None,
-                "code": None,
-                "message": "a {} message could not be encoded: {}".format(m.get("kind"), e),
-            }
+            text = "a {} message could not be encoded: {}".format(m.get("kind"), e)
+            note = protocol_schema.numbered(
+                seq, m.get("t"), protocol_schema.event(protocol.EVENT_NOTE, None, None, text)
+            )
             line = (protocol.encode(note) + "\n").encode("utf-8")
         kind = str(m.get("kind"))
         fp = None
@@ -489,6 +490,7 @@ class Daemon(object):
             reply = {"ok": True}
         elif op == "stop":
             reply = {"ok": True, "pid": os.getpid(), "run_id": self.sampler.run_id}
+            self.keeper.stop()  # a deliberate stop: not undone by the keeper
             self.stopping = True
         else:
             reply = {"ok": False, "message": "unknown request"}
@@ -576,18 +578,10 @@ class Daemon(object):
 
     def _gap_note(self, seq: int, gap_from: int, gap_to: int, reason: str, text: str) -> bytes:
         # seq is the client's own N: it neither advances nor rewinds the client's counter.
-        note = {
-            "kind": protocol.KIND_EVENT,
-            "seq": seq,
-            "t": round(time.time(), 3),
-            "type": protocol.EVENT_NOTE,
-            "gpu": None,
-            "code": None,
-            "message": text,
-            "gap_from": gap_from,
-            "gap_to": gap_to,
-            "reason": reason,
-        }
+        ev = protocol_schema.event(
+            protocol.EVENT_NOTE, None, None, text, gap_from=gap_from, gap_to=gap_to, reason=reason
+        )
+        note = protocol_schema.numbered(seq, round(time.time(), 3), ev)
         return (protocol.encode(note) + "\n").encode("utf-8")
 
     def _flush(self, c: _Client) -> None:

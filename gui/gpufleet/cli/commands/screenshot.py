@@ -45,6 +45,12 @@ def register(sub: Any) -> None:
         help="simulated history before the grab",
     )
     p.add_argument("--theme", choices=("dark", "light"), default="dark")
+    p.add_argument(
+        "--compare",
+        nargs=2,
+        metavar=("A", "B"),
+        help="render the Compare view of A and B instead (stream files or HOST:START/DURATION)",
+    )
     p.set_defaults(func=run)
 
 
@@ -56,6 +62,15 @@ def _size(text: str) -> tuple[int, int]:
     if not (320 <= w <= 8000 and 240 <= h <= 8000):
         raise CliError(f"--size {text} is out of range (320x240 .. 8000x8000)", EXIT_USAGE)
     return w, h
+
+
+def _render_compare(out: Path, size: tuple[int, int], args: argparse.Namespace) -> Path:
+    # The windows are read as `gpufleet compare` reads them (its errors, its exit codes).
+    from gpufleet.cli.commands.compare import read_windows
+    from gpufleet.ui.offscreen.compare_shot import render_compare
+
+    a, b = read_windows(args.compare[0], args.compare[1], bool(args.demo))
+    return render_compare(out, size, a, b)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -74,7 +89,16 @@ def run(args: argparse.Namespace) -> int:
     t = time.monotonic()
     try:
         theme = setup_theme(make_qapp())  # the app's language and theme, as it would look
-        files = render_tabs(out, (width, height), args.tab, args.minutes * 60.0, TAB_HOST, theme)
+        if args.compare:
+            files = [_render_compare(out, (width, height), args)]
+        elif args.tab == "bench":  # the benchmark dialog on a demo host (runs the benchmark)
+            from gpufleet.ui.offscreen.bench_shot import render_bench
+
+            files = [render_bench(out, (width, height))]
+        else:
+            files = render_tabs(
+                out, (width, height), args.tab, args.minutes * 60.0, TAB_HOST, theme
+            )
     except ValueError as e:
         raise CliError(str(e), EXIT_USAGE) from None
     for f in files:

@@ -22,6 +22,7 @@ from gpufleet.core.fleet.localdaemons import running_local_daemons, started_here
 from gpufleet.core.history.store import Store
 from gpufleet.core.live.buffers import LiveBuffers
 from gpufleet.core.pipeline.alerting import Alerting
+from gpufleet.core.pipeline.bench import seed_bench
 from gpufleet.core.pipeline.hub import PipelineHub
 from gpufleet.core.prometheus.exporter import MetricsServer
 
@@ -85,13 +86,24 @@ class Pipeline:
     def engine(self) -> RuleEngine:
         return self.alerting.engine
 
+    def ready(self) -> bool:
+        """Whether the pipeline works: its hub's thread runs and the history (where there is
+        one) is open and committing (``/-/ready``)."""
+        store_ok = self.store is None or self.store.writing()
+        return self.hub.running() and store_ok
+
     def start_metrics(self, fleet: Fleet, listen: str, *, health_check: bool = True) -> str:
-        """Serve ``/metrics`` from this pipeline's hub (raises OSError / ValueError when the
-        address cannot be used); returns the URL. Call before ``hub.start``."""
-        server = MetricsServer(fleet, fleet.hosts(), listen, health_check=health_check)
+        """Serve ``/metrics`` (and ``/-/ready``) from this pipeline's hub (raises OSError /
+        ValueError when the address cannot be used); returns the URL. Call before
+        ``hub.start``."""
+        server = MetricsServer(
+            fleet, fleet.hosts(), listen, health_check=health_check, ready=self.ready
+        )
         server.start()
         self.metrics_server = server
         self.hub.metrics = server.metrics
+        if self.store is not None:
+            seed_bench(server.metrics, self.store.path, [h.name for h in fleet.hosts()])
         return server.url
 
     def stop(self) -> None:

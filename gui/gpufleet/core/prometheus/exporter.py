@@ -33,9 +33,15 @@ from gpufleet_sampler.metrics_http import make_server
 
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.cost.rental import CostSummary
-from gpufleet.core.fleet.events import STREAMING, FleetEvent, HostMessage, HostStatus
+from gpufleet.core.fleet.events import (
+    STREAMING,
+    FleetEvent,
+    HostMessage,
+    HostStatus,
+)
 from gpufleet.core.fleet.fleet import Fleet
 from gpufleet.core.model.alert import Alert
+from gpufleet.core.model.errors import SessionState
 from gpufleet.core.model.findings import Finding
 from gpufleet.core.verdicts.health import evaluate_check
 from gpufleet.core.wire.messages import Event, Hello, Links, Procs, Sample
@@ -71,8 +77,9 @@ class _Host:
     procs: list[pn.ProcRow] = field(default_factory=list)
     xids: dict[int, dict[int, tuple[int, float]]] = field(default_factory=dict)
     link_rows: list[list[Any]] = field(default_factory=list)  # latest per-link NVLink rows
-    state: str = "connecting"
+    state: SessionState = "connecting"
     findings: tuple[Finding, ...] = ()
+    bench: dict[str, Any] | None = None  # the latest judged arrival benchmark
 
 
 class FleetMetrics:
@@ -155,6 +162,12 @@ class FleetMetrics:
             self._host(host).findings = tuple(findings)
             self._version += 1
 
+    def set_bench(self, host: str, result: dict[str, Any]) -> None:
+        """The host's latest arrival benchmark (``core.verdicts.arrival.judge``'s dict)."""
+        with self._lock:
+            self._host(host).bench = result
+            self._version += 1
+
     def _host(self, name: str) -> _Host:
         h = self._hosts.get(name)
         if h is None:
@@ -208,6 +221,26 @@ class FleetMetrics:
             worst[fl] = max(worst.get(fl, 0), pn.VERDICT_VALUE.get(f.verdict, 0))
         for fl, value in worst.items():
             exp.add("gpufleet_health_check", fl, value)
+        if h.bench is not None:
+            _render_bench(exp, h.name, h.bench)
+
+
+def _render_bench(exp: pn.Exposition, host: str, result: dict[str, Any]) -> None:
+    """Per GPU the verdict, and per measured metric its ratio to a good card."""
+    for g in result.get("gpus") or []:
+        gpu = (pn.HOSTNAME_LABEL, host), ("gpu", g.get("index"))
+        verdict = str(g.get("verdict"))
+        value = pn.BENCH_VERDICT_VALUE.get(verdict)
+        if value is not None:
+            exp.add("gpufleet_bench_verdict", pn.labels((*gpu, ("verdict", verdict))), value)
+        good = g.get("good_card") or {}
+        for metric, measured in (g.get("measured") or {}).items():
+            ref = good.get(metric)
+            if isinstance(measured, (int, float)) and isinstance(ref, (int, float)) and ref > 0:
+                ratio = round(measured / ref, 4)
+                exp.add(
+                    "gpufleet_bench_good_card_ratio", pn.labels((*gpu, ("metric", metric))), ratio
+                )
 
 
 def _alert_labels(a: Alert) -> str:
@@ -243,8 +276,10 @@ class MetricsServer:
         *,
         health_check: bool = True,
         evaluate: Callable[[dict[str, Any], HostConfig | None], list[Finding]] | None = None,
+        ready: Callable[[], bool] | None = None,
     ) -> None:
         self.fleet = fleet
+        self._ready = ready  # answers /-/ready (absent without it)
         self._to_check: queue.Queue[str] = queue.Queue()
         self._health = health_check
         self.metrics = FleetMetrics(hosts, on_first_stream=self._queue_check)
@@ -260,7 +295,7 @@ class MetricsServer:
         return f"http://{host}:{self.port}/metrics"
 
     def start(self) -> None:
-        server = make_server(self.metrics, self.host, self.port)
+        server = make_server(self.metrics, self.host, self.port, self._ready)
         self.port = int(server.server_address[1])
         self._server = server
         self._spawn(server.serve_forever, "metrics-http", daemon=True)
