@@ -91,6 +91,22 @@ def test_one_value_out_of_range_costs_only_itself_whatever_the_message_looks_lik
     assert dec.bad_lines == 0
 
 
+def test_two_streams_whose_hellos_order_the_link_columns_differently_keep_their_own() -> None:
+    """The decoder keeps the latest hello's link layout for the next links line: two
+    sessions' decoders taking turns (a sampler of another version names its link columns in
+    another order) each read their rows by their own hello."""
+    hello = orjson.loads(sim_lines("healthy-8xa100", 0)[0])
+    other = dict(hello, link_columns=list(reversed(hello["link_columns"])))
+    a, b = StreamDecoder(), StreamDecoder()
+    a.feed(orjson.dumps(hello))
+    b.feed(orjson.dumps(other))
+    row = [0, [1, 2], [3, 4], [1, 0], [5, 6]]
+    for _ in range(2):
+        for dec, tx in ((a, (1, 2)), (b, (5, 6))):
+            msg = dec.feed(orjson.dumps({"kind": "links", "seq": 2, "t": 1.0, "gpus": [row]}))
+            assert isinstance(msg, Links) and msg.rows[0].tx_bps == tx
+
+
 def test_live_feed_keeps_the_window_and_bumps_the_version() -> None:
     live = LiveBuffers(window_s=60.0)
     dec = StreamDecoder()

@@ -560,14 +560,17 @@ def _links_clean(gpus: list[Any]) -> bool:
 
 # LinkRow's value fields, by the link column each is read from.
 _LINK_FIELDS = ("tx_bps", "rx_bps", "up", "speed_bps")
-# The last hello's link columns and where LinkRow's fields sit in a row (hello -> (columns,
-# positions)); one entry: a stream has one hello at a time.
-_link_layout_cache: list[Any] = [None, None]
+# The last hello's link columns and where LinkRow's fields sit in a row: (hello, (columns,
+# positions)), one entry, replaced whole (one global rebinding: every session thread's
+# decoder reads it, and never sees one hello's layout paired with another's).
+_link_layout_cache: tuple[Any, Any] = (None, None)
 
 
 def _link_layout(hello: Hello) -> tuple[tuple[Any, ...], tuple[int | None, ...]]:
-    if _link_layout_cache[0] is hello:
-        return _link_layout_cache[1]  # type: ignore[no-any-return]
+    global _link_layout_cache
+    seen, layout = _link_layout_cache
+    if seen is hello:
+        return layout  # type: ignore[no-any-return]
     names = hello.raw.get("link_columns")
     cols = (
         tuple(c.get("name") if isinstance(c, dict) else str(c) for c in names)
@@ -575,7 +578,7 @@ def _link_layout(hello: Hello) -> tuple[tuple[Any, ...], tuple[int | None, ...]]
         else protocol.LINK_COLUMN_NAMES
     )
     pos = tuple(cols.index(f) + 1 if f in cols else None for f in _LINK_FIELDS)
-    _link_layout_cache[:] = [hello, (cols, pos)]
+    _link_layout_cache = (hello, (cols, pos))
     return cols, pos
 
 
