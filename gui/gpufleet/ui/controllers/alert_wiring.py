@@ -49,6 +49,7 @@ from gpufleet.core.live.buffers import LiveBuffers
 from gpufleet.core.notify.webhooks import Delivery, Notifier, Webhook, load_webhooks
 from gpufleet.core.pipeline.build import Pipeline
 from gpufleet.core.providers.actions import failed_action_alert, run_provider_hook
+from gpufleet.core.providers.drift_board import DriftBoard
 from gpufleet.ui.background.worker import run_in_pool
 from gpufleet.ui.desktop.tray import Notifier as TrayNotifier
 from gpufleet.ui.widgets.theme import system_is_dark
@@ -132,11 +133,13 @@ def make_action_runner(
     demo: bool,
     live: LiveBuffers,
     set_billing: Callable[[str, BillingState], None],
+    drift: DriftBoard | None = None,
 ) -> ActionRunner:
     """Rule actions of the running app: local commands, remote ones through the fleet, and
     provider actions (stop / terminate the instance through its provider's API, skipped
     while the instance's own watchdog is armed); a provider action that stops the bill
-    records the new billing state and hands it to the cost tracker (``set_billing``)."""
+    records the new billing state and hands it to the cost tracker (``set_billing``); one that
+    finds the provider's API changed says so on the host (``drift``)."""
 
     def run_remote(host: str, command: str) -> tuple[int, str]:
         rc, out = fleet.run_shell(host, command)
@@ -145,7 +148,12 @@ def make_action_runner(
     def host(name: str) -> HostConfig | None:
         return next((h for h in fleet.hosts() if h.name == name), None)
 
-    run_provider = run_provider_hook(host, live.hello, on_billing=record_and_apply(set_billing))
+    run_provider = run_provider_hook(
+        host,
+        live.hello,
+        on_billing=record_and_apply(set_billing),
+        on_drift=drift.report if drift is not None else None,
+    )
     return ActionRunner(
         run_remote=run_remote,
         demo=demo,

@@ -11,7 +11,8 @@ while the link is down.
 
 Totals are per currency, never added across currencies; with the user's exchange rates
 (``set_exchange_rates``) one converted total is added, labelled as such. Each host's billing
-state (running, stopped paying storage, ended) is its last column.
+state (running, stopped paying storage, ended) is its last column, with what its watchdog does
+and, while a call found its provider's API changed, that it is no longer synced.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from gpufleet.core.cost.totals import fleet_totals
 from gpufleet.core.live.buffers import LiveBuffers
 from gpufleet.core.providers.watchdog import current_state
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
+from gpufleet.core.text.provider_drift import drift_word
 from gpufleet.ui.tabs.base import PlotTab
 from gpufleet.ui.viewmodel.summary import money
 from gpufleet.ui.viewmodel.view import View
@@ -138,6 +140,7 @@ class CostTab(PlotTab):
             view.live.samples_total,
             id(view.cost),
             id(view.hosts),
+            tuple(sorted(view.provider_notes.items())),
             self.width(),
             self.height(),
         )
@@ -204,8 +207,9 @@ class CostTab(PlotTab):
                 self._drawn[h.name] = cached
             s = view.cost.get(h.name)
             wd = current_state(view.live.hello(h.name), view.live.events(h.name))
+            drift = view.provider_notes.get(h.name, "")
             rows.append(
-                self._row(h.name, h.price_per_hour, h.currency, in_range, idle_range, s, wd)
+                self._row(h.name, h.price_per_hour, h.currency, in_range, idle_range, s, wd, drift)
             )
             row_keys.append(h.name)
         for name in [n for n in self.fills if ("i", n) not in keys]:
@@ -294,6 +298,7 @@ class CostTab(PlotTab):
         idle: float,
         s: Any,
         watchdog: Mapping[str, Any] | None = None,
+        drift: str = "",
     ) -> tuple[Cell, ...]:
         def m(x: float | None) -> Cell:
             return Cell(money(x, currency), x if x is not None else -1, align_right=True)
@@ -319,7 +324,7 @@ class CostTab(PlotTab):
                 "—" if budget is None else f"{budget * 100:.0f} %", budget or -1, align_right=True
             ),
             self._billing_cell(
-                getattr(s, "billing", None), getattr(s, "storage", None), currency, watchdog
+                getattr(s, "billing", None), getattr(s, "storage", None), currency, watchdog, drift
             ),
         )
 
@@ -349,11 +354,20 @@ class CostTab(PlotTab):
         storage: float | None,
         currency: str,
         watchdog: Mapping[str, Any] | None = None,
+        drift: str = "",
     ) -> Cell:
-        if state is None:
+        """The billing state, the watchdog's phase, and a provider API that changed (its
+        sentence first in the tooltip: the state shown is no longer synced)."""
+        if state is None and not drift:
             return Cell("—")
-        word = QCoreApplication.translate("CostTab", BILLING_WORDS.get(state, state))
-        tips = []
+        word = (
+            QCoreApplication.translate("CostTab", BILLING_WORDS.get(state, state))
+            if state is not None
+            else "—"
+        )
+        tips = [drift] if drift else []
+        if drift:
+            word += " · " + drift_word()
         if storage:
             tips.append(
                 self.tr("stopped time so far cost {money} in storage").format(
