@@ -5,15 +5,13 @@ until a later billing sync succeeds (a local server speaking RunPod's API)."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 
 import pytest
-from gpufleet.core.config import paths
-from gpufleet.core.fleet.demo import demo_hosts
 from gpufleet.core.text.provider_drift import drift_word
-from gpufleet.ui.app import App, make_qapp, setup_theme
+from gpufleet.ui.app import App
 from pytestqt.qtbot import QtBot
+from ui_helpers import provider_app
 
 from tests.core.provider_payloads import RUNPOD_PODS
 from tests.core.provider_server import ProviderServer, Reply, serve
@@ -57,13 +55,7 @@ def test_drift_shows_on_the_host_until_a_sync_succeeds(
     monkeypatch.setenv("RUNPOD_API_KEY", "k-test")
     monkeypatch.setenv("GPUFLEET_RUNPOD_API_URL", server.url)
     monkeypatch.setenv("GPUFLEET_SIM_TIME_SCALE", "0.2")
-    base = next(h for h in demo_hosts() if h.name == HOST)
-    host = dataclasses.replace(base, provider="runpod", provider_id=pod["id"])
-    qapp = make_qapp()
-    paths.ensure_private_dir(paths.demo_data_dir())
-    app = App([host], False, setup_theme(qapp))
-    qtbot.addWidget(app.window)
-    app.start()
+    app = provider_app(qtbot, HOST, "runpod", pod["id"])
     try:
         qtbot.waitUntil(lambda: HOST in app.window.cost, timeout=60_000)
         # No /v2/pods route (404) and v1 gone (410): the API changed under gpufleet.
