@@ -59,7 +59,7 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Deque, Dict, List, Optional, Tuple
 
-from gpufleet_sampler import protocol
+from gpufleet_sampler import protocol, protocol_schema
 from gpufleet_sampler.backends import nvml_lib as lib
 from gpufleet_sampler.backends import nvml_mig, nvml_pool
 from gpufleet_sampler.backends.nvml_events import EventThread
@@ -360,14 +360,14 @@ class NvmlBackend(NvmlProcs):
         if prev is not None and ok and up < prev:
             self._link_trouble = True
             self._events.append(
-                {
-                    "type": protocol.EVENT_NVLINK,
-                    "gpu": g.index,
-                    "code": up,
-                    "message": "GPU {}: NVLink links up fell from {} to {} of {}".format(
+                protocol_schema.event(
+                    protocol.EVENT_NVLINK,
+                    g.index,
+                    up,
+                    "GPU {}: NVLink links up fell from {} to {} of {}".format(
                         g.index, prev, up, g.nvlink_links
                     ),
-                }
+                )
             )
 
     def _links_read(self, g: _Gpu) -> None:
@@ -436,22 +436,20 @@ class NvmlBackend(NvmlProcs):
             g.remap = cur
             if not first and prev is not None and cur != prev:
                 self._events.append(
-                    {
-                        "type": protocol.EVENT_REMAP,
-                        "gpu": idx,
-                        "code": cur[2],
-                        "message": (
-                            "GPU {}: remapped rows changed (correctable {}, uncorrectable {}, "
-                            "pending {}, failed {}){}".format(
-                                idx,
-                                cur[0],
-                                cur[1],
-                                cur[2],
-                                cur[3],
-                                ": reset the GPU to apply" if cur[2] else "",
-                            )
+                    protocol_schema.event(
+                        protocol.EVENT_REMAP,
+                        idx,
+                        cur[2],
+                        "GPU {}: remapped rows changed (correctable {}, uncorrectable {}, "
+                        "pending {}, failed {}){}".format(
+                            idx,
+                            cur[0],
+                            cur[1],
+                            cur[2],
+                            cur[3],
+                            ": reset the GPU to apply" if cur[2] else "",
                         ),
-                    }
+                    )
                 )
         fn = self._fn("nvmlDeviceGetRetiredPagesPendingStatus")
         rp = self._call(g, "nvmlDeviceGetRetiredPagesPendingStatus", fn) if fn else None
@@ -460,14 +458,12 @@ class NvmlBackend(NvmlProcs):
             g.retired_pending = int(rp)
             if not first and prev_rp is not None and int(rp) and not prev_rp:
                 self._events.append(
-                    {
-                        "type": protocol.EVENT_RETIRED,
-                        "gpu": idx,
-                        "code": 1,
-                        "message": "GPU {}: a page retirement is pending (reset the GPU)".format(
-                            idx
-                        ),
-                    }
+                    protocol_schema.event(
+                        protocol.EVENT_RETIRED,
+                        idx,
+                        1,
+                        "GPU {}: a page retirement is pending (reset the GPU)".format(idx),
+                    )
                 )
         if g.ecc_vol_call and "ecc_sbe_vol" not in g.unsupported:
             f = lib.N.nvmlDeviceGetTotalEccErrors
@@ -517,15 +513,15 @@ class NvmlBackend(NvmlProcs):
                     if not first and prev_total is not None and total > prev_total:
                         self._link_trouble = True
                         self._events.append(
-                            {
-                                "type": protocol.EVENT_NVLINK,
-                                "gpu": idx,
-                                "code": total - prev_total,
-                                "message": "GPU {}: {} new NVLink errors (CRC, replay, recovery, "
+                            protocol_schema.event(
+                                protocol.EVENT_NVLINK,
+                                idx,
+                                total - prev_total,
+                                "GPU {}: {} new NVLink errors (CRC, replay, recovery, "
                                 "ECC) in the last {:.0f} s".format(
                                     idx, total - prev_total, self.slow_s
                                 ),
-                            }
+                            )
                         )
 
     def _dbe_check(self, g: _Gpu, dbe: int, first: bool) -> None:
@@ -535,14 +531,14 @@ class NvmlBackend(NvmlProcs):
             return
         if dbe > prev:
             self._events.append(
-                {
-                    "type": protocol.EVENT_ECC,
-                    "gpu": g.index,
-                    "code": dbe - prev,
-                    "message": "GPU {}: {} new uncorrectable (double-bit) ECC errors".format(
+                protocol_schema.event(
+                    protocol.EVENT_ECC,
+                    g.index,
+                    dbe - prev,
+                    "GPU {}: {} new uncorrectable (double-bit) ECC errors".format(
                         g.index, dbe - prev
                     ),
-                }
+                )
             )
 
     # ------------------------------------------------------------------ per tick
@@ -736,95 +732,11 @@ class NvmlBackend(NvmlProcs):
         e = raw[_S_ENERGY]
         energy = e // 1000 if e is not None else None
 
-        held = g.fv_held
-        tmem, energy_f, vpow, vth, ptx, prx, ntx, nrx, pinst = held
         replays = sbe = dbe = None
         fv = raw[_S_FIELDS]
         if fv is not None:
-            t = _unpack(lay, fv)
-            # The offsets of a field's value as locals: read some 40 times a row.
-            ret, val, ts_at, items = _FV_RET, _FV_VAL, _FV_TS, _FV_ITEMS
-            role = lay[_L_ROLE]
-            cnt = g.cnt
-            b = role[_R_ENERGY]
-            if b >= 0:
-                energy_f = t[b + val] // 1000 if t[b + ret] == 0 else None
-            b = role[_R_MEMTEMP]
-            if b >= 0:
-                tmem = t[b + val] if t[b + ret] == 0 else None
-            b = role[_R_PCIE_TX]
-            if b >= 0:
-                ptx = _field_rate(t, b, cnt, _C_PCIE_TX, 1.0, _PCIE_CAP)
-            b = role[_R_PCIE_RX]
-            if b >= 0:
-                prx = _field_rate(t, b, cnt, _C_PCIE_RX, 1.0, _PCIE_CAP)
-            b = role[_R_REPLAY]
-            if b >= 0 and t[b + ret] == 0:
-                replays = t[b + val]
-                g.pcie_replays_call = replays  # (from field 94 here) sent until the next read
-            b = role[_R_NVL_TX]
-            if b >= 0:
-                ntx = _field_rate(t, b, cnt, _C_NVL_TX, 1024.0, _NVLINK_CAP)
-            b = role[_R_NVL_RX]
-            if b >= 0:
-                nrx = _field_rate(t, b, cnt, _C_NVL_RX, 1024.0, _NVLINK_CAP)
-            b = role[_R_VPOW]
-            if b >= 0:
-                vpow = None
-                if t[b + ret] == 0:
-                    ns = t[b + val]
-                    b2 = role[_R_VBRAKE]
-                    if b2 >= 0 and t[b2 + ret] == 0:
-                        ns += t[b2 + val]
-                    vpow = _pct(cnt, _C_VPOW, ns, t[b + ts_at])
-            ns = None
-            ts = 0
-            seen = False
-            b = role[_R_VSW]
-            if b >= 0:
-                seen = True
-                if t[b + ret] == 0:
-                    ns = t[b + val]
-                    ts = t[b + ts_at]
-            b = role[_R_VHW]
-            if b >= 0:
-                seen = True
-                if t[b + ret] == 0:
-                    ns = t[b + val] + (ns or 0)
-                    ts = t[b + ts_at]
-            b = role[_R_VOLD]
-            if b >= 0:
-                seen = True
-                if t[b + ret] == 0:
-                    ns = t[b + val]
-                    ts = t[b + ts_at]
-            if seen:
-                vth = _pct(cnt, _C_VTHERM, ns, ts) if ns is not None else None
-            b = role[_R_SBE]
-            if b >= 0 and t[b + ret] == 0:
-                sbe = t[b + val]
-                g.ecc_vol = (sbe, g.ecc_vol[1])
-            b = role[_R_DBE]
-            if b >= 0 and t[b + ret] == 0:
-                dbe = t[b + val]
-                g.ecc_vol = (g.ecc_vol[0], dbe)
-                if dbe != g.last_dbe:
-                    self._dbe_check(g, dbe, g.last_dbe is None)
-            b = role[_R_PINST]
-            if b >= 0:
-                pinst = t[b + val] / 1000.0 if t[b + ret] == 0 else None
-            b = lay[_L_STATES]
-            if b >= 0:
-                self._apply_link_states(
-                    g,
-                    [
-                        (1 if t[b + items * k + val] else 0)
-                        if t[b + items * k + ret] == 0
-                        else None
-                        for k in range(lay[_L_NSTATES])
-                    ],
-                )
-            held[:] = [tmem, energy_f, vpow, vth, ptx, prx, ntx, nrx, pinst]
+            replays, sbe, dbe = self._read_fields(g, lay, fv)
+        tmem, energy_f, vpow, vth, ptx, prx, ntx, nrx, pinst = g.fv_held
         r_all = g.role
         if r_all[_R_ENERGY] >= 0:
             energy = energy_f
@@ -909,6 +821,97 @@ class NvmlBackend(NvmlProcs):
             g.retired_pending,
             0,
         ]
+
+    def _read_fields(self, g: _Gpu, lay: Any, fv: Any) -> Tuple[Any, Any, Any]:
+        """Decode this tick's field read into ``g.fv_held`` (a field that failed keeps its
+        last value, or None where that is its meaning); returns (replays, sbe, dbe) where
+        this read gave them, else None for each."""
+        held = g.fv_held
+        tmem, energy_f, vpow, vth, ptx, prx, ntx, nrx, pinst = held
+        replays = sbe = dbe = None
+        t = _unpack(lay, fv)
+        # The offsets of a field's value as locals: read some 40 times a row.
+        ret, val, ts_at, items = _FV_RET, _FV_VAL, _FV_TS, _FV_ITEMS
+        role = lay[_L_ROLE]
+        cnt = g.cnt
+        b = role[_R_ENERGY]
+        if b >= 0:
+            energy_f = t[b + val] // 1000 if t[b + ret] == 0 else None
+        b = role[_R_MEMTEMP]
+        if b >= 0:
+            tmem = t[b + val] if t[b + ret] == 0 else None
+        b = role[_R_PCIE_TX]
+        if b >= 0:
+            ptx = _field_rate(t, b, cnt, _C_PCIE_TX, 1.0, _PCIE_CAP)
+        b = role[_R_PCIE_RX]
+        if b >= 0:
+            prx = _field_rate(t, b, cnt, _C_PCIE_RX, 1.0, _PCIE_CAP)
+        b = role[_R_REPLAY]
+        if b >= 0 and t[b + ret] == 0:
+            replays = t[b + val]
+            g.pcie_replays_call = replays  # (from field 94 here) sent until the next read
+        b = role[_R_NVL_TX]
+        if b >= 0:
+            ntx = _field_rate(t, b, cnt, _C_NVL_TX, 1024.0, _NVLINK_CAP)
+        b = role[_R_NVL_RX]
+        if b >= 0:
+            nrx = _field_rate(t, b, cnt, _C_NVL_RX, 1024.0, _NVLINK_CAP)
+        b = role[_R_VPOW]
+        if b >= 0:
+            vpow = None
+            if t[b + ret] == 0:
+                ns = t[b + val]
+                b2 = role[_R_VBRAKE]
+                if b2 >= 0 and t[b2 + ret] == 0:
+                    ns += t[b2 + val]
+                vpow = _pct(cnt, _C_VPOW, ns, t[b + ts_at])
+        ns = None
+        ts = 0
+        seen = False
+        b = role[_R_VSW]
+        if b >= 0:
+            seen = True
+            if t[b + ret] == 0:
+                ns = t[b + val]
+                ts = t[b + ts_at]
+        b = role[_R_VHW]
+        if b >= 0:
+            seen = True
+            if t[b + ret] == 0:
+                ns = t[b + val] + (ns or 0)
+                ts = t[b + ts_at]
+        b = role[_R_VOLD]
+        if b >= 0:
+            seen = True
+            if t[b + ret] == 0:
+                ns = t[b + val]
+                ts = t[b + ts_at]
+        if seen:
+            vth = _pct(cnt, _C_VTHERM, ns, ts) if ns is not None else None
+        b = role[_R_SBE]
+        if b >= 0 and t[b + ret] == 0:
+            sbe = t[b + val]
+            g.ecc_vol = (sbe, g.ecc_vol[1])
+        b = role[_R_DBE]
+        if b >= 0 and t[b + ret] == 0:
+            dbe = t[b + val]
+            g.ecc_vol = (g.ecc_vol[0], dbe)
+            if dbe != g.last_dbe:
+                self._dbe_check(g, dbe, g.last_dbe is None)
+        b = role[_R_PINST]
+        if b >= 0:
+            pinst = t[b + val] / 1000.0 if t[b + ret] == 0 else None
+        b = lay[_L_STATES]
+        if b >= 0:
+            self._apply_link_states(
+                g,
+                [
+                    (1 if t[b + items * k + val] else 0) if t[b + items * k + ret] == 0 else None
+                    for k in range(lay[_L_NSTATES])
+                ],
+            )
+        held[:] = [tmem, energy_f, vpow, vth, ptx, prx, ntx, nrx, pinst]
+        return replays, sbe, dbe
 
     def _tick_call(self, g: _Gpu, fn: Optional[Callable[..., Any]], args: Tuple[Any, ...]) -> Any:
         """One per-tick call on the slow path; a transient error is null for this tick only."""
@@ -1004,13 +1007,13 @@ class NvmlBackend(NvmlProcs):
             return
         self._lost_reported[g.index] = True
         self._events.append(
-            {
-                "type": protocol.EVENT_GPU_LOST,
-                "gpu": g.index,
-                "code": None,
-                "message": "GPU {} is lost ({}): NVML reports it fell off the bus; "
+            protocol_schema.event(
+                protocol.EVENT_GPU_LOST,
+                g.index,
+                None,
+                "GPU {} is lost ({}): NVML reports it fell off the bus; "
                 "the other GPUs are still sampled".format(g.index, when),
-            }
+            )
         )
 
     def _on_event_lost(self, index: int) -> None:
