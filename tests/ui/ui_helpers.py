@@ -52,3 +52,16 @@ def prefilled_demo_app(qtbot: QtBot, monkeypatch: pytest.MonkeyPatch, name: str)
     qtbot.addWidget(app.window)
     app.window.resize(1366, 768)
     return app
+
+
+def provider_app(qtbot: QtBot, host_name: str, provider: str, instance_id: str) -> App:
+    """The running app (not the demo) watching one demo host tied to a provider instance,
+    started; the caller points the provider at its local server and stops the app."""
+    base = next(h for h in demo_hosts() if h.name == host_name)
+    host = dataclasses.replace(base, provider=provider, provider_id=instance_id)
+    qapp = make_qapp()
+    paths.ensure_private_dir(paths.demo_data_dir())
+    app = App([host], False, setup_theme(qapp))
+    qtbot.addWidget(app.window)
+    app.start()
+    return app

@@ -22,6 +22,7 @@ from gpufleet.core.cost.billing import (
 )
 from gpufleet.core.fleet.fleet import Fleet, FleetError
 from gpufleet.core.providers.actions import FileActionRecord, ProviderActions
+from gpufleet.core.providers.drift_board import DriftBoard
 from gpufleet.core.text import provider_hosts
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.core.wire.messages import Proc
@@ -69,11 +70,20 @@ def follow_billing(fleet: Fleet, host: str, state: BillingState) -> None:
 
 class Actions(QObject):
     kill_finished = Signal(object)  # KillResult or an Exception
+    billing_synced = Signal(str, str)  # host, billing state: from the provider sync's thread
 
     def __init__(
-        self, window: MainWindow, fleet: Fleet, bridge: FleetBridge, pool: QThreadPool, demo: bool
+        self,
+        window: MainWindow,
+        fleet: Fleet,
+        bridge: FleetBridge,
+        pool: QThreadPool,
+        demo: bool,
+        drift: DriftBoard | None = None,
     ) -> None:
         super().__init__()
+        # Where the billing sync says a provider's API changed (shown on the host).
+        self.drift = drift if drift is not None else DriftBoard()
         self.window = window
         self.fleet = fleet
         self.bridge = bridge
@@ -86,6 +96,9 @@ class Actions(QObject):
             lambda host, proc: self.request_kill(host, proc, tree=True)
         )
         self.removal = HostRemoval(window, fleet, bridge, pool)
+        self.billing_synced.connect(
+            lambda host, state: self.apply_billing(host, cast(BillingState, state))
+        )
         menu = window.menu_hosts
         for i, (text, slot) in enumerate(
             (
@@ -231,10 +244,13 @@ class Actions(QObject):
             return
 
         def apply(host: str, state: BillingState) -> None:  # on the sync's thread
-            QTimer.singleShot(0, self, lambda: self.apply_billing(host, state))
+            self.billing_synced.emit(host, state)  # queued to the GUI thread
 
         acts = ProviderActions(
-            {h.name: h for h in hosts}.get, FileActionRecord(), on_billing=record_and_apply(apply)
+            {h.name: h for h in hosts}.get,
+            FileActionRecord(),
+            on_billing=record_and_apply(apply),
+            on_drift=self.drift.report,
         )
         self._syncing = True
         # A daemon thread, not the pool: quitting never waits on a provider.
