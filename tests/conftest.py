@@ -4,19 +4,16 @@ test that leaves a thread running fails (as napari does)."""
 from __future__ import annotations
 
 import os
-import sys
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from webhook_sink import WebhookSink
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.webhook_sink import WebhookSink
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-# The sampler is importable from a plain checkout too (it is also installed by make test).
-sys.path.insert(0, str(ROOT / "remote"))
 
 
 @pytest.fixture(autouse=True)
@@ -49,7 +46,7 @@ def no_leftover_threads(request: pytest.FixtureRequest) -> Iterator[None]:
 
 @pytest.fixture
 def webhook_sink() -> Iterator[WebhookSink]:
-    """A local webhook receiver (``tests/webhook_sink.py``), closed after the test."""
+    """A local webhook receiver (``tests/support/webhook_sink.py``), closed after the test."""
     with WebhookSink() as sink:
         yield sink
 

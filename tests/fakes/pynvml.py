@@ -9,7 +9,7 @@ not implement fails as the real one does on a driver that lacks the symbol:
 ``NVMLError_FunctionNotFound`` (from ``_nvmlGetFunctionPointer``).
 
 Use it by putting ``tests/fakes`` first on ``sys.path`` / ``PYTHONPATH`` (subprocesses) with
-``GPUFLEET_FAKE_NVML=<profile.json>``, or in-process through ``tests/remote/nvml_fake.py``.
+``GPUFLEET_FAKE_NVML=<profile.json>``, or in-process through ``tests/support/nvml_fake.py``.
 Calls answer instantly: benchmarks through it measure the sampler's own Python work.
 
 Profile format (``tests/fixtures/nvml/README.md`` has the full description):

@@ -11,8 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-FAKES = ROOT / "tests" / "fakes"
+from tests.support.paths import FAKES, ROOT
 
 # A good A100 SXM4 80GB as PyTorch measures it (mamf-finder's 86.9 % of 312 TFLOPS; HBM
 # at 90 % of 2039 GB/s; pinned PCIe gen 4 copies at 85 % of 31.5 GB/s; NVLink 3 at 88 %).

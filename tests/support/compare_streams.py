@@ -19,8 +19,9 @@ from typing import Any
 
 import numpy as np
 import orjson
-from gpufleet.core.wire.synth import rows_of
 from gpufleet_sampler import protocol
+
+from tests.support.synth import rows_of
 
 C = {name: i for i, name in enumerate(protocol.COLUMN_NAMES)}
 NOMINAL = {

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from _rules_support import GIB, Stream
 from gpufleet.core.wire.messages import Message
+
+from tests.support.rules_support import GIB, Stream
 
 DT = 10.0
 Case = tuple[str, list[Message]]

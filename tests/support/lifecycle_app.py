@@ -1,8 +1,8 @@
 """A minimal alerting app for the restart tests: rule engine + dispatcher + webhook notifier
 + action runner + lifecycle on a real SQLite history file, fed a stream this module writes.
 
-``python _lifecycle_app.py DB PORT ACTION_LOG PHASE END`` runs one life of it: it restores
-what the previous life left, feeds PHASE of the stream, and then either waits to be killed
+``python -m tests.support.lifecycle_app DB PORT ACTION_LOG PHASE END`` runs one life of it: it
+restores what the previous life left, feeds PHASE of the stream, and then either waits to be killed
 (END = "kill": prints READY and sleeps) or quits cleanly (END = "quit")."""
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from _rules_support import BUSY, Stream
 from gpufleet.core.alerts.actions import ActionRunner
 from gpufleet.core.alerts.lifecycle import AlertLifecycle
 from gpufleet.core.alerts.rules import Rule, RuleEngine, load_rules
@@ -21,6 +20,8 @@ from gpufleet.core.history.store import Store
 from gpufleet.core.model.alert import Alert
 from gpufleet.core.notify.webhooks import Notifier, Webhook
 from gpufleet.core.pipeline.dispatch import AlertDispatcher
+
+from tests.support.rules_support import BUSY, Stream
 
 HOST = "rental-1"
 HOT = {**BUSY, "clock_reasons": 0x40, "sm_clock_mhz": 1100, "temp_gpu_c": 88}

@@ -21,9 +21,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-FAKES = ROOT / "tests" / "fakes"
-PROFILES = ROOT / "tests" / "fixtures" / "nvml"
+from tests.support.paths import FAKES, FIXTURES, ROOT
+
+PROFILES = FIXTURES / "nvml"
 # The name of gpufleet_sampler.procs.holders.PID_NAMESPACE_ENV (test_gpu_holders checks it).
 PID_NAMESPACE_ENV = "GPUFLEET_PID_NAMESPACE"
 

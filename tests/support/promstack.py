@@ -25,9 +25,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tests.support.paths import ROOT
+
 PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
 PROMTOOL = shutil.which("promtool") or "/usr/bin/promtool"
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def have_prometheus() -> bool:

@@ -1,5 +1,5 @@
-"""The case a restart must not repeat, shared by the window's test (tests/ui/test_restart.py)
-and ``gpufleet serve``'s (tests/integration/test_serve_headless.py): a thermal-throttle rule
+"""The case a restart must not repeat, shared by the window's test (tests/ui/app/test_restart.py)
+and ``gpufleet serve``'s (tests/integration/serve/test_serve_headless.py): a thermal-throttle rule
 that fires within seconds on the demo's throttling H100 and runs a local action (appending a
 line to ``ran``), and the count of its firing posts a webhook received."""
 

@@ -10,13 +10,13 @@ import functools
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
 from gpufleet.core.wire.messages import Hello, Message, StreamDecoder, parse_object
 from gpufleet_sampler import protocol
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.paths import ROOT
+
 GIB = 1 << 30
 T0 = 1_700_000_000.0
 

@@ -1,6 +1,5 @@
 """A local host read through the stand-in nvidia-smi (tests/fixtures/nvidia-smi: sh + awk
-playing a recorded board back), for every test folder that runs the nvidia-smi path whole
-(pytest puts ``tests/`` on the path for its conftest)."""
+playing a recorded board back), for every test folder that runs the nvidia-smi path whole."""
 
 from __future__ import annotations
 
@@ -14,7 +13,9 @@ from gpufleet.core.link.channel import Transport
 from gpufleet.core.link.nvidia_smi_link import with_collector
 from gpufleet.core.link.transport import LocalTransport
 
-FIX = Path(__file__).resolve().parent / "fixtures" / "nvidia-smi"
+from tests.support.paths import FIXTURES
+
+FIX = FIXTURES / "nvidia-smi"
 
 
 def fake_smi(root: Path, model: str) -> Path:

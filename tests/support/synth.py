@@ -13,9 +13,8 @@ import math
 from typing import Any
 
 import numpy as np
-from gpufleet_sampler import protocol
-
 from gpufleet.core.wire.messages import Event, Hello, Proc, Procs, Sample, Value, parse_hello
+from gpufleet_sampler import protocol
 
 NAN = float("nan")
 

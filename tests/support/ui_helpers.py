@@ -1,11 +1,7 @@
 """Plain helpers the GUI tests import (host picks, waits, host edits).
 
-They live here, not in ``conftest.py``: every test folder has a ``conftest.py`` and all of
-them are modules named ``conftest``, so ``from conftest import ...`` got whichever one pytest
-imported last, and a run that collected another folder after ``tests/ui`` broke the UI
-modules' imports. A module name no other test folder uses cannot be shadowed. pytest's
-default import mode puts ``tests/ui`` on ``sys.path`` when it loads ``tests/ui/conftest.py``,
-which it does before collecting any module of this folder.
+They live here, not in a ``conftest.py``: a test imports helpers from tests.support, and a
+conftest holds only fixtures (pytest finds those by itself).
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""A real local webhook receiver for the notification tests (core and GUI alike).
-
-It lives at the top of ``tests`` because pytest's default import mode puts this folder on
-``sys.path`` when it loads ``tests/conftest.py``, before any test module, so every test
-folder imports it the same way; the ``webhook_sink`` fixture in that conftest starts one.
-"""
+"""A real local webhook receiver for the notification tests (core and GUI alike); the
+``webhook_sink`` fixture in tests/conftest.py starts one."""
 
 from __future__ import annotations
 

@@ -9,12 +9,13 @@ import subprocess
 import time
 from pathlib import Path
 
-from _rules_support import Stream
 from gpufleet.core.alerts.actions import ActionRunner, ActionSpec
 from gpufleet.core.alerts.rules import RuleEngine, load_rules_text
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.history.audit import read_audit
 from gpufleet.core.model.alert import Alert
+
+from tests.support.rules_support import Stream
 
 
 def fire(tmp_path: Path, action: str) -> tuple[Alert, tuple[dict[str, object], ...]]:

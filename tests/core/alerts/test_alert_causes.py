@@ -10,12 +10,13 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import pytest
-from _rules_support import BUSY, GIB, T0, Stream
 from gpufleet.core.alerts.rules import RuleEngine, load_rules
 from gpufleet.core.model.alert import Alert
 from gpufleet.core.text.catalogue import alert_sentence, alert_title, reason_meaning
 from gpufleet.core.wire.messages import Message, parse_object
 from gpufleet_sampler import protocol
+
+from tests.support.rules_support import BUSY, GIB, T0, Stream
 
 SHIPPED = load_rules(include_user=False)
 

@@ -13,7 +13,8 @@ from gpufleet.core.alerts.conditions import CONDITIONS
 from gpufleet.core.model import evidence as rec
 from gpufleet.core.model.alert import Alert, alert_from_json
 from gpufleet.core.text.alerts import alert_sentence, alert_title
-from test_alerts_corpus import corpus
+
+from tests.core.alerts.test_alerts_corpus import corpus
 
 
 def _fired() -> list[Alert]:

@@ -13,27 +13,28 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _lifecycle_app import BRAKE, HOST, App
-from _rules_support import BUSY, ROOT, Stream
 from gpufleet.core.alerts.actions import ActionRunner
 from gpufleet.core.alerts.lifecycle import AlertLifecycle
 from gpufleet.core.alerts.rules import RuleEngine
 from gpufleet.core.history.store import Store
 from gpufleet.core.notify.webhooks import Notifier, Webhook
 from gpufleet.core.pipeline.dispatch import AlertDispatcher
-from webhook_sink import WebhookSink
 
-HERE = Path(__file__).resolve().parent
+from tests.support.lifecycle_app import BRAKE, HOST, App
+from tests.support.rules_support import BUSY, ROOT, Stream
+from tests.support.webhook_sink import WebhookSink
 
 
 def life(db: Path, hook: WebhookSink, log: Path, phase: int, end: str) -> None:
     """One life of the app in its own process, ended by kill -9 or a clean quit."""
     env = {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(HERE), str(ROOT / "gui"), str(ROOT / "remote")]),
+        # The repository root, so that ``-m tests.support.lifecycle_app`` and its imports of
+        # tests.support resolve in the child.
+        "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "gui"), str(ROOT / "remote")]),
     }
     p = subprocess.Popen(
-        [sys.executable, str(HERE / "_lifecycle_app.py"), str(db), str(hook.port), str(log),
+        [sys.executable, "-m", "tests.support.lifecycle_app", str(db), str(hook.port), str(log),
          str(phase), end],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )  # fmt: skip
@@ -128,7 +129,7 @@ def test_backfilled_alert_that_is_already_over_posts_once_and_runs_nothing(
 def _app(
     st: Store, hook: WebhookSink, log: Path
 ) -> tuple[RuleEngine, AlertDispatcher, Notifier, Any]:
-    from _lifecycle_app import rules
+    from tests.support.lifecycle_app import rules
 
     eng = RuleEngine(rules(log))
     notifier = Notifier([Webhook("hook", "json", f"http://127.0.0.1:{hook.port}/", "info")])
@@ -142,7 +143,7 @@ def test_pending_action_stopped_by_a_clean_quit_runs_after_the_restart(tmp_path:
     schedules it again (and only once)."""
     from dataclasses import replace
 
-    from _lifecycle_app import rules
+    from tests.support.lifecycle_app import rules
 
     log = tmp_path / "actions.log"
     db = tmp_path / "h.sqlite"
@@ -175,7 +176,7 @@ def test_pending_action_stopped_by_a_clean_quit_runs_after_the_restart(tmp_path:
 
 
 def test_restore_only_the_configured_hosts() -> None:
-    from _lifecycle_app import rules
+    from tests.support.lifecycle_app import rules
 
     lc = AlertLifecycle()
     eng = RuleEngine(rules(Path("/dev/null")))

@@ -8,7 +8,7 @@ import importlib.util
 import sys
 from types import ModuleType
 
-from _rules_support import ROOT
+from tests.support.rules_support import ROOT
 
 
 def corpus() -> ModuleType:

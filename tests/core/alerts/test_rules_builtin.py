@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import pytest
-from _rules_support import BUSY, GIB, IDLE, T0, Stream, decode, sim_stream_lines
 from gpufleet.core.alerts.rules import RuleEngine, load_rules
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.model.alert import Alert
 from gpufleet.core.text.catalogue import alert_sentence, alert_title
 from gpufleet.core.wire.messages import Message, Sample
+
+from tests.support.rules_support import BUSY, GIB, IDLE, T0, Stream, decode, sim_stream_lines
 
 SHIPPED = load_rules(include_user=False)
 SHIPPED_IDS = {r.id for r in SHIPPED}
@@ -279,12 +280,12 @@ def test_every_shipped_rule_is_covered_here() -> None:
         "remap_pending", "remap_failed", "retired_pending", "xid", "gpu_lost",
         "pcie_downtrained", "nvlink_down", "nvlink_slow", "host_unreachable",
         "sampler_stalled", "budget_80", "budget_100",
-        # tests/core/test_alert_causes.py
+        # tests/core/alerts/test_alert_causes.py
         "hw_slowdown", "clock_setting_low", "mem_unaccounted", "sampler_restarted",
         "pcie_replays", "slice_mem_nearly_full",
-        # tests/core/test_watchdog_alerts.py
+        # tests/core/alerts/test_watchdog_alerts.py
         "watchdog_pending", "watchdog_acted", "watchdog_failed", "watchdog_unready",
-        # tests/core/test_judgment.py
+        # tests/core/verdicts/test_judgment.py
         "idle_held", "mem_growth", "proc_suspect",
     }  # fmt: skip
     assert covered == SHIPPED_IDS

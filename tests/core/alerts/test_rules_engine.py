@@ -6,12 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _rules_support import T0, Stream
 from gpufleet.core.alerts.rules import Rule, RuleEngine, RulesError, load_rules, load_rules_text
 from gpufleet.core.config import paths
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.model.alert import Alert
 from gpufleet.core.text.catalogue import alert_sentence, alert_title
+
+from tests.support.rules_support import T0, Stream
 
 
 def only(rules: list[Rule], *ids: str) -> list[Rule]:

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from _rules_support import BUSY, IDLE, T0, Stream
 from gpufleet.core.alerts.rules import RuleEngine, load_rules
 from gpufleet.core.model.alert import Alert
 from gpufleet.core.text.catalogue import alert_sentence, alert_title
 from gpufleet.core.wire.messages import Message
+
+from tests.support.rules_support import BUSY, IDLE, T0, Stream
 
 GRACE_S = 300.0
 

@@ -18,7 +18,7 @@ from gpufleet.core.config import configfile as config
 from gpufleet.core.config import secrets
 from gpufleet.core.link import hostkeys
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.paths import ROOT
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

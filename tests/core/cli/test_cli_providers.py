@@ -14,8 +14,8 @@ from gpufleet.core.config import configfile
 from gpufleet.core.cost.billing import BillingLedger
 from gpufleet.core.providers import credentials
 
-from tests.core.provider_payloads import LAMBDA_INSTANCES, RUNPOD_PODS, VAST_INSTANCES
-from tests.core.provider_server import ProviderServer, Reply, serve
+from tests.support.provider_payloads import LAMBDA_INSTANCES, RUNPOD_PODS, VAST_INSTANCES
+from tests.support.provider_server import ProviderServer, Reply, serve
 
 KEY = "test-key-not-real-42"
 

@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _rules_support import sim_stream_lines
 from gpufleet.cli.main import main
+
+from tests.support.rules_support import sim_stream_lines
 
 # scenario -> (samples to record, {(rule, gpu, key): seconds after the first sample})
 EXPECTED: dict[str, tuple[int, dict[tuple[str, int | None, str], float]]] = {
@@ -139,10 +140,11 @@ def test_diagnose_from_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 
 
 def test_diagnose_from_the_history_store(capsys: pytest.CaptureFixture[str]) -> None:
-    from _rules_support import decode
     from gpufleet.core.config import paths
     from gpufleet.core.history.store import Store
     from gpufleet.core.wire.messages import Sample
+
+    from tests.support.rules_support import decode
 
     msgs = decode(sim_stream_lines("power-capped-4090", 120))
     with Store(paths.history_file()) as st:
@@ -171,7 +173,7 @@ def test_replay_tells_restart_from_stall_and_disconnect(
 ) -> None:
     """A recorded stream (lines written here from the protocol) with a 2-hour absence back-
     filled from the day tier, then a sampler restart: a restart note, no stall."""
-    from _rules_support import BUSY, T0, Stream, row
+    from tests.support.rules_support import BUSY, T0, Stream, row
 
     s = Stream()
     hello = dict(s.hello.raw)

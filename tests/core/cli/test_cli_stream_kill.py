@@ -16,7 +16,8 @@ from gpufleet.core.fleet.fleet import Fleet
 from gpufleet.core.history.audit import read_audit
 from gpufleet.core.history.store import Store
 from gpufleet.core.wire.messages import Hello, Links, Procs, Sample, StreamDecoder
-from sampler_daemons import Recorder, contiguous, stop_daemons
+
+from tests.support.sampler_daemons import Recorder, contiguous, stop_daemons
 
 
 def gpufleet(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:

@@ -18,6 +18,8 @@ from gpufleet.core.link import hostkeys
 from gpufleet_sampler import protocol
 from gpufleet_sampler.sim.scenarios import SCENARIOS
 
+from tests.support.paths import ROOT
+
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
     try:
@@ -80,7 +82,7 @@ def test_a_broken_rules_file_exits_1_as_documented(capsys: pytest.CaptureFixture
     rc, err = run(capsys, "rules", "list")
     assert rc == EXIT_FAILURE, err
     assert "Traceback" not in err
-    docs = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
+    docs = (ROOT / "docs" / "cli.md").read_text()
     assert "| 1 | failure: a health check failed, a bad config or rules file" in docs
 
 

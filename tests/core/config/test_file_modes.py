@@ -20,7 +20,8 @@ from gpufleet.core.history.store import Store
 from gpufleet.core.link import hostkeys
 from gpufleet.core.link.transport import LocalTransport
 from gpufleet.core.link.zipapp import build_sampler_zipapp
-from gpufleet.core.wire.synth import make_hello
+
+from tests.support.synth import make_hello
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import keyring
 import keyring.backend
@@ -22,7 +21,7 @@ from gpufleet.core.config import secrets
 from keyring.backends import fail
 from keyring.compat import properties
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.paths import ROOT
 
 
 @pytest.fixture

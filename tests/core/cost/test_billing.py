@@ -7,7 +7,6 @@ import dataclasses
 import json
 
 import pytest
-from _rules_support import T0, Stream
 from gpufleet.core.alerts.rules import RuleEngine, load_rules
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.cost.billing import (
@@ -19,6 +18,8 @@ from gpufleet.core.cost.billing import (
 from gpufleet.core.cost.rental import CostTracker
 from gpufleet.core.cost.totals import fleet_totals, parse_rates
 from gpufleet.core.wire.messages import Sample
+
+from tests.support.rules_support import T0, Stream
 
 
 def test_paused_ten_minutes_of_an_hour_bills_fifty() -> None:

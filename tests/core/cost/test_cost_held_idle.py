@@ -8,12 +8,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from _rules_support import GIB, Stream
 from gpufleet.core.alerts.rules import RuleEngine, load_rules
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.verdicts.judgment import judge
 from gpufleet.core.verdicts.window import from_messages
 from gpufleet.core.wire.messages import Message
+
+from tests.support.rules_support import GIB, Stream
 
 DT = 10.0
 HOST = "h1"  # the name _rules_support's hello gives

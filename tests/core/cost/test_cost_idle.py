@@ -13,11 +13,12 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
-from _rules_support import BUSY, IDLE, Stream, decode, sim_stream_lines
 from gpufleet.core.alerts.rules import RuleEngine, load_rules
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.cost.rental import CostTracker, accumulate, gap_limit, gpu_idle, idle_mask
 from gpufleet.core.wire.messages import Hello, Message, Sample
+
+from tests.support.rules_support import BUSY, IDLE, Stream, decode, sim_stream_lines
 
 PRICE = 1.89
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from _rules_support import BUSY, GIB, IDLE, T0, Stream, decode, sim_stream_lines
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.cost.rental import CostTracker
 from gpufleet.core.text.catalogue import cost_sentence
+
+from tests.support.rules_support import BUSY, GIB, IDLE, T0, Stream, decode, sim_stream_lines
 
 
 def test_exact_cost_for_price_times_time() -> None:

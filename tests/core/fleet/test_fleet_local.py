@@ -17,9 +17,11 @@ from gpufleet.core.link.channel import Transport
 from gpufleet.core.link.transport import LocalTransport
 from gpufleet.core.wire.messages import Procs
 from gpufleet_sampler.sim.scenarios import SCENARIOS
-from sampler_daemons import Recorder, contiguous, daemon_pid, stop_daemons
 
-FAKE = str(Path(__file__).with_name("fake_sampler.py"))
+from tests.support.paths import SUPPORT
+from tests.support.sampler_daemons import Recorder, contiguous, daemon_pid, stop_daemons
+
+FAKE = str(SUPPORT / "fake_sampler.py")
 
 
 def sim(name: str, scenario: str, seed: int) -> HostConfig:

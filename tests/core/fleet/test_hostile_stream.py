@@ -13,9 +13,11 @@ from gpufleet.core.fleet.fleet import Fleet, HostMessage
 from gpufleet.core.history.store import Store
 from gpufleet.core.link.transport import LocalTransport, Transport
 from gpufleet.core.wire.messages import Message, Sample
-from sampler_daemons import Recorder, stop_daemons
 
-FAKE = str(Path(__file__).with_name("fake_sampler.py"))
+from tests.support.paths import SUPPORT
+from tests.support.sampler_daemons import Recorder, stop_daemons
+
+FAKE = str(SUPPORT / "fake_sampler.py")
 N_BAD = 6  # fake_sampler.hostile_lines
 
 

@@ -1,5 +1,5 @@
 """HostSession over the local transport: real sampler daemons (sim backend) as subprocesses,
-and a misbehaving stand-in sampler (tests/core/fake_sampler.py) for the failure paths."""
+and a misbehaving stand-in sampler (tests/support/fake_sampler.py) for the failure paths."""
 
 from __future__ import annotations
 
@@ -15,9 +15,11 @@ from gpufleet.core.fleet.events import RECONNECTING, STOPPED, STREAMING, FleetEv
 from gpufleet.core.fleet.session import HostSession
 from gpufleet.core.link.transport import LocalTransport
 from gpufleet.core.wire.messages import Hello
-from sampler_daemons import Recorder, contiguous, daemon_pid, stop_daemons
 
-FAKE = str(Path(__file__).with_name("fake_sampler.py"))
+from tests.support.paths import FAKES, FIXTURES, SUPPORT
+from tests.support.sampler_daemons import Recorder, contiguous, daemon_pid, stop_daemons
+
+FAKE = str(SUPPORT / "fake_sampler.py")
 
 
 def sim_host(name: str, scenario: str = "healthy-8xa100", seed: int = 1) -> HostConfig:
@@ -144,9 +146,8 @@ def test_a_hello_sent_again_in_the_stream_is_news_not_a_restart(
     plan as a second hello on the same stream: the session passes it on, keeps its run and
     its numbering, and does not attach again."""
     mp = monkeypatch
-    root = Path(__file__).resolve().parent.parent
-    mp.setenv("PYTHONPATH", str(root / "fakes"))
-    mp.setenv("GPUFLEET_FAKE_NVML", str(root / "fixtures" / "nvml" / "h100x8.json"))
+    mp.setenv("PYTHONPATH", str(FAKES))
+    mp.setenv("GPUFLEET_FAKE_NVML", str(FIXTURES / "nvml" / "h100x8.json"))
     mp.setenv("GPUFLEET_FAKE_NVML_COST", "h200")
     sd = str(tmp_path / "state")
     host = HostConfig(name="h100-fresh", transport="local", backend="nvml")

@@ -22,9 +22,9 @@ from gpufleet.core.fleet.events import (
     HostStatus,
 )
 from gpufleet.core.fleet.session import HostSession, classify_backend_error
-from sampler_daemons import Recorder, stop_daemons
 
-FAKES = Path(__file__).resolve().parents[1] / "fakes"
+from tests.support.paths import FAKES
+from tests.support.sampler_daemons import Recorder, stop_daemons
 
 
 def nvml_host(name: str) -> HostConfig:

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 from gpufleet.core.history import codec
 from gpufleet.core.history.rows import RowPacker
-from gpufleet.core.wire import synth
 from gpufleet.core.wire.messages import Sample, Value
+
+from tests.support import synth
 
 # A format-2 chunk (before narrow times and zero-width columns) written by the previous
 # encoder: 3 samples × 5 columns (ints, quarters, all-null, milli, big ints).

@@ -13,9 +13,10 @@ from gpufleet.cli.main import main
 from gpufleet.core.config import paths
 from gpufleet.core.history.export import export_csv, export_jsonl
 from gpufleet.core.history.store import Store
-from gpufleet.core.wire import synth
 from gpufleet.core.wire.messages import Event, Hello, Procs, Sample, StreamDecoder
 from gpufleet_sampler import protocol
+
+from tests.support import synth
 
 HOST = "h100-a"
 

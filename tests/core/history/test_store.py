@@ -12,9 +12,10 @@ from typing import Any
 import numpy as np
 import pytest
 from gpufleet.core.history.store import CHUNK_S, Store, StoreError
-from gpufleet.core.wire import synth
 from gpufleet.core.wire.messages import Sample
 from gpufleet_sampler import protocol
+
+from tests.support import synth
 
 HOST = "a100-train"
 GPUS = 8

@@ -7,9 +7,10 @@ import time
 from pathlib import Path
 
 from gpufleet.core.history.store import Store
-from gpufleet.core.wire import synth
 from gpufleet.core.wire.messages import Proc, Procs
 from gpufleet_sampler import protocol
+
+from tests.support import synth
 
 
 def test_mapping_survives_the_store(tmp_path: Path) -> None:

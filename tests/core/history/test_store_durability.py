@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 from gpufleet.core.history.store import DAY_S, Store
-from gpufleet.core.wire import synth
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support import synth
+from tests.support.paths import ROOT
 
 # The child writes 8-GPU samples as fast as it can, flushing every 500 and printing the last
 # seq committed; the parent kills it with SIGKILL while the next batch is in flight.
 CHILD = r"""
 import sys, time
-from gpufleet.core.wire import synth
+from tests.support import synth
 from gpufleet.core.history.store import Store
 st = Store(sys.argv[1], flush_interval_s=0.02, batch_rows=2000)
 st.write("h", synth.make_hello("h", 8))

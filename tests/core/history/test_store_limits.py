@@ -9,8 +9,9 @@ from pathlib import Path
 
 from gpufleet.core.history.store import Store
 from gpufleet.core.wire.messages import ErrorMsg, Event
-from gpufleet.core.wire.synth import make_hello, make_samples
 from gpufleet_sampler import protocol
+
+from tests.support.synth import make_hello, make_samples
 
 
 def test_an_event_flood_is_rate_limited_counted_and_noted(tmp_path: Path) -> None:

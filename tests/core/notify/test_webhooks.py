@@ -7,7 +7,6 @@ import os
 from typing import Any
 
 import pytest
-from _rules_support import Stream
 from gpufleet.core.alerts.rules import RuleEngine, load_rules
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.model.alert import Alert
@@ -20,7 +19,9 @@ from gpufleet.core.notify.webhooks import (
     set_webhook_url,
     webhook_url,
 )
-from webhook_sink import WebhookSink
+
+from tests.support.rules_support import Stream
+from tests.support.webhook_sink import WebhookSink
 
 
 def an_alert() -> Alert:

@@ -10,12 +10,13 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from _rules_support import BUSY, Stream
 from gpufleet.core.alerts.rules import RuleEngine, load_rules
 from gpufleet.core.fleet.events import FleetEvent, HostMessage
 from gpufleet.core.pipeline import hub as hub_mod
 from gpufleet.core.pipeline.alerting import Alerting
 from gpufleet.core.pipeline.hub import PipelineHub
+
+from tests.support.rules_support import BUSY, Stream
 
 
 def _allreduce(t: int, scale: Mapping[int, float]) -> dict[int, Any]:

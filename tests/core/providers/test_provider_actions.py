@@ -33,8 +33,8 @@ from gpufleet.core.providers.watchdog import current_state
 from gpufleet.core.wire.messages import Hello, parse_object
 from gpufleet_sampler import protocol
 
-from tests.core.provider_payloads import LAMBDA_INSTANCES, VAST_INSTANCES
-from tests.core.provider_server import ProviderServer, Reply, serve
+from tests.support.provider_payloads import LAMBDA_INSTANCES, VAST_INSTANCES
+from tests.support.provider_server import ProviderServer, Reply, serve
 
 FAST = HttpSettings(read_timeout_s=2.0, retries=1, backoff_s=0.05)
 VAST_HOST = HostConfig(name="v", host="ssh5.vast.ai", provider="vast", provider_id="4242001")

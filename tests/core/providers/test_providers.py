@@ -15,14 +15,14 @@ from gpufleet.core.providers.registry import open_provider
 from gpufleet.core.providers.runpod import RunPod
 from gpufleet.core.providers.vast import Vast
 
-from tests.core.provider_payloads import (
+from tests.support.provider_payloads import (
     LAMBDA_INSTANCES,
     LAMBDA_TYPES,
     RUNPOD_GRAPHQL,
     RUNPOD_PODS,
     VAST_INSTANCES,
 )
-from tests.core.provider_server import ProviderServer, Reply, serve
+from tests.support.provider_server import ProviderServer, Reply, serve
 
 KEY = "sk-test-5ecret-0123456789"
 FAST = HttpSettings(connect_timeout_s=2.0, read_timeout_s=0.5, retries=2, backoff_s=0.05)

@@ -34,10 +34,11 @@ from gpufleet.core.providers.runpod import RunPod
 from gpufleet.core.providers.vast import Vast
 from gpufleet.core.text.catalogue import alert_sentence, alert_title
 
-from tests.core.provider_payloads import VAST_INSTANCES
-from tests.core.provider_server import RETIRED, ProviderServer, Reply, serve
+from tests.support import paths
+from tests.support.provider_payloads import VAST_INSTANCES
+from tests.support.provider_server import RETIRED, ProviderServer, Reply, serve
 
-REAL = Path(__file__).resolve().parents[2].parent / "shared" / "real" / "providers"
+REAL = paths.REAL / "providers"
 KEY = "test-key-not-real-23"
 FAST = HttpSettings(connect_timeout_s=2.0, read_timeout_s=2.0, retries=2, backoff_s=0.05)
 POD = "5xpma5eg46tqjq"

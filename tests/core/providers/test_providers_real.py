@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,9 +17,10 @@ from gpufleet.core.providers.lambda_cloud import LambdaCloud
 from gpufleet.core.providers.runpod import RunPod
 from gpufleet.core.providers.vast import Vast
 
-from tests.core.provider_server import RETIRED, ProviderServer, Reply, serve
+from tests.support import paths
+from tests.support.provider_server import RETIRED, ProviderServer, Reply, serve
 
-REAL = Path(__file__).resolve().parents[2].parent / "shared" / "real" / "providers"
+REAL = paths.REAL / "providers"
 KEY = "sk-test-real-0123456789"
 FAST = HttpSettings(connect_timeout_s=2.0, read_timeout_s=2.0, retries=1, backoff_s=0.05)
 

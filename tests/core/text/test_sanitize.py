@@ -22,7 +22,8 @@ from gpufleet.core.text.catalogue import finding_sentence
 from gpufleet.core.text.sanitize import clean, clean_text
 from gpufleet.core.verdicts.bundle import build_bundle
 from gpufleet.core.wire.messages import Event, Hello, Proc, Sample
-from gpufleet.core.wire.synth import make_hello
+
+from tests.support.synth import make_hello
 
 # Clear screen, an OSC 52 clipboard write, a right-to-left override, a zero-width space, a
 # carriage return that would overwrite the line, a C1 CSI, a lone surrogate.

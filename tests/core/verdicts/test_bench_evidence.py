@@ -19,7 +19,7 @@ from gpufleet.core.prometheus.exporter import FleetMetrics
 from gpufleet.core.verdicts.arrival import collect, judge
 from gpufleet.core.verdicts.bundle import build_bundle
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.paths import ROOT
 
 
 def sim_bench(host: str, scenario: str) -> dict[str, Any]:

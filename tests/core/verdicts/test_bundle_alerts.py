@@ -15,7 +15,8 @@ from gpufleet.core.alerts.rules import RuleEngine, load_rules
 from gpufleet.core.config import paths
 from gpufleet.core.history.store import Store
 from gpufleet.core.pipeline.dispatch import AlertDispatcher
-from gpufleet.core.wire import synth
+
+from tests.support import synth
 
 HOST = "a100-train"
 

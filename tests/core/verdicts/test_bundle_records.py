@@ -22,9 +22,10 @@ from gpufleet.core.fleet.demo import demo_host, demo_hosts, demo_state_dir
 from gpufleet.core.fleet.fleet import Fleet
 from gpufleet.core.history.audit import append_audit
 from gpufleet.core.history.store import Store
-from gpufleet.core.wire import synth
 from gpufleet.core.wire.messages import Procs, parse_object
-from sampler_daemons import Recorder, stop_daemons
+
+from tests.support import synth
+from tests.support.sampler_daemons import Recorder, stop_daemons
 
 HOST = "a100-shared"
 

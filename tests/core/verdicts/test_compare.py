@@ -6,7 +6,6 @@ protocol's lines, read through the real decoder)."""
 from __future__ import annotations
 
 import json
-import sys
 import time
 import zipfile
 from pathlib import Path
@@ -20,8 +19,7 @@ from gpufleet.core.verdicts.compare.spec import SpecError, StoreSpec, parse_spec
 from gpufleet.core.verdicts.window import RunWindow, from_store, from_stream_file
 from gpufleet.core.wire.messages import StreamDecoder
 
-sys.path.insert(0, str(Path(__file__).parent))
-import compare_streams as cs
+from tests.support import compare_streams as cs
 
 DAY = 86_400.0
 CASES = [

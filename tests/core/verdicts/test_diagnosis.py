@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from _rules_support import BUSY, GIB, T0, Stream, decode, sim_stream_lines
 from gpufleet.core.model.findings import Finding
 from gpufleet.core.text.catalogue import finding_sentence
 from gpufleet.core.verdicts.diagnosis import diagnose
 from gpufleet.core.wire.messages import Event, Hello, Message, Procs, Sample
+
+from tests.support.rules_support import BUSY, GIB, T0, Stream, decode, sim_stream_lines
 
 
 def run(msgs: list[Message], t0: float | None = None, t1: float | None = None) -> list[Finding]:

@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _rules_support import ROOT
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.model.findings import Finding
 from gpufleet.core.text.catalogue import finding_sentence
 from gpufleet.core.verdicts.health import evaluate_check, overall_verdict
+
+from tests.support.rules_support import ROOT
 
 
 def sampler(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 from functools import cache
 
 import pytest
-from _rules_support import GIB, T0
 from gpufleet.core.alerts.rules import load_rules
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.model.alert import Alert
@@ -16,7 +15,9 @@ from gpufleet.core.model.findings import Finding
 from gpufleet.core.text.catalogue import alert_sentence, alert_title, finding_sentence
 from gpufleet.core.verdicts.judgment import NORMAL_IDS, Judgment, judge
 from gpufleet.core.verdicts.window import from_messages
-from judgment_streams import ALL
+
+from tests.support.judgment_streams import ALL
+from tests.support.rules_support import GIB, T0
 
 SHIPPED = load_rules(include_user=False)
 PRICE = 2.0

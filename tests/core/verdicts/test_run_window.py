@@ -15,8 +15,9 @@ from gpufleet.core.verdicts.window import (
     from_store,
     from_stream_file,
 )
-from gpufleet.core.wire import synth
 from gpufleet.core.wire.encode import encode_line
+
+from tests.support import synth
 
 # Recent: the store keeps raw samples for 7 days.
 T0 = synth.floor_minute(time.time() - 7200)

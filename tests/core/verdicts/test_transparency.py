@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _rules_support import ROOT, T0, decode
 from gpufleet.core.history.store import Store
 from gpufleet.core.verdicts.bundle import build_bundle
 from gpufleet.core.verdicts.sensors import check_reports
 from gpufleet.core.wire.encode import encode_line
 from gpufleet.core.wire.messages import Message
-from judgment_streams import ALL
+
+from tests.support.judgment_streams import ALL
+from tests.support.rules_support import ROOT, T0, decode
 
 H200_CHECK = ROOT / "docs" / "device" / "h200-check.json"
 # What a virtualization layer that answers "not supported" leaves of the check's facts.

@@ -10,7 +10,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from _rules_support import T0, Stream
 from gpufleet.cli.main import main
 from gpufleet.core.model.findings import Finding
 from gpufleet.core.text.catalogue import finding_sentence
@@ -18,6 +17,8 @@ from gpufleet.core.verdicts import utilization
 from gpufleet.core.verdicts.diagnosis import diagnose
 from gpufleet.core.wire.messages import Hello, Message, Sample
 from gpufleet_sampler import protocol
+
+from tests.support.rules_support import T0, Stream
 
 # A Hopper GPU at work as a well-fed training job shows it (the recorded H200 trace has SM
 # active 95.5 %, occupancy 14.1 %, tensor 92.7 %).

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _rules_support import sim_stream_lines
 from gpufleet.cli.main import main
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.fleet.events import HostStatus
@@ -29,10 +28,13 @@ from gpufleet.core.history.store import Store
 from gpufleet.core.link.transport import LocalTransport
 from gpufleet.core.live.buffers import LiveBuffers
 from gpufleet.core.wire.messages import Message, StreamDecoder, VersionError
-from sampler_daemons import Recorder
+
+from tests.support.paths import SUPPORT
+from tests.support.rules_support import sim_stream_lines
+from tests.support.sampler_daemons import Recorder
 
 SEED = 18
-FAKE = str(Path(__file__).with_name("fake_sampler.py"))
+FAKE = str(SUPPORT / "fake_sampler.py")
 ROUNDS = 80
 # Bounded in rounds and in time: well under half a minute on a loaded two-core machine.
 BUDGET_S = 25.0

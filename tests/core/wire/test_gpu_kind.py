@@ -5,7 +5,6 @@ its pass-through (NVML sends the number 1)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from gpufleet.core.text.catalogue import finding_sentence
 from gpufleet.core.verdicts.health import evaluate_check
@@ -19,7 +18,7 @@ from gpufleet.core.wire.gpu_kind import (
 from gpufleet.core.wire.messages import GpuInfo
 from gpufleet_sampler import protocol
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.paths import ROOT
 
 
 def test_virtualization_names() -> None:

@@ -21,9 +21,11 @@ from gpufleet.core.verdicts.health import evaluate_check
 from gpufleet.core.wire import nvidia_smi as smi
 from gpufleet.core.wire.messages import Hello, Procs, Sample, StreamDecoder, parse_object
 from gpufleet_sampler import protocol
-from smi_standin import fake_smi, local_smi
 
-FIX = Path(__file__).resolve().parents[1] / "fixtures" / "nvidia-smi"
+from tests.support.paths import FIXTURES
+from tests.support.smi_standin import fake_smi, local_smi
+
+FIX = FIXTURES / "nvidia-smi"
 GIB = 1 << 30
 
 

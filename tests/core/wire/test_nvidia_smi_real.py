@@ -17,7 +17,9 @@ from gpufleet.core.wire import nvidia_smi as smi
 from gpufleet.core.wire.messages import Hello, parse_object
 from gpufleet_sampler import protocol
 
-REAL = Path(__file__).resolve().parents[2].parent / "shared" / "real" / "nvidia-smi"
+from tests.support import paths
+
+REAL = paths.REAL / "nvidia-smi"
 MIB = 1 << 20
 pytestmark = pytest.mark.skipif(
     not REAL.is_dir(), reason=f"the real nvidia-smi captures are not here ({REAL})"

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from gpufleet.core.config import autostart
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.paths import ROOT
+
 RES = ROOT / "resources"
 APP_ID = "io.github.gpufleet.GpuFleet"
 DESKTOP = RES / f"{APP_ID}.desktop"

@@ -28,7 +28,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.paths import ROOT
+
 BUNDLE = ROOT / "dist" / "gpufleet"
 EXE = BUNDLE / ("gpufleet.exe" if os.name == "nt" else "gpufleet")
 

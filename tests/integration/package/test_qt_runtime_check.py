@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.paths import ROOT
+
 CHECK = ROOT / "tools" / "check_qt_runtime.py"
 OS_RELEASE = {
     "debian": 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nID=debian\n',

@@ -17,7 +17,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import promstack
 import pytest
 from gpufleet.core.fleet.events import HostStatus
 from gpufleet.core.live.buffers import LiveBuffers
@@ -28,7 +27,9 @@ from gpufleet.core.prometheus.source import (
     PromSource,
     PromSourceConfig,
 )
-from promstack import (
+
+from tests.support import promstack
+from tests.support.promstack import (
     SIM_HOSTS,
     Exporter,
     Prometheus,

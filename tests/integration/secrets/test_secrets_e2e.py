@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.paths import ROOT
+
 FAKES = ROOT / "tests" / "fakes"
 PROFILE = ROOT / "tests" / "fixtures" / "nvml" / "h100x8.json"
 

@@ -3,7 +3,7 @@ one local sim host (a real sampler daemon, the SQLite history, a webhook on a lo
 server, a real shell action) delivers the webhook of a firing rule and runs its action once;
 stopped (SIGTERM) and started again on the same history, it sends and runs neither again.
 ``/-/ready`` answers 200 while it works. The window passes the same test through the same
-builders (tests/ui/test_restart.py)."""
+builders (tests/ui/app/test_restart.py)."""
 
 from __future__ import annotations
 
@@ -32,10 +32,10 @@ from gpufleet.core.config.settings import (
     store_webhook_url,
 )
 from gpufleet.core.fleet.fleet import Fleet
-from restart_case import firing_posts, write_throttle_rule
-from webhook_sink import WebhookSink
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.paths import ROOT
+from tests.support.restart_case import firing_posts, write_throttle_rule
+from tests.support.webhook_sink import WebhookSink
 
 HOST = HostConfig(
     name="h100-a",

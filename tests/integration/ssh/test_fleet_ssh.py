@@ -22,8 +22,7 @@ from gpufleet.core.history.audit import read_audit
 from gpufleet.core.link.zipapp import sampler_zipapp_bytes
 from gpufleet.core.wire.messages import Procs
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "core"))
-from sampler_daemons import Recorder, contiguous, stop_daemons
+from tests.support.sampler_daemons import Recorder, contiguous, stop_daemons
 
 OUTAGE_S = 20.0
 

@@ -21,10 +21,9 @@ from gpufleet.core.fleet.events import FAILED, STREAMING, HostStatus
 from gpufleet.core.fleet.fleet import Fleet
 from gpufleet.core.link import hostkeys
 from gpufleet.core.link.ssh import SshConnection, SshError
-from sshd import Sshd
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "core"))
-from sampler_daemons import Recorder, stop_daemons
+from tests.support.sampler_daemons import Recorder, stop_daemons
+from tests.support.sshd import Sshd
 
 ACCEPT = ("--accept-new", "--no-record")
 

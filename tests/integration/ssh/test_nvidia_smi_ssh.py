@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,10 +24,10 @@ from gpufleet.core.live.buffers import LiveBuffers
 from gpufleet.core.verdicts.health import evaluate_check
 from gpufleet.core.wire.messages import Hello, Procs
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "core"))
-from sampler_daemons import Recorder
+from tests.support.paths import FIXTURES
+from tests.support.sampler_daemons import Recorder
 
-FIX = Path(__file__).resolve().parents[1] / "fixtures" / "nvidia-smi"
+FIX = FIXTURES / "nvidia-smi"
 TOOLS = ("sh", "cat", "awk", "sleep")
 
 

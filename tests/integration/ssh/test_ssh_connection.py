@@ -17,6 +17,8 @@ from gpufleet.core.config import secrets
 from gpufleet.core.link import hostkeys
 from gpufleet.core.link.ssh import SshConnection, SshError
 
+from tests.support.paths import SUPPORT
+
 pytestmark = pytest.mark.timeout(60)
 
 
@@ -229,7 +231,7 @@ def test_system_known_hosts_with_markers_is_tolerated(sshd, ssh_host_config, iso
 
 
 def test_wrong_key_fails_auth_not_retryable(sshd, ssh_host_config, tmp_path):
-    from sshd import keygen
+    from tests.support.sshd import keygen
 
     other = keygen(tmp_path / "unauthorised")
     with pytest.raises(SshError) as ei:
@@ -416,7 +418,7 @@ def test_a_host_that_never_answers_times_out_clearly(silent_server, sshd):
 
 
 def test_connection_refused_is_retryable(sshd):
-    from sshd import free_port
+    from tests.support.sshd import free_port
 
     host = sshd.host_config("gone", port=free_port())
     with pytest.raises(SshError) as ei:
@@ -439,7 +441,7 @@ def test_close_ends_everything(sshd, ssh_host_config):
 
 
 def _proxycommand_host(sshd, ssh_host_config, isolated_ssh_home):
-    relay = Path(__file__).with_name("stdio_relay.py")
+    relay = SUPPORT / "stdio_relay.py"
     (isolated_ssh_home / ".ssh" / "config").write_text(
         f"Host viaproxy\n  HostName 127.0.0.1\n  Port {sshd.port}\n"
         f"  ProxyCommand {sys.executable} {relay} %h %p\n"

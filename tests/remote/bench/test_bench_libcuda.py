@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 from gpufleet.core.verdicts.arrival import collect, judge
 
-from tests.remote.bench_standin import card, run_bench, write_instance
+from tests.support.bench_standin import card, run_bench, write_instance
+from tests.support.paths import FAKES
 
-SOURCE = Path(__file__).resolve().parents[1] / "fakes" / "libcuda" / "standin.c"
+SOURCE = FAKES / "libcuda" / "standin.c"
 
 
 @pytest.fixture

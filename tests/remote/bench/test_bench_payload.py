@@ -14,7 +14,7 @@ from pathlib import Path
 import orjson
 from gpufleet.core.verdicts.arrival import collect, judge
 
-from tests.remote.bench_standin import bench_argv, card, run_bench, write_instance
+from tests.support.bench_standin import bench_argv, card, run_bench, write_instance
 
 
 def _judged(

@@ -19,10 +19,11 @@ import pytest
 from gpufleet_sampler import protocol, protocol_schema, state_dir
 from gpufleet_sampler.daemon import client, server
 from gpufleet_sampler.ring import Ring
-from nvml_fake import PROFILES, fake_env
-from waiting import wait_until
 
-REMOTE = Path(__file__).resolve().parents[2] / "remote"
+from tests.support.nvml_fake import PROFILES, fake_env
+from tests.support.paths import REMOTE
+from tests.support.waiting import wait_until
+
 INTERVAL = "0.05"
 # A small scenario keeps the daemons cheap on a shared 2-core machine.
 SCENARIO = "power-capped-4090"

@@ -16,7 +16,6 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,9 +27,9 @@ from gpufleet_sampler.exporter import MetricsState
 from gpufleet_sampler.listen_address import parse_listen
 from gpufleet_sampler.loop import Sampler
 from gpufleet_sampler.metrics_http import make_server
-from nvml_fake import fake_nvml
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.nvml_fake import fake_nvml
+from tests.support.paths import ROOT
 
 
 def run_sim(scenario: str, seconds: float, seed: int = 1, **kw: Any) -> MetricsState:

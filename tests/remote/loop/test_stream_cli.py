@@ -22,7 +22,8 @@ from gpufleet.core.wire.messages import Event, Hello, Links, Procs, Sample, Stre
 from gpufleet_sampler import protocol
 from gpufleet_sampler.procs import procfs
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.paths import ROOT
+
 REMOTE = ROOT / "remote"
 
 

@@ -25,8 +25,9 @@ from gpufleet.core.link.transport import LocalTransport
 from gpufleet.core.text.catalogue import finding_sentence
 from gpufleet.core.verdicts.health import evaluate_check
 from gpufleet_sampler import protocol
-from nvml_fake import FAKES, ROOT, profile
-from pidns import PidNamespace
+
+from tests.support.nvml_fake import FAKES, ROOT, profile
+from tests.support.pidns import PidNamespace
 
 pytestmark = pytest.mark.root
 

@@ -9,10 +9,12 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import nvml_fake
 import pytest
 from gpufleet_sampler import protocol
 from gpufleet_sampler.procs import holders as gh
+
+from tests.support import nvml_fake
+from tests.support.paths import SUPPORT
 
 GIB = 1 << 30
 MINORS = {0: 0, 1: 1, 2: 2, 3: 3}  # minor -> GPU index
@@ -148,7 +150,7 @@ def holding(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[bytes]]]:
     for name in ("nvidia0", "nvidia3", "nvidiactl"):
         (dev / name).write_bytes(b"")
     p = subprocess.Popen(
-        [sys.executable, str(Path(__file__).parent / "gpu_holder_proc.py"), str(dev), *HOLD],
+        [sys.executable, str(SUPPORT / "gpu_holder_proc.py"), str(dev), *HOLD],
         stdout=subprocess.PIPE,
     )
     assert p.stdout is not None and p.stdout.readline()

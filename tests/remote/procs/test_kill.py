@@ -9,12 +9,12 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from gpufleet_sampler.procs import procfs
 
-REMOTE = Path(__file__).resolve().parents[2] / "remote"
+from tests.support.paths import REMOTE
+
 TEST_USER = "gpufleet-kt"
 
 

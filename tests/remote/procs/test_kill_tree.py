@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 from gpufleet_sampler.procs import procfs
 
-REMOTE = Path(__file__).resolve().parents[2] / "remote"
-HOLDER = Path(__file__).resolve().parent / "gpu_holder_proc.py"
+from tests.support.paths import REMOTE, SUPPORT
+
+HOLDER = SUPPORT / "gpu_holder_proc.py"
 
 
 def _kill(*args: str) -> tuple[int, dict[str, Any]]:

@@ -9,9 +9,10 @@ import subprocess
 import sys
 from collections.abc import Iterator
 
-import exec_child
 import pytest
 from gpufleet_sampler.procs import procfs
+
+from tests.support import exec_child
 
 
 @pytest.fixture

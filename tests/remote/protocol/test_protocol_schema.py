@@ -34,12 +34,13 @@ from gpufleet_sampler.backends.nvml import NvmlBackend
 from gpufleet_sampler.backends.sim import SimBackend
 from gpufleet_sampler.loop import Sampler
 from gpufleet_sampler.watchdog import Watchdog
-from nvml_fake import fake_nvml, profile
-from smi_standin import local_smi
-from test_nvml_mig import mig_profile
-from waiting import wait_until
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.mig_profile import mig_profile
+from tests.support.nvml_fake import fake_nvml, profile
+from tests.support.paths import ROOT
+from tests.support.smi_standin import local_smi
+from tests.support.waiting import wait_until
+
 SMI = ROOT / "tests" / "fixtures" / "nvidia-smi"
 
 pytestmark = pytest.mark.usefixtures("generous_budget")

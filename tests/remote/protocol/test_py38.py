@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.paths import ROOT
+
 PKG = ROOT / "remote" / "gpufleet_sampler"
 FILES = sorted(PKG.rglob("*.py"))
 ALLOWED_THIRD_PARTY = {"pynvml"}

@@ -3,7 +3,7 @@
 The column and reason-bit tables in the document are generated from ``protocol.COLUMNS`` and
 ``protocol.REASON_BITS``; this test fails when they differ. Regenerate them with
 
-    .venv/bin/python tests/remote/test_stream_protocol_doc.py --write
+    .venv/bin/python -m tests.remote.protocol.test_stream_protocol_doc --write
 
 Every other name the protocol defines (nominal keys, process keys, event types, kinds) must at
 least appear in the document.
@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import re
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from gpufleet_sampler import protocol, protocol_schema
+
+from tests.support.paths import ROOT
+
 DOC = ROOT / "docs" / "protocol.md"
-sys.path.insert(0, str(ROOT / "remote"))
-
-from gpufleet_sampler import protocol, protocol_schema  # noqa: E402
 
 
 def render_columns() -> str:
@@ -97,7 +96,7 @@ def test_generated_tables_are_current() -> None:
     text = DOC.read_text(encoding="utf-8")
     assert regenerate(text) == text, (
         "docs/protocol.md is out of date: run "
-        ".venv/bin/python tests/remote/test_stream_protocol_doc.py --write"
+        ".venv/bin/python -m tests.remote.protocol.test_stream_protocol_doc --write"
     )
 
 

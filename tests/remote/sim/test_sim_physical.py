@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from gpufleet_sampler.sim.scenarios import SCENARIOS
 
-from tests.remote.test_sim_scenarios import hello_of, record, samples
+from tests.remote.sim.test_sim_scenarios import hello_of, record, samples
 
 
 @pytest.mark.parametrize(("seed", "start_s"), [(0, "0"), (1, "0"), (0, "1800")])

@@ -11,7 +11,6 @@ import os
 import subprocess
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,7 +18,8 @@ from gpufleet.core.wire.messages import Event, Hello, Links, Message, Procs, Sam
 from gpufleet_sampler import protocol
 from gpufleet_sampler.sim.scenarios import SCENARIOS
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.paths import ROOT
+
 GIB = 1 << 30
 MIB = 1 << 20
 

@@ -18,11 +18,11 @@ import pytest
 from gpufleet_sampler import protocol, state_dir
 from gpufleet_sampler.daemon import client
 from gpufleet_sampler.watchdog import Watchdog, host_idle, parse_config
-from waiting import wait_until
 
-from tests.core.provider_server import ProviderServer, Reply, serve
+from tests.support.paths import REMOTE
+from tests.support.provider_server import ProviderServer, Reply, serve
+from tests.support.waiting import wait_until
 
-REMOTE = Path(__file__).resolve().parents[2] / "remote"
 SCENARIO = "crashed-idle"
 # The job dies 180 scenario-seconds in: at this scale 1.8 s after the daemon starts.
 SCALE = "0.01"

@@ -17,9 +17,9 @@ from typing import Any
 
 from gpufleet_sampler.daemon import client, keeper
 from gpufleet_sampler.state_dir import lock_holder
-from waiting import wait_until
 
-from tests.remote.test_watchdog import _paths, _start, sampler, sd, wd
+from tests.remote.watchdog.test_watchdog import _paths, _start, sampler, sd, wd
+from tests.support.waiting import wait_until
 
 __all__ = ["sd"]  # the fixture, shared with test_watchdog
 

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from gpufleet_sampler.watchdog import Watchdog
-from waiting import wait_until
 
-from tests.core.provider_server import ProviderServer, Reply, serve
-from tests.remote.test_watchdog import REMOTE, _phase, _rows, _start, sd, wd
+from tests.remote.watchdog.test_watchdog import REMOTE, _phase, _rows, _start, sd, wd
+from tests.support.provider_server import ProviderServer, Reply, serve
+from tests.support.waiting import wait_until
 
 __all__ = ["sd"]  # the fixture, shared with test_watchdog
 

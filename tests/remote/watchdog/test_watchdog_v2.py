@@ -19,15 +19,16 @@ import pytest
 from gpufleet.core.alerts.rules import RuleEngine, load_rules
 from gpufleet.core.text.catalogue import alert_sentence
 from gpufleet_sampler.watchdog import Watchdog
-from waiting import wait_until
 
-from tests.core._rules_support import BUSY, Stream
-from tests.core.provider_server import ProviderServer, Reply, serve
-from tests.remote.test_watchdog import _phase, _rows, _start, sd, wd
+from tests.remote.watchdog.test_watchdog import _phase, _rows, _start, sd, wd
+from tests.support import paths
+from tests.support.provider_server import ProviderServer, Reply, serve
+from tests.support.rules_support import BUSY, Stream
+from tests.support.waiting import wait_until
 
 __all__ = ["sd"]  # the fixture, shared with test_watchdog
 
-REAL = Path(__file__).resolve().parents[2] / ".." / "shared" / "real" / "providers" / "runpod"
+REAL = paths.REAL / "providers" / "runpod"
 GONE = ("/v1",)  # RunPod since 2026-11-15: every v1 path answers 410 Gone
 # v2's errors are problem+json (the recorded 400 and 422 have this shape).
 NOT_FOUND = Reply(404, {"detail": "Not Found", "status": 404, "title": "Not Found"})

@@ -14,7 +14,8 @@ from gpufleet.core.config import paths
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.ui.app import App
 from pytestqt.qtbot import QtBot
-from ui_helpers import demo
+
+from tests.support.ui_helpers import demo
 
 
 def free_port() -> int:

@@ -14,8 +14,8 @@ from gpufleet.core.fleet.demo import demo_hosts
 from gpufleet.ui.app import App, make_qapp, setup_theme
 from pytestqt.qtbot import QtBot
 
-from tests.core.provider_payloads import RUNPOD_PODS
-from tests.core.provider_server import ProviderServer, Reply, serve
+from tests.support.provider_payloads import RUNPOD_PODS
+from tests.support.provider_server import ProviderServer, Reply, serve
 
 
 @pytest.fixture

@@ -20,9 +20,10 @@ from gpufleet.core.config.settings import (
 )
 from gpufleet.ui.app import App
 from pytestqt.qtbot import QtBot
-from restart_case import firing_posts, write_throttle_rule
-from ui_helpers import demo, wait_streaming
-from webhook_sink import WebhookSink
+
+from tests.support.restart_case import firing_posts, write_throttle_rule
+from tests.support.ui_helpers import demo, wait_streaming
+from tests.support.webhook_sink import WebhookSink
 
 
 def _throttle(app: App) -> list[Any]:

@@ -16,7 +16,7 @@ import pytest
 from gpufleet.core.config import paths
 from gpufleet.core.history.store import Store, StoreError
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.paths import ROOT
 
 
 def _processes_with(marker: str) -> list[str]:

@@ -26,8 +26,9 @@ from gpufleet.core.config.settings import Settings, WebhookSetting, save_setting
 from gpufleet.ui.app import App, make_qapp, setup_theme
 from gpufleet.ui.dialogs.settings import apply_live
 from pytestqt.qtbot import QtBot
-from ui_helpers import demo, wait_streaming
-from webhook_sink import WebhookSink
+
+from tests.support.ui_helpers import demo, wait_streaming
+from tests.support.webhook_sink import WebhookSink
 
 
 def _write_rules(text: str) -> None:

@@ -14,7 +14,8 @@ from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.ui.app import App
 from gpufleet.ui.controllers.config_watch import ConfigWatch
 from pytestqt.qtbot import QtBot
-from ui_helpers import demo, wait_streaming
+
+from tests.support.ui_helpers import demo, wait_streaming
 
 
 def cli(*argv: str) -> None:

@@ -14,11 +14,12 @@ from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.history.store import Store
 from gpufleet.core.live.buffers import LiveBuffers
 from gpufleet.core.model.alert import Alert
-from gpufleet.core.wire import synth
 from gpufleet.ui.app import make_qapp, setup_theme
 from gpufleet.ui.controllers.evidence_export import EvidenceExporter
 from gpufleet.ui.window.main_window import MainWindow
 from pytestqt.qtbot import QtBot
+
+from tests.support import synth
 
 HOST = "a100-train"
 

@@ -13,12 +13,13 @@ from gpufleet.core.config.configfile import AppConfig, config_file_path, load_co
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.live.buffers import LiveBuffers
 from gpufleet.core.model.alert import Alert
-from gpufleet.core.wire import synth
 from gpufleet.core.wire.messages import Proc, Procs
 from gpufleet.ui.app import make_qapp, setup_theme
 from gpufleet.ui.controllers.mark_mine import MarkMine
 from gpufleet.ui.window.main_window import MainWindow
 from pytestqt.qtbot import QtBot
+
+from tests.support import synth
 
 HOST = "rent-1"
 KWORKER = "[kworker/u16:3]"

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -21,10 +20,9 @@ from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.ui.app import App
 from gpufleet.ui.desktop.tray import Notification
 from pytestqt.qtbot import QtBot
-from ui_helpers import demo
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
-import promstack
+from tests.support import promstack
+from tests.support.ui_helpers import demo
 
 
 def write_config(text: str) -> None:

@@ -26,7 +26,8 @@ from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.ui.app import App
 from gpufleet.ui.desktop.tray import Notification
 from pytestqt.qtbot import QtBot
-from ui_helpers import demo
+
+from tests.support.ui_helpers import demo
 
 NAME = "org.freedesktop.Notifications"
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from gpufleet.core.history import bench_results
 from gpufleet.ui.dialogs.bench import DIALOG_SIZE
-from ui_helpers import demo, wait_streaming
+
+from tests.support.ui_helpers import demo, wait_streaming
 
 HOST = "4090-x2"
 

@@ -4,9 +4,7 @@ six plots all fit 1366x768 without scrolling; the picker's presets give the righ
 
 from __future__ import annotations
 
-import sys
 import time
-from pathlib import Path
 
 import pytest
 from gpufleet.core.config import paths
@@ -22,8 +20,7 @@ from gpufleet.ui.window.main_window import MainWindow
 from PySide6.QtCore import QRect
 from pytestqt.qtbot import QtBot
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
-import compare_streams as cs
+from tests.support import compare_streams as cs
 
 HOST = "h100-a"
 

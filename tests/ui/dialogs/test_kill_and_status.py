@@ -14,7 +14,8 @@ from gpufleet.ui.app import App
 from gpufleet.ui.widgets.theme import DOWN, OK, SYMBOL
 from gpufleet_sampler.state_dir import read_state
 from pytestqt.qtbot import QtBot
-from ui_helpers import demo, replace_host, wait_streaming
+
+from tests.support.ui_helpers import demo, replace_host, wait_streaming
 
 
 def _alive(pid: int) -> bool:

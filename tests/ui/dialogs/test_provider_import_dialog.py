@@ -13,8 +13,8 @@ from gpufleet.ui.dialogs.hosts import ProviderImportDialog
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from tests.core.provider_payloads import VAST_INSTANCES
-from tests.core.provider_server import ProviderServer, Reply, serve
+from tests.support.provider_payloads import VAST_INSTANCES
+from tests.support.provider_server import ProviderServer, Reply, serve
 
 
 @pytest.fixture

@@ -7,7 +7,8 @@ from gpufleet.core.fleet.demo import demo_state_dir
 from gpufleet.ui.dialogs.watchdog import WatchdogDialog
 from gpufleet_sampler import state_dir
 from gpufleet_sampler.daemon import client
-from ui_helpers import demo
+
+from tests.support.ui_helpers import demo
 
 
 def test_arm_warn_cancel_disarm(qtbot, start_app, monkeypatch) -> None:

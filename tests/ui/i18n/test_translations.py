@@ -36,7 +36,8 @@ from PySide6.QtWidgets import (
 )
 from pytestqt.qtbot import QtBot
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.paths import ROOT
+
 TS = ROOT / "resources" / "translations" / "gpufleet_zh_CN.ts"
 QM = TS.with_suffix(".qm")
 PLACEHOLDER = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*(?:![rsa])?\}|%\d|%n")

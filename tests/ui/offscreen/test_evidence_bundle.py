@@ -11,9 +11,10 @@ import pytest
 from gpufleet.cli.main import main
 from gpufleet.core.config import paths
 from gpufleet.core.history.store import Store
-from gpufleet.core.wire import synth
 from gpufleet.ui.offscreen.evidence import HEIGHT, WIDTH
 from PySide6.QtGui import QImage
+
+from tests.support import synth
 
 HOST = "a100-train"
 PLOTS = {"clocks.png", "temperatures.png", "power.png", "memory.png", "pcie.png", "nvlink.png"}

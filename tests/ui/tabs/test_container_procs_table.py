@@ -10,7 +10,6 @@ import time
 
 from gpufleet.core.live.buffers import LiveBuffers
 from gpufleet.core.wire.messages import Procs, parse_object
-from gpufleet.core.wire.synth import make_hello
 from gpufleet.ui.dialogs.kill import KillDialog
 from gpufleet.ui.tabs.memory import MemoryTab
 from gpufleet.ui.viewmodel.view import View
@@ -19,6 +18,8 @@ from gpufleet.ui.widgets.theme import make_theme
 from gpufleet_sampler import protocol
 from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
+
+from tests.support.synth import make_hello
 
 GIB = 1 << 30
 HOST = "vast-1"

@@ -18,7 +18,8 @@ from gpufleet.ui.tabs.cost import CostTab, accumulated
 from gpufleet.ui.viewmodel.summary import money
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
-from ui_helpers import demo
+
+from tests.support.ui_helpers import demo
 
 
 def test_cost_tab_idle_is_the_cost_trackers(qtbot: QtBot) -> None:

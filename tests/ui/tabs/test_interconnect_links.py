@@ -15,7 +15,8 @@ from gpufleet_sampler import state_dir
 from gpufleet_sampler.daemon import client
 from PySide6.QtGui import QColor
 from pytestqt.qtbot import QtBot
-from ui_helpers import demo, wait_streaming
+
+from tests.support.ui_helpers import demo, wait_streaming
 
 
 def test_per_link_grid_names_the_down_link_and_is_disabled_without_nvlink(

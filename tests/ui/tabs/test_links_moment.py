@@ -17,7 +17,8 @@ from gpufleet.ui.tabs.interconnect import InterconnectTab
 from gpufleet.ui.window.main_window import MainWindow
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
-from ui_helpers import demo
+
+from tests.support.ui_helpers import demo
 
 MINUTES = 25.0  # past the scenario's crash (21 min): traffic first, then none
 

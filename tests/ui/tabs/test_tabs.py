@@ -13,7 +13,8 @@ from gpufleet.ui.desktop.tray import Notification
 from gpufleet.ui.tabs.thermal import ThermalTab
 from gpufleet.ui.window.main_window import TAB_NAMES
 from pytestqt.qtbot import QtBot
-from ui_helpers import demo, wait_streaming
+
+from tests.support.ui_helpers import demo, wait_streaming
 
 
 def test_every_tab_populates_and_the_throttle_band_and_notification_appear(

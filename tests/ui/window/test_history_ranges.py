@@ -17,12 +17,13 @@ import pytest
 from gpufleet.core.config import paths
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.history.store import Store
-from gpufleet.core.wire import synth
 from gpufleet.ui.app import App
 from gpufleet.ui.widgets.plots import LiveCurve
 from gpufleet.ui.window.main_window import RANGES
 from pytestqt.qtbot import QtBot
-from ui_helpers import demo, wait_streaming
+
+from tests.support import synth
+from tests.support.ui_helpers import demo, wait_streaming
 
 HOST = "h100-a"
 GPUS = 8

@@ -8,7 +8,6 @@ from dataclasses import replace
 
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.live.buffers import LiveBuffers
-from gpufleet.core.wire import synth
 from gpufleet.core.wire.messages import Sample
 from gpufleet.ui.viewmodel.summary import summarize_host
 from gpufleet.ui.widgets.theme import make_theme
@@ -16,6 +15,8 @@ from gpufleet.ui.window.fleet_panel import FleetPanel
 from gpufleet_sampler import protocol
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
+
+from tests.support import synth
 
 # What a virtualization layer answering "not supported" leaves out of every sample.
 HIDDEN = ("temp_gpu_c", "temp_mem_c", "power_w", "clock_reasons")

@@ -20,7 +20,8 @@ from gpufleet_sampler.backends.sim import SimBackend
 from gpufleet_sampler.exporter import MetricsState
 from gpufleet_sampler.loop import Sampler
 from gpufleet_sampler.ring import Ring
-from nvml_fake import PROFILES, ROOT, fake_env, fake_nvml, profile
+
+from tests.support.nvml_fake import PROFILES, ROOT, fake_env, fake_nvml, profile
 
 # Exact values: no tier stretched by the fake's own Python timed on a loaded machine.
 pytestmark = pytest.mark.usefixtures("generous_budget")

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 from gpufleet_sampler import protocol
 from gpufleet_sampler.backends.nvml import NvmlBackend
-from nvml_fake import fake_nvml, profile
+
+from tests.support.nvml_fake import fake_nvml, profile
 
 # Exact values: no tier stretched by the fake's own Python timed on a loaded machine.
 pytestmark = pytest.mark.usefixtures("generous_budget")
@@ -505,7 +506,8 @@ def test_info_and_check_are_facts() -> None:
 
 def test_no_driver_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     from gpufleet_sampler.backends.nvml import NvmlUnavailable
-    from nvml_fake import import_fake
+
+    from tests.support.nvml_fake import import_fake
 
     monkeypatch.delenv("GPUFLEET_FAKE_NVML", raising=False)
     fake = import_fake()

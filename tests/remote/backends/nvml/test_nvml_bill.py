@@ -26,7 +26,8 @@ from gpufleet_sampler.__main__ import build_parser
 from gpufleet_sampler.backends import nvml_pool
 from gpufleet_sampler.backends.nvml import NvmlBackend
 from gpufleet_sampler.loop import Sampler
-from nvml_fake import fake_nvml, import_fake, profile
+
+from tests.support.nvml_fake import fake_nvml, import_fake, profile
 
 POS = protocol.ROW_POS
 

@@ -26,7 +26,8 @@ from gpufleet.core.verdicts.health import evaluate_check, overall_verdict
 from gpufleet.core.wire.messages import ErrorMsg, Event, Hello, Procs, Sample, StreamDecoder
 from gpufleet_sampler import protocol
 from gpufleet_sampler.backends.nvml import NvmlBackend
-from nvml_fake import PROFILES, ROOT, fake_env, fake_nvml, record_trace
+
+from tests.support.nvml_fake import PROFILES, ROOT, fake_env, fake_nvml, record_trace
 
 # Exact values: no tier stretched by the fake's own Python timed on a loaded machine.
 pytestmark = pytest.mark.usefixtures("generous_budget")

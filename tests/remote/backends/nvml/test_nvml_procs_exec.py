@@ -10,10 +10,11 @@ import subprocess
 import sys
 from collections.abc import Iterator
 
-import exec_child
 import pytest
 from gpufleet_sampler.backends.nvml import NvmlBackend
-from nvml_fake import fake_nvml, profile
+
+from tests.support import exec_child
+from tests.support.nvml_fake import fake_nvml, profile
 
 
 @pytest.fixture

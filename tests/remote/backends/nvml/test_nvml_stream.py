@@ -14,7 +14,8 @@ from gpufleet.core.wire.messages import Event, Hello, Links, Procs, Sample, Stre
 from gpufleet_sampler import protocol
 from gpufleet_sampler.backends.nvml import NvmlBackend
 from gpufleet_sampler.loop import Sampler
-from nvml_fake import PROFILES, ROOT, fake_env, fake_nvml, profile
+
+from tests.support.nvml_fake import PROFILES, ROOT, fake_env, fake_nvml, profile
 
 # Exact values: no tier stretched by the fake's own Python timed on a loaded machine.
 pytestmark = pytest.mark.usefixtures("generous_budget")

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from gpufleet_sampler import protocol
 from gpufleet_sampler.backends.nvml import NvmlBackend
-from nvml_fake import PROFILES, fake_nvml, record_trace
+
+from tests.support.nvml_fake import PROFILES, fake_nvml, record_trace
 
 # Exact values: no tier stretched by the fake's own Python timed on a loaded machine.
 pytestmark = pytest.mark.usefixtures("generous_budget")
