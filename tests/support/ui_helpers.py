@@ -61,3 +61,10 @@ def provider_app(qtbot: QtBot, host_name: str, provider: str, instance_id: str) 
     qtbot.addWidget(app.window)
     app.start()
     return app
+
+
+def stop_provider_app(app: App, host_name: str) -> None:
+    """Stops an app made by ``provider_app`` and the local daemon it left sampling: not a
+    demo app, so it leaves its host's daemon running, as it would a real host's."""
+    app.stop()
+    assert app.fleet.stop_samplers([host_name]) == {host_name: None}

@@ -14,7 +14,7 @@ from pytestqt.qtbot import QtBot
 
 from tests.support.provider_payloads import RUNPOD_PODS
 from tests.support.provider_server import ProviderServer, Reply, serve
-from tests.support.ui_helpers import provider_app
+from tests.support.ui_helpers import provider_app, stop_provider_app
 
 HOST = "a100-eval"
 
@@ -75,4 +75,4 @@ def test_drift_shows_on_the_host_until_a_sync_succeeds(
         text, cell_tip = _billing_cell(app)
         assert text == "running" and "API changed" not in cell_tip
     finally:
-        app.stop()
+        stop_provider_app(app, HOST)
