@@ -680,6 +680,18 @@
         <translation>请在服务商控制台确认计费已停止；需要时再启动实例，并在其上重新启用看门狗。</translation>
     </message>
     <message>
+        <source>Watchdog on {host} cannot act any more</source>
+        <translation>{host} 上的看门狗已无法执行操作</translation>
+    </message>
+    <message>
+        <source>The watchdog on {host} is armed, but its action cannot run now: {outcome}.</source>
+        <translation>{host} 上的看门狗已启用，但其操作现在无法执行：{outcome}。</translation>
+    </message>
+    <message>
+        <source>If {host} goes idle it will stay billed. Fix the cause (a new key in the instance, a command that exists), or arm the watchdog with another action (Hosts ▸ Watchdog on the selected host…).</source>
+        <translation>如果 {host} 空闲下来，它将继续计费。请排除原因（在实例中放入新的密钥、改用确实存在的命令），或换一种操作重新启用看门狗（主机 ▸ 所选主机上的看门狗…）。</translation>
+    </message>
+    <message>
         <source>Watchdog on {host} could not act</source>
         <translation>{host} 上的看门狗未能执行操作</translation>
     </message>
@@ -771,6 +783,18 @@
         <source>critical</source>
         <translation>严重</translation>
     </message>
+    <message>
+        <source>{host}: the provider did not {action} the instance</source>
+        <translation>{host}：服务商未执行实例的 {action} 操作</translation>
+    </message>
+    <message>
+        <source>gpufleet asked the provider to {action} the instance of {host}, and it did not happen: {error}. The instance is still billed. Stop it in the provider&apos;s console now, then check the rule&apos;s provider action.</source>
+        <translation>gpufleet 已请求服务商对 {host} 的实例执行 {action}，但没有成功：{error}。实例仍在计费。请立即在服务商控制台停止它，然后检查该规则的服务商操作。</translation>
+    </message>
+    <message>
+        <source>The provider&apos;s API changed under gpufleet: until gpufleet is updated, its provider actions and billing sync cannot work for this provider.</source>
+        <translation>服务商的 API 已变更，当前 gpufleet 无法适配：在更新 gpufleet 之前，该服务商的服务商操作和计费同步都无法使用。</translation>
+    </message>
 </context>
 <context>
     <name>App</name>
@@ -826,6 +850,95 @@
     <message>
         <source>memory clock</source>
         <translation>显存频率</translation>
+    </message>
+</context>
+<context>
+    <name>CompareOpener</name>
+    <message>
+        <source>&amp;Compare…</source>
+        <translation>对比(&amp;C)…</translation>
+    </message>
+    <message>
+        <source>Slower than yesterday? Put two runs side by side</source>
+        <translation>比昨天慢？把两次运行放在一起对比</translation>
+    </message>
+    <message>
+        <source>Comparing {b} with {a}…</source>
+        <translation>正在对比 {b} 与 {a}…</translation>
+    </message>
+    <message>
+        <source>Cannot compare: {error}</source>
+        <translation>无法对比：{error}</translation>
+    </message>
+</context>
+<context>
+    <name>ComparePicker</name>
+    <message>
+        <source>Compare two runs</source>
+        <translation>对比两次运行</translation>
+    </message>
+    <message>
+        <source>This hour vs the same hour yesterday</source>
+        <translation>本小时 vs 昨天同一小时</translation>
+    </message>
+    <message>
+        <source>This hour vs the hour before</source>
+        <translation>本小时 vs 上一小时</translation>
+    </message>
+    <message>
+        <source>A, the reference: host</source>
+        <translation>A（基准）：主机</translation>
+    </message>
+    <message>
+        <source>A starts at</source>
+        <translation>A 开始时间</translation>
+    </message>
+    <message>
+        <source>B, the run in question: host</source>
+        <translation>B（待查的运行）：主机</translation>
+    </message>
+    <message>
+        <source>B starts at</source>
+        <translation>B 开始时间</translation>
+    </message>
+    <message>
+        <source>Length of each window</source>
+        <translation>每个时间窗口的长度</translation>
+    </message>
+    <message>
+        <source>Compare</source>
+        <translation>对比</translation>
+    </message>
+</context>
+<context>
+    <name>CompareView</name>
+    <message>
+        <source>Compare: {b} against {a}</source>
+        <translation>对比：{b} 相对于 {a}</translation>
+    </message>
+    <message>
+        <source>minutes from the window&apos;s start</source>
+        <translation>距窗口开始的分钟数</translation>
+    </message>
+    <message>
+        <source>Means over the GPUs compared:</source>
+        <translation>所对比 GPU 的平均值：</translation>
+    </message>
+    <message>
+        <source>Save evidence…</source>
+        <translation>保存证据…</translation>
+    </message>
+    <message>
+        <source>A zip for the provider&apos;s support: both windows, causes, verdict</source>
+        <translation>给服务商客服的 zip：两个时间窗口、原因、结论</translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>Save evidence</source>
+        <translation>保存证据</translation>
     </message>
 </context>
 <context>
@@ -2415,6 +2528,14 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <source>{n} change(s); {other} instance(s) unchanged or without SSH</source>
         <translation>{n} 项更改；{other} 个实例未变或没有 SSH</translation>
     </message>
+    <message>
+        <source>skipped instance {id}: {why}</source>
+        <translation>已跳过实例 {id}：{why}</translation>
+    </message>
+    <message>
+        <source>The provider&apos;s API changed and this version of gpufleet cannot read it: update gpufleet. ({detail})</source>
+        <translation>服务商的 API 已变更，此版本的 gpufleet 无法读取：请更新 gpufleet。（{detail}）</translation>
+    </message>
 </context>
 <context>
     <name>Readout</name>
@@ -2567,6 +2688,10 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     <message>
         <source>the sampler started a new run (a new run_id): the daemon or the host restarted</source>
         <translation>采样器开始了新的运行（新的 run_id）：守护进程或主机重启了</translation>
+    </message>
+    <message>
+        <source>the instance&apos;s own watchdog is armed but its action cannot run any more</source>
+        <translation>实例自身的看门狗已启用，但其操作已无法执行</translation>
     </message>
     <message>
         <source>enforced power limit below the card&apos;s default (e.g. 300 W against 450 W)</source>
