@@ -853,6 +853,221 @@
     </message>
 </context>
 <context>
+    <name>Compare</name>
+    <message>
+        <source>The power limit of {gpus} was lowered from {a_power_limit_w} W to {b_power_limit_w} W; held at it, the SM clock fell from {a_sm_clock_mhz} to {b_sm_clock_mhz} MHz. The provider set this limit: ask them to restore the default.</source>
+        <translation>{gpus} 的功耗上限从 {a_power_limit_w} W 被调低到 {b_power_limit_w} W；被压在这个上限上，SM 频率从 {a_sm_clock_mhz} MHz 降到 {b_sm_clock_mhz} MHz。这个上限是服务商设置的：请要求服务商恢复默认值。</translation>
+    </message>
+    <message>
+        <source>{gpus} reached the same {b_power_limit_w} W power limit more often ({a_held_power_pct} % of the work in A, {b_held_power_pct} % in B), so the SM clock fell from {a_sm_clock_mhz} to {b_sm_clock_mhz} MHz. Either the job draws more power now, or the card needs more for the same work (it runs at {b_temp_gpu_c} °C against {a_temp_gpu_c} °C).</source>
+        <translation>{gpus} 更频繁地触及同样的 {b_power_limit_w} W 功耗上限（A 中占工作时间的 {a_held_power_pct} %，B 中为 {b_held_power_pct} %），因此 SM 频率从 {a_sm_clock_mhz} MHz 降到 {b_sm_clock_mhz} MHz。要么是任务现在功耗更高，要么是显卡做同样的工作需要更多功率（它现在 {b_temp_gpu_c} °C，A 中为 {a_temp_gpu_c} °C）。</translation>
+    </message>
+    <message>
+        <source>{gpus} slowed down for heat {b_held_thermal_pct} % of the work (A: {a_held_thermal_pct} %) at {b_temp_gpu_c} °C on average (A: {a_temp_gpu_c} °C, peak {b_temp_max_c} °C); the SM clock fell from {a_sm_clock_mhz} to {b_sm_clock_mhz} MHz. The instance&apos;s cooling is worse: ask for a check or another machine.</source>
+        <translation>{gpus} 在 {b_held_thermal_pct} % 的工作时间里因温度降频（A：{a_held_thermal_pct} %），平均温度 {b_temp_gpu_c} °C，峰值 {b_temp_max_c} °C（A：{a_temp_gpu_c} °C）；SM 频率从 {a_sm_clock_mhz} MHz 降到 {b_sm_clock_mhz} MHz。这个实例的散热变差了：请要求服务商检查，或换一台机器。</translation>
+    </message>
+    <message>
+        <source>The board held {gpus} in HW slowdown {b_held_hw_slowdown_pct} % of the work (A: {a_held_hw_slowdown_pct} %); the SM clock fell from {a_sm_clock_mhz} to {b_sm_clock_mhz} MHz. This is the hardware or its power supply: report it.</source>
+        <translation>板卡让 {gpus} 在 {b_held_hw_slowdown_pct} % 的工作时间里处于硬件降频（A：{a_held_hw_slowdown_pct} %）；SM 频率从 {a_sm_clock_mhz} MHz 降到 {b_sm_clock_mhz} MHz。这是硬件或其供电的问题：请报告服务商。</translation>
+    </message>
+    <message>
+        <source>The SM clock of {gpus} was {b_sm_clock_mhz} MHz against {a_sm_clock_mhz} MHz in A (nominal {a_sm_clock_max_mhz} MHz) with no reason reported by the driver: clocks locked or capped on the host. Ask the provider why.</source>
+        <translation>{gpus} 的 SM 频率为 {b_sm_clock_mhz} MHz，A 中为 {a_sm_clock_mhz} MHz（标称 {a_sm_clock_max_mhz} MHz），驱动没有报告任何原因：频率在宿主机上被锁定或限制了。请向服务商询问原因。</translation>
+    </message>
+    <message>
+        <source>Another process ran on {gpus} ({others}): your job had {b_own_share_pct} % of the GPU against {a_own_share_pct} % in A, while utilization still read {b_util_gpu_pct} %. The GPU is shared: ask for a dedicated one.</source>
+        <translation>{gpus} 上运行着另一个进程（{others}）：你的任务只占 GPU 的 {b_own_share_pct} %，A 中为 {a_own_share_pct} %，而利用率仍显示 {b_util_gpu_pct} %。这块 GPU 被共享了：请要求一块独占的 GPU。</translation>
+    </message>
+    <message>
+        <source>{gpus} waited for input: the SMs were busy {b_sm_active_pct} % of the time against {a_sm_active_pct} % in A (utilization {b_util_gpu_pct} % against {a_util_gpu_pct} %), with {b_pcie_rx_bps} arriving over PCIe against {a_pcie_rx_bps}. The GPU is not at fault: look at the storage the data is read from, the network, and the number of dataloader workers. If the data is on the provider&apos;s network storage, it may be theirs to fix.</source>
+        <translation>{gpus} 在等待输入：SM 忙碌的时间占 {b_sm_active_pct} %，A 中为 {a_sm_active_pct} %（利用率 {b_util_gpu_pct} %，A 中为 {a_util_gpu_pct} %），PCIe 传入 {b_pcie_rx_bps}，A 中为 {a_pcie_rx_bps}。不是 GPU 的问题：请检查读取数据的存储、网络以及 dataloader 的 worker 数量。如果数据在服务商的网络存储上，可能需要服务商来解决。</translation>
+    </message>
+    <message>
+        <source>Only {b_nvlink_up} of {b_nvlink_links} NVLink links of {gpus} were up (A: {a_nvlink_up}); NVLink traffic fell from {a_nvlink_bps} to {b_nvlink_bps} and the SMs waited in the collectives. A degraded link is the host&apos;s: report it.</source>
+        <translation>{gpus} 的 {b_nvlink_links} 条 NVLink 链路中只有 {b_nvlink_up} 条正常（A：{a_nvlink_up} 条）；NVLink 流量从 {a_nvlink_bps} 降到 {b_nvlink_bps}，SM 在集合通信中等待。链路劣化是宿主机的问题：请报告服务商。</translation>
+    </message>
+    <message>
+        <source>The PCIe link of {gpus} ran at Gen {b_pcie_gen} x{b_pcie_width} against Gen {a_pcie_gen} x{a_pcie_width} in A; transfers took longer and the SMs waited. A downtrained link is the host&apos;s: report it.</source>
+        <translation>{gpus} 的 PCIe 链路以 Gen {b_pcie_gen} x{b_pcie_width} 运行，A 中为 Gen {a_pcie_gen} x{a_pcie_width}；传输耗时更长，SM 在等待。链路降速是宿主机的问题：请报告服务商。</translation>
+    </message>
+    <message>
+        <source>The memory of {gpus} was {b_mem_used_pct} % full at its peak (A: {a_mem_used_pct} %); the allocator&apos;s retries kept the SMs waiting. A larger batch or model in the job, or memory taken by another process: check both.</source>
+        <translation>{gpus} 的显存占用峰值为 {b_mem_used_pct} %（A：{a_mem_used_pct} %）；显存分配器反复重试，让 SM 一直在等待。可能是任务的 batch 或模型变大了，也可能是其他进程占用了显存：两者都要检查。</translation>
+    </message>
+    <message>
+        <source>The memory of {gpus} reported errors: {b_ecc_sbe_new} corrected and {b_ecc_dbe_new} uncorrected in B (A: {a_ecc_sbe_new} and {a_ecc_dbe_new}), a row remapping pending; the SMs stalled. Failing GPU memory: ask for another GPU.</source>
+        <translation>{gpus} 的显存报告了错误：B 中 {b_ecc_sbe_new} 个已纠正、{b_ecc_dbe_new} 个不可纠正（A：{a_ecc_sbe_new} 和 {a_ecc_dbe_new}），有待生效的行重映射；SM 因此停顿。GPU 显存正在损坏：请要求换一块 GPU。</translation>
+    </message>
+    <message>
+        <source>{gpus} waited for it at every step.</source>
+        <translation>{gpus} 每一步都在等它。</translation>
+    </message>
+    <message>
+        <source>The platform: B lost throughput to the card or the host, not to your job.</source>
+        <translation>平台问题：B 的吞吐损失来自显卡或宿主机，而不是你的任务。</translation>
+    </message>
+    <message>
+        <source>Your job: the hardware ran the same in A and B. Same clocks, power and temperatures, no other process on the GPUs. If B is slower, look at the code, the config and the data.</source>
+        <translation>你的任务：A 和 B 中硬件表现相同。频率、功耗和温度都一样，GPU 上也没有其他进程。如果 B 更慢，请检查代码、配置和数据。</translation>
+    </message>
+    <message>
+        <source>Unclear: {reason}</source>
+        <translation>无法判断：{reason}</translation>
+    </message>
+    <message>
+        <source>the GPUs waited for data; the cards ran as well as in A. Whether the input path is yours (dataloader, preprocessing) or the platform&apos;s (network storage, network) the data here cannot tell.</source>
+        <translation>GPU 在等数据；显卡本身和 A 中运行得一样好。输入链路的问题在你这边（dataloader、预处理）还是在平台那边（网络存储、网络），这里的数据无法判断。</translation>
+    </message>
+    <message>
+        <source>the GPUs were held at the same power limit more often; that can be the job (heavier kernels) or the card (needing more power for the same work).</source>
+        <translation>GPU 更频繁地被压在同样的功耗上限上；原因可能在任务（更重的内核），也可能在显卡（同样的工作需要更多功率）。</translation>
+    </message>
+    <message>
+        <source>the GPUs&apos; memory was nearly full; that is usually the job&apos;s own use.</source>
+        <translation>GPU 显存几乎已满；这通常是任务自身的占用。</translation>
+    </message>
+    <message>
+        <source>A and B have no GPU that worked at least 2 minutes in both: nothing to compare. Pick windows in which the job ran.</source>
+        <translation>A 和 B 中没有任何一块 GPU 在两边都工作了至少 2 分钟：没有可对比的内容。请选择任务在运行的时间窗口。</translation>
+    </message>
+    <message>
+        <source>A and B ran on different GPU models ({a_gpu} and {b_gpu}); their clocks and power cannot be set against each other.</source>
+        <translation>A 和 B 运行在不同型号的 GPU 上（{a_gpu} 和 {b_gpu}）；它们的频率和功耗无法相互比较。</translation>
+    </message>
+    <message>
+        <source>A&apos;s GPUs show no utilization in the window: no throughput to compare with.</source>
+        <translation>A 的 GPU 在该时间窗口内没有利用率：没有可用来对比的吞吐量。</translation>
+    </message>
+    <message>
+        <source>From the hardware data, B ran about {pct} % slower than A (between {lo} % and {hi} %: the pace of the slowest GPU, as synchronous training goes, down to the GPUs taken one by one).</source>
+        <translation>从硬件数据看，B 比 A 慢约 {pct} %（介于 {lo} % 与 {hi} % 之间：从按最慢 GPU 的节奏计算（同步训练正是如此），到逐块 GPU 分别计算）。</translation>
+    </message>
+    <message>
+        <source>From the hardware data, B ran at least as fast as A ({pct} %, between {lo} % and {hi} %).</source>
+        <translation>从硬件数据看，B 至少和 A 一样快（{pct} %，介于 {lo} % 与 {hi} % 之间）。</translation>
+    </message>
+    <message>
+        <source>The data cannot tell how much slower B ran.</source>
+        <translation>数据无法判断 B 慢了多少。</translation>
+    </message>
+    <message>
+        <source>Compared: {gpus}, {a_work} of work in A and {b_work} in B (pauses left out).</source>
+        <translation>已对比：{gpus}，A 中工作 {a_work}，B 中工作 {b_work}（不含暂停）。</translation>
+    </message>
+    <message>
+        <source>Not compared (no work in both): {gpus}.</source>
+        <translation>未对比（并非两边都在工作）：{gpus}。</translation>
+    </message>
+    <message>
+        <source>GPU {list}</source>
+        <translation>GPU {list}</translation>
+    </message>
+    <message>
+        <source>GPUs {list}</source>
+        <translation>GPU {list}</translation>
+    </message>
+    <message>
+        <source>PID {pid}, outside this container</source>
+        <translation>PID {pid}（不在本容器中）</translation>
+    </message>
+    <message>
+        <source>PID {pid} {name}</source>
+        <translation>PID {pid} {name}</translation>
+    </message>
+    <message>
+        <source>power limit lowered</source>
+        <translation>功耗上限被调低</translation>
+    </message>
+    <message>
+        <source>held at the power limit</source>
+        <translation>被压在功耗上限</translation>
+    </message>
+    <message>
+        <source>thermal slowdown</source>
+        <translation>温控降频</translation>
+    </message>
+    <message>
+        <source>HW slowdown</source>
+        <translation>硬件降频</translation>
+    </message>
+    <message>
+        <source>clocks low, no reason given</source>
+        <translation>频率偏低且无原因</translation>
+    </message>
+    <message>
+        <source>GPU shared with another process</source>
+        <translation>GPU 与其他进程共享</translation>
+    </message>
+    <message>
+        <source>waiting for data</source>
+        <translation>等待数据</translation>
+    </message>
+    <message>
+        <source>NVLink degraded</source>
+        <translation>NVLink 劣化</translation>
+    </message>
+    <message>
+        <source>PCIe link degraded</source>
+        <translation>PCIe 链路降级</translation>
+    </message>
+    <message>
+        <source>memory nearly full</source>
+        <translation>显存几乎已满</translation>
+    </message>
+    <message>
+        <source>memory errors (ECC)</source>
+        <translation>显存错误（ECC）</translation>
+    </message>
+    <message>
+        <source>platform</source>
+        <translation>平台</translation>
+    </message>
+    <message>
+        <source>your job</source>
+        <translation>你的任务</translation>
+    </message>
+    <message>
+        <source>unclear</source>
+        <translation>无法判断</translation>
+    </message>
+    <message>
+        <source>SM clock</source>
+        <translation>SM 频率</translation>
+    </message>
+    <message>
+        <source>power</source>
+        <translation>功耗</translation>
+    </message>
+    <message>
+        <source>power limit</source>
+        <translation>功耗上限</translation>
+    </message>
+    <message>
+        <source>GPU temperature</source>
+        <translation>GPU 温度</translation>
+    </message>
+    <message>
+        <source>utilization</source>
+        <translation>利用率</translation>
+    </message>
+    <message>
+        <source>SM activity</source>
+        <translation>SM 活跃度</translation>
+    </message>
+    <message>
+        <source>your share of the GPU</source>
+        <translation>你的任务占 GPU 的份额</translation>
+    </message>
+    <message>
+        <source>PCIe in</source>
+        <translation>PCIe 传入</translation>
+    </message>
+    <message>
+        <source>NVLink</source>
+        <translation>NVLink</translation>
+    </message>
+</context>
+<context>
     <name>CompareOpener</name>
     <message>
         <source>&amp;Compare…</source>
@@ -912,6 +1127,30 @@
 </context>
 <context>
     <name>CompareView</name>
+    <message>
+        <source>SM clock</source>
+        <translation>SM 频率</translation>
+    </message>
+    <message>
+        <source>Power (dashed: limit)</source>
+        <translation>功耗（虚线：上限）</translation>
+    </message>
+    <message>
+        <source>GPU temperature</source>
+        <translation>GPU 温度</translation>
+    </message>
+    <message>
+        <source>Utilization (dashed: SM activity)</source>
+        <translation>利用率（虚线：SM 活跃度）</translation>
+    </message>
+    <message>
+        <source>Your share of the GPU</source>
+        <translation>你的任务占 GPU 的份额</translation>
+    </message>
+    <message>
+        <source>PCIe in (dashed: NVLink)</source>
+        <translation>PCIe 传入（虚线：NVLink）</translation>
+    </message>
     <message>
         <source>Compare: {b} against {a}</source>
         <translation>对比：{b} 相对于 {a}</translation>

@@ -92,6 +92,25 @@ def test_every_source_string_is_in_the_catalogue(tmp_path: Path) -> None:
     assert not stale, f"messages no longer in the source (run --update): {stale[:10]}"
 
 
+def test_every_noop_names_its_context_literally() -> None:
+    """lupdate reads only a literal context: QT_TRANSLATE_NOOP(CTX, ...) with CTX a name is
+    never extracted, so the test above cannot see its string and the GUI shows it in English
+    (the Compare view's causes and plot titles did)."""
+    import ast
+
+    hidden = []
+    for path in sorted((ROOT / "gui" / "gpufleet").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", None) == "QT_TRANSLATE_NOOP"
+                and node.args
+                and not isinstance(node.args[0], ast.Constant)
+            ):
+                hidden.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not hidden, f"QT_TRANSLATE_NOOP with a non-literal context (lupdate skips it): {hidden}"
+
+
 def test_placeholders_are_kept() -> None:
     for (ctx, src), (forms, _) in _messages(TS).items():
         want = sorted(PLACEHOLDER.findall(src))
