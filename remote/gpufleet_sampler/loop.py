@@ -18,7 +18,7 @@ import socket
 import uuid
 from typing import Any, Dict, List, Optional
 
-from gpufleet_sampler import __version__, protocol
+from gpufleet_sampler import __version__, protocol, protocol_schema
 from gpufleet_sampler.backends.base import Backend
 
 
@@ -124,28 +124,29 @@ class Sampler(object):
         info = self.backend.hello()
         host = host_facts()
         host.update(info.get("host") or {})
-        return {
-            "kind": protocol.KIND_HELLO,
-            "protocol": protocol.PROTOCOL_VERSION,
-            "sampler_version": __version__,
-            "run_id": self.run_id,
-            "backend": self.backend.name,
-            "scenario": getattr(self.backend, "scenario", None),
-            "interval_s": self.interval,
-            "procs_interval_s": self.procs_interval,
-            "columns": protocol.hello_columns(),
-            "link_columns": protocol.hello_link_columns(),
-            "links_interval_s": float(
-                getattr(self.backend, "links_interval", protocol.LINKS_INTERVAL_S)
-            ),
-            "host": host,
-            "gpus": info.get("gpus") or [],
-            **(
-                {protocol.CPU_BUDGET_KEY: info[protocol.CPU_BUDGET_KEY]}
-                if info.get(protocol.CPU_BUDGET_KEY)
-                else {}
-            ),
-        }
+        return protocol_schema.hello(
+            {
+                "protocol": protocol.PROTOCOL_VERSION,
+                "sampler_version": __version__,
+                "run_id": self.run_id,
+                "backend": self.backend.name,
+                "scenario": getattr(self.backend, "scenario", None),
+                "interval_s": self.interval,
+                "procs_interval_s": self.procs_interval,
+                "columns": protocol.hello_columns(),
+                "link_columns": protocol.hello_link_columns(),
+                "links_interval_s": float(
+                    getattr(self.backend, "links_interval", protocol.LINKS_INTERVAL_S)
+                ),
+                "host": host,
+                "gpus": info.get("gpus") or [],
+                **(
+                    {protocol.CPU_BUDGET_KEY: info[protocol.CPU_BUDGET_KEY]}
+                    if info.get(protocol.CPU_BUDGET_KEY)
+                    else {}
+                ),
+            }
+        )
 
     def skip(self, ticks: int) -> None:
         """Count ``ticks`` deadlines the caller dropped because a tick overran: a late tick

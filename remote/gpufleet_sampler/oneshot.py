@@ -20,15 +20,16 @@ Python 3.8, stdlib only.
 import argparse
 import sys
 import time
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
-from gpufleet_sampler import __version__, protocol
+from gpufleet_sampler import __version__, protocol, protocol_schema
+from gpufleet_sampler.backends.base import Backend
 from gpufleet_sampler.daemon.client import xid_facts
 from gpufleet_sampler.loop import host_facts
 from gpufleet_sampler.stream import EXIT_BACKEND, EXIT_USAGE, backend_error, open_backend
 
-KIND_INFO = "info"
-KIND_CHECK = "check"
+KIND_INFO = protocol_schema.KIND_INFO
+KIND_CHECK = protocol_schema.KIND_CHECK
 
 
 def _print(obj: Dict[str, Any]) -> None:
@@ -52,9 +53,8 @@ def daemon_xid_facts(args: argparse.Namespace) -> Optional[Dict[str, Any]]:
     return facts if isinstance(facts, dict) else None
 
 
-def _header(kind: str, args: argparse.Namespace, backend_name: str) -> Dict[str, Any]:
+def _header(args: argparse.Namespace, backend_name: str) -> Dict[str, Any]:
     return {
-        "kind": kind,
         "protocol": protocol.PROTOCOL_VERSION,
         "sampler_version": __version__,
         "backend": backend_name,
@@ -72,6 +72,34 @@ def _with_host(out: Dict[str, Any], facts: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
+def _xid(args: argparse.Namespace, gpus: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """``check``'s ``xid``: what a running daemon saw (each GPU's ``xid_seen`` set from it),
+    or unknown."""
+    xid = daemon_xid_facts(args)
+    if xid is None:
+        return {"seen": "unknown", "source": "none", "events": []}
+    events = list(xid.get("events") or [])
+    out = {"seen": bool(xid.get("seen")), "source": "daemon", "since": xid.get("since")}
+    out["events"] = events
+    by_gpu = {}  # type: Dict[Any, bool]
+    for ev in events:
+        if isinstance(ev, dict):
+            by_gpu[ev.get("gpu")] = True
+    for g in gpus:
+        g["xid_seen"] = by_gpu.get(g.get("index"), False)
+    return out
+
+
+def answer(args: argparse.Namespace, backend: Backend) -> Dict[str, Any]:
+    """The ``info`` or ``check`` object of ``backend``, built through the protocol schema."""
+    header = _header(args, backend.name)
+    if args.command == KIND_INFO:
+        return protocol_schema.info(_with_host(header, backend.info()))
+    out = _with_host(header, backend.check())
+    out["xid"] = _xid(args, out.get("gpus") or [])
+    return protocol_schema.check(out)
+
+
 def run(args: argparse.Namespace) -> int:
     if args.backend != "sim" and args.scenario:
         _fail("--scenario applies to --backend sim only", "usage")
@@ -86,26 +114,7 @@ def run(args: argparse.Namespace) -> int:
     if args.backend == "sim" and not args.scenario:
         args.scenario = getattr(backend, "scenario", None)
     try:
-        if args.command == KIND_INFO:
-            out = _with_host(_header(KIND_INFO, args, backend.name), backend.info())
-        else:
-            out = _with_host(_header(KIND_CHECK, args, backend.name), backend.check())
-            xid = daemon_xid_facts(args)
-            if xid is None:
-                out["xid"] = {"seen": "unknown", "source": "none", "events": []}
-            else:
-                out["xid"] = {
-                    "seen": bool(xid.get("seen")),
-                    "source": "daemon",
-                    "since": xid.get("since"),
-                    "events": list(xid.get("events") or []),
-                }
-                by_gpu = {}  # type: Dict[Any, bool]
-                for ev in out["xid"]["events"]:
-                    if isinstance(ev, dict):
-                        by_gpu[ev.get("gpu")] = True
-                for g in out.get("gpus") or []:
-                    g["xid_seen"] = by_gpu.get(g.get("index"), False)
+        out = answer(args, backend)
     except Exception as e:  # the backend failed mid-way: say so as one parseable object
         _fail("{} failed: {}".format(args.command, e or e.__class__.__name__), "backend")
         return EXIT_BACKEND

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "protocol.md"
 sys.path.insert(0, str(ROOT / "remote"))
 
-from gpufleet_sampler import protocol  # noqa: E402
+from gpufleet_sampler import protocol, protocol_schema  # noqa: E402
 
 
 def render_columns() -> str:
@@ -51,7 +51,20 @@ def render_link_columns() -> str:
     return "\n".join(lines)
 
 
+def _cell(text: str) -> str:
+    """Text for a Markdown table cell (a bare "|" would end the cell)."""
+    return text.replace("|", " \\| ")
+
+
+def render_check_gpu() -> str:
+    lines = ["| key | type | meaning |", "|---|---|---|"]
+    for name, types, desc in protocol_schema.CHECK_GPU_KEYS:
+        lines.append(f"| `{name}` | {_cell(types)} | {_cell(desc)} |")
+    return "\n".join(lines)
+
+
 GENERATED = {
+    "check_gpu": render_check_gpu,
     "columns": render_columns,
     "reasons": render_reasons,
     "link_columns": render_link_columns,
@@ -93,6 +106,19 @@ def test_every_protocol_name_is_documented() -> None:
         + list(protocol.LINK_COLUMN_NAMES)
         + [protocol.LINKS_UNSUPPORTED_KEY]
         + [protocol.CPU_BUDGET_KEY, protocol.GPU_COST_KEY, protocol.SKIPPED_KEY]
+        + list(
+            protocol_schema.names(
+                protocol_schema.HELLO_KEYS,
+                protocol_schema.HELLO_OPTIONAL,
+                protocol_schema.GPU_KEYS,
+                protocol_schema.CARD_KEYS,
+                protocol_schema.SLICE_KEYS,
+                protocol_schema.GPU_OPTIONAL,
+                protocol_schema.INFO_KEYS,
+                protocol_schema.CHECK_KEYS,
+                protocol_schema.EVENT_KEYS,
+            )
+        )
     )
     missing = [n for n in names if f"`{n}`" not in text]
     assert not missing, f"not documented in docs/protocol.md: {missing}"

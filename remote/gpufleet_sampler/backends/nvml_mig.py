@@ -18,7 +18,7 @@ others. Python 3.8, stdlib + pynvml only.
 
 from typing import Any, Callable, Dict, List, Optional
 
-from gpufleet_sampler import protocol
+from gpufleet_sampler import protocol, protocol_schema
 
 # Every column but these is the parent GPU's (clocks, power, temperature...): null on a slice.
 _SLICE_COLUMNS = ("mem_used_bytes", "lost")
@@ -99,7 +99,7 @@ def probe(N: Any, parent: int, h: Any) -> List[MigSlice]:
 def hello(s: MigSlice, parent_hello: Dict[str, Any]) -> Dict[str, Any]:
     """The slice's entry of ``hello["gpus"]``."""
     why = PER_CARD.format(parent=s.parent)
-    return {
+    entry = {
         "index": s.index,
         "uuid": s.uuid,
         "name": s.name,
@@ -117,6 +117,7 @@ def hello(s: MigSlice, parent_hello: Dict[str, Any]) -> Dict[str, Any]:
         },
         protocol.LINKS_UNSUPPORTED_KEY: "NotSupported: NVLink belongs to the parent GPU",
     }
+    return protocol_schema.hello_slice(entry)
 
 
 def row(N: Any, s: MigSlice) -> List[Any]:

@@ -8,7 +8,7 @@ Python 3.8, stdlib + pynvml only.
 import socket
 from typing import Any, Dict, List, Tuple
 
-from gpufleet_sampler import protocol
+from gpufleet_sampler import protocol, protocol_schema
 from gpufleet_sampler.backends import nvml_lib as lib
 from gpufleet_sampler.backends import nvml_mig
 from gpufleet_sampler.backends.nvml_base import NvmlBase
@@ -642,7 +642,7 @@ class NvmlProbe(NvmlBase):
         unsupported = dict(g.unsupported)
         if g.lost:
             unsupported = {c: "GpuIsLost" for c in _ROW_ORDER if c != "lost"}
-        return {
+        entry = {
             "index": g.index,
             "uuid": info.get("uuid") or "",
             "name": info.get("name") or "GPU",
@@ -658,6 +658,7 @@ class NvmlProbe(NvmlBase):
             "mig_mode": info.get("mig_mode"),
             "virtualization_mode": info.get("virtualization_mode"),
             "ecc_mode": info.get("ecc_mode"),
+            "compute_mode": info.get("compute_mode"),
             "gpm": g.gpm,
             "memory_info": "v2" if g.mem_v2 else "v1",
             "probes": dict(g.probes),
@@ -671,6 +672,7 @@ class NvmlProbe(NvmlBase):
             protocol.GPU_COST_KEY: {k: round(v, 1) for k, v in sorted(g.cost.items())},
             "gpm_throughput": sorted(k for k, v in g.gpm_covers.items() if v),
         }
+        return protocol_schema.hello_gpu(entry)
 
     def _where_facts(self) -> Dict[str, Any]:
         """Where the sampler runs, for hello and check: the /proc evidence, and how NVML's
@@ -774,10 +776,12 @@ class NvmlProbe(NvmlBase):
                     "mem_used_bytes": r[pos["mem_used_bytes"]],
                     "virtualization_mode": g.info.get("virtualization_mode"),
                     "mig_mode": g.info.get("mig_mode"),
+                    "mig_slices": sum(1 for s in self._mig if s.parent == g.index),
                     "compute_mode": g.info.get("compute_mode"),
                     "unsupported": dict(g.unsupported),
                 }
             )
+        gpus = [protocol_schema.check_gpu(g) for g in gpus]
         host = dict(self._host)
         host.update(self._where_facts())
         return {

@@ -41,7 +41,7 @@ import time
 import uuid
 from typing import Any, Dict, List, Optional, Set
 
-from gpufleet_sampler import protocol
+from gpufleet_sampler import protocol, protocol_schema
 from gpufleet_sampler.backends.base import Backend
 from gpufleet_sampler.procs import procfs
 from gpufleet_sampler.sim.gpus import MIB
@@ -213,7 +213,7 @@ class SimBackend(Backend):
         facts = self._gpu_facts_base(i)
         if not m.nvlink_links:
             facts[protocol.LINKS_UNSUPPORTED_KEY] = "NotSupported: this board has no NVLink"
-        return facts
+        return protocol_schema.hello_gpu(facts)
 
     def _gpu_facts_base(self, i: int) -> Dict[str, Any]:
         m = self._m
@@ -328,14 +328,8 @@ class SimBackend(Backend):
         except OSError as e:
             # No process then, but the simulation goes on (its load stays simulated).
             job.proc = None
-            self._events.append(
-                {
-                    "type": protocol.EVENT_NOTE,
-                    "gpu": None,
-                    "code": None,
-                    "message": "sim: cannot start the process for {}: {}".format(spec.key, e),
-                }
-            )
+            why = "sim: cannot start the process for {}: {}".format(spec.key, e)
+            self._emit(protocol.EVENT_NOTE, None, None, why)
 
     def _stop_proc(self, job: _Job, sig: int) -> None:
         proc = job.proc
@@ -503,7 +497,7 @@ class SimBackend(Backend):
             self._emit(protocol.EVENT_GPU_LOST, g, None, "GPU is lost (NVML_ERROR_GPU_IS_LOST)")
 
     def _emit(self, typ: str, gpu: Optional[int], code: Optional[int], message: str) -> None:
-        self._events.append({"type": typ, "gpu": gpu, "code": code, "message": message})
+        self._events.append(protocol_schema.event(typ, gpu, code, message))
 
     def tick(self, mono: float) -> List[List[Any]]:
         t = self._time(mono)
@@ -803,15 +797,22 @@ class SimBackend(Backend):
                     "xid_seen": "unknown",
                     "processes": len(mine),
                     "process_list": mine,
+                    # The simulated processes are all here (no container in between).
+                    "processes_not_here": 0,
+                    "mem_not_here_bytes": 0,
+                    "minor": None,
+                    "device": None,
                     "mem_total_bytes": nom["mem_total_bytes"],
                     "mem_reserved_bytes": nom["mem_reserved_bytes"],
                     "mem_used_bytes": col("mem_used_bytes"),
                     "virtualization_mode": facts["virtualization_mode"],
                     "mig_mode": facts["mig_mode"],
+                    "mig_slices": 0,
                     "compute_mode": facts["compute_mode"],
                     "unsupported": facts["unsupported"],
                 }
             )
+        gpus = [protocol_schema.check_gpu(g) for g in gpus]
         host = self._host()
         return {
             "backend": self.name,

@@ -377,7 +377,7 @@ class CollectorTransport:
                 facts = smi.check_facts(out)
             except smi.SmiError as e:
                 return 2, b"", str(e).encode()
-            return 0, protocol.encode(facts).encode() + b"\n", b""
+            return 0, protocol.encode(dict(facts)).encode() + b"\n", b""
         why = f"{cmd} needs the sampler (python3 >= 3.8 on the host); {smi.LIMITS}"
         return 2, b"", why.encode()
 

@@ -15,8 +15,10 @@ Severity = Literal["info", "warning", "critical"]
 SEVERITIES: Final = ("info", "warning", "critical")
 SEVERITY_RANK: Final = {"info": 0, "warning": 1, "critical": 2}
 
-FIRING: Final = "firing"
-RESOLVED: Final = "resolved"
+# An alert's life: firing until its clear condition held, then resolved.
+AlertState = Literal["firing", "resolved"]
+FIRING: Final[AlertState] = "firing"
+RESOLVED: Final[AlertState] = "resolved"
 
 
 @dataclass(frozen=True)
@@ -34,10 +36,10 @@ class Alert:
 
     id: str
     rule_id: str
-    severity: str
+    severity: Severity
     host: str
     gpu: int | None
-    state: str
+    state: AlertState
     started_t: float
     ended_t: float | None
     evidence: Mapping[str, Any]
@@ -71,10 +73,10 @@ def alert_from_json(d: Mapping[str, Any]) -> Alert:
         return Alert(
             id=str(d["id"]),
             rule_id=str(d["rule_id"]),
-            severity=str(d.get("severity") or "warning"),
+            severity=as_severity(d.get("severity")),
             host=str(d["host"]),
             gpu=None if gpu is None else int(gpu),
-            state=str(d.get("state") or FIRING),
+            state=RESOLVED if d.get("state") == RESOLVED else FIRING,
             started_t=float(d["started_t"]),
             ended_t=None if ended is None else float(ended),
             evidence=dict(d.get("evidence") or {}),
@@ -98,3 +100,12 @@ def _plain(value: Any) -> Any:
 
 def severity_at_least(severity: str, minimum: str) -> bool:
     return SEVERITY_RANK.get(severity, 0) >= SEVERITY_RANK.get(minimum, 0)
+
+
+def as_severity(value: object, default: Severity = "warning") -> Severity:
+    """``value`` as a severity: one of ``SEVERITIES``, else ``default`` (a record or a rule
+    file from elsewhere may hold anything)."""
+    for s in SEVERITIES:
+        if value == s:
+            return s
+    return default

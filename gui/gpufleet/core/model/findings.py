@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Literal
 
-PASS: Final = "pass"
-WARN: Final = "warn"
-FAIL: Final = "fail"
-INFO: Final = "info"
+# Typed as the vocabulary, not as their own literals: ``FAIL if x else WARN`` and a variable
+# set from them stay a Verdict, so code that picks a verdict needs no annotation.
+Verdict = Literal["pass", "warn", "fail", "info"]
+PASS: Final[Verdict] = "pass"
+WARN: Final[Verdict] = "warn"
+FAIL: Final[Verdict] = "fail"
+INFO: Final[Verdict] = "info"
 VERDICT_RANK: Final = {PASS: 0, INFO: 0, WARN: 1, FAIL: 2}
 
 
@@ -24,7 +27,7 @@ class Finding:
     window the evidence comes from (diagnosis)."""
 
     id: str
-    verdict: str
+    verdict: Verdict
     gpu: int | None
     values: Mapping[str, Any] = field(default_factory=dict)
     t0: float | None = None
@@ -41,9 +44,9 @@ class Finding:
         }
 
 
-def worst(findings: Sequence[Finding]) -> str:
+def worst(findings: Sequence[Finding]) -> Verdict:
     """The worst verdict of a list (``pass`` for an empty one)."""
-    best = PASS
+    best: Verdict = PASS
     for f in findings:
         if VERDICT_RANK.get(f.verdict, 0) > VERDICT_RANK[best]:
             best = f.verdict

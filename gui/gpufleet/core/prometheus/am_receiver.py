@@ -42,7 +42,7 @@ from gpufleet_sampler.metrics_http import (
 )
 
 from gpufleet.core.config import secrets
-from gpufleet.core.model.alert import FIRING, RESOLVED, Alert
+from gpufleet.core.model.alert import FIRING, RESOLVED, Alert, Severity
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ SECRET_NAME: Final = "alertmanager"
 EXTERNAL: Final = "alertmanager"  # Alert.condition of alerts received from Alertmanager
 MAX_BODY: Final = 1 << 20
 
-_SEVERITY: Final = {
+_SEVERITY: Final[dict[str, Severity]] = {
     "critical": "critical",
     "page": "critical",
     "error": "critical",

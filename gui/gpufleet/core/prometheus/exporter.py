@@ -36,6 +36,7 @@ from gpufleet.core.cost.rental import CostSummary
 from gpufleet.core.fleet.events import STREAMING, FleetEvent, HostMessage, HostStatus
 from gpufleet.core.fleet.fleet import Fleet
 from gpufleet.core.model.alert import Alert
+from gpufleet.core.model.errors import SessionState
 from gpufleet.core.model.findings import Finding
 from gpufleet.core.verdicts.health import evaluate_check
 from gpufleet.core.wire.messages import Event, Hello, Links, Procs, Sample
@@ -71,7 +72,7 @@ class _Host:
     procs: list[pn.ProcRow] = field(default_factory=list)
     xids: dict[int, dict[int, tuple[int, float]]] = field(default_factory=dict)
     link_rows: list[list[Any]] = field(default_factory=list)  # latest per-link NVLink rows
-    state: str = "connecting"
+    state: SessionState = "connecting"
     findings: tuple[Finding, ...] = ()
 
 

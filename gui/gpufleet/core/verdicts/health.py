@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from gpufleet.core.alerts.conditions import MINER_NAMES, XID_CRITICAL
 from gpufleet.core.config.hostconfig import HostConfig
-from gpufleet.core.model.findings import FAIL, INFO, PASS, WARN, Finding, worst
+from gpufleet.core.model.findings import FAIL, INFO, PASS, WARN, Finding, Verdict, worst
 
 __all__ = ["Finding", "evaluate_check", "overall_verdict"]
 
@@ -90,7 +90,7 @@ def _gpu_findings(
     i = int(g.get("index", 0))
     out: list[Finding] = []
 
-    def add(fid: str, verdict: str, **values: Any) -> None:
+    def add(fid: str, verdict: Verdict, **values: Any) -> None:
         out.append(Finding(fid, verdict, i, values))
 
     if g.get("lost"):

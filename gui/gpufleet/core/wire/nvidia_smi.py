@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from gpufleet_sampler import protocol
+from gpufleet_sampler import protocol, protocol_schema
 
 from gpufleet.core.wire.nvidia_smi_cells import (
     CONVERT,
@@ -358,7 +358,7 @@ def _slice_hello(s: SmiSlice, card: SmiGpu) -> dict[str, Any]:
     why = SLICE_PER_CARD.format(parent=s.parent)
     kind = f"MIG {s.profile}" if s.profile else f"MIG slice {s.slot}"
     keep = ("mem_used_bytes", "lost")
-    return {
+    entry = {
         "index": protocol.mig_index(s.parent, s.slot),
         "uuid": s.uuid or f"MIG-unknown-{card.uuid}-{s.slot}",
         "name": f"{card.name} {kind}",
@@ -377,6 +377,40 @@ def _slice_hello(s: SmiSlice, card: SmiGpu) -> dict[str, Any]:
         },
         protocol.LINKS_UNSUPPORTED_KEY: "NotSupported: NVLink belongs to the parent GPU",
     }
+    return protocol_schema.hello_slice(entry)
+
+
+def _card_hello(g: SmiGpu, plan: FieldPlan, first: GpuRow | None) -> dict[str, Any]:
+    """A card's ``hello`` entry: its inventory from ``-q -x``, null where it prints none."""
+    x = g.extra
+    return protocol_schema.hello_gpu(
+        {
+            "index": g.index,
+            "uuid": g.uuid,
+            "name": g.name,
+            "pci_bus_id": g.pci_bus_id,
+            "nominal": dict(g.nominal),
+            "unsupported": _unsupported(g, plan, first),
+            "links_unsupported": "NotSupported: nvidia-smi gives no per-link NVLink rates",
+            **{k: x.get(k) for k in _CARD_FROM_XML},
+            "compute_capability": None,
+            "brand": None,
+            "compute_mode": None,
+            "lost": 0,
+        }
+    )
+
+
+# The card facts ``-q -x`` gives (``nvidia_smi_xml._extra``); the others are null here.
+_CARD_FROM_XML: Final = (
+    "arch",
+    "serial",
+    "vbios",
+    "persistence_mode",
+    "mig_mode",
+    "ecc_mode",
+    "virtualization_mode",
+)
 
 
 def hello_obj(
@@ -392,35 +426,26 @@ def hello_obj(
     mode is followed by its slices."""
     gpus: list[dict[str, Any]] = []
     for g in inv.gpus:
-        gpus.append(
-            {
-                "index": g.index,
-                "uuid": g.uuid,
-                "name": g.name,
-                "pci_bus_id": g.pci_bus_id,
-                "nominal": dict(g.nominal),
-                "unsupported": _unsupported(g, plan, first.get(g.index)),
-                "links_unsupported": "NotSupported: nvidia-smi gives no per-link NVLink rates",
-                **g.extra,
-            }
-        )
+        gpus.append(_card_hello(g, plan, first.get(g.index)))
         gpus.extend(_slice_hello(s, g) for s in g.slices)
-    return {
-        "kind": protocol.KIND_HELLO,
-        "protocol": protocol.PROTOCOL_VERSION,
-        "sampler_version": "nvidia-smi",
-        "run_id": run_id,
-        "backend": BACKEND,
-        "interval_s": interval_s,
-        "columns": protocol.hello_columns(),
-        "host": {
-            "hostname": hostname,
-            "driver_version": inv.driver_version,
-            "cuda_version": inv.cuda_version,
-        },
-        "gpus": gpus,
-        "limits": LIMITS,
-    }
+    return protocol_schema.hello(
+        {
+            "protocol": protocol.PROTOCOL_VERSION,
+            "sampler_version": "nvidia-smi",
+            "run_id": run_id,
+            "backend": BACKEND,
+            "scenario": None,
+            "interval_s": interval_s,
+            "columns": protocol.hello_columns(),
+            "host": {
+                "hostname": hostname,
+                "driver_version": inv.driver_version,
+                "cuda_version": inv.cuda_version,
+            },
+            "gpus": gpus,
+            "limits": LIMITS,
+        }
+    )
 
 
 def _app_cells(line: str, fields: Sequence[str]) -> dict[str, str] | None:

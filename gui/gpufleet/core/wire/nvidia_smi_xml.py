@@ -22,11 +22,15 @@ pass. What the real dumps of drivers 418 to 595 print, and what is read here:
 
 from __future__ import annotations
 
+import time
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Final
+from typing import Any, Final, cast
 
+from gpufleet_sampler import protocol, protocol_schema
+
+from gpufleet.core.wire.facts import CheckFacts, CheckGpuFacts
 from gpufleet.core.wire.gpu_kind import virtualization_name
 from gpufleet.core.wire.nvidia_smi_cells import (
     MIB,
@@ -227,8 +231,9 @@ def _extra(g: ET.Element) -> dict[str, Any]:
             _text(g, "gpu_virtualization_mode/virtualization_mode")
         ),
         "persistence_mode": to_bool(_text(g, "persistence_mode") or ""),
+        "ecc_mode": to_bool(_text(g, "ecc_mode/current_ecc") or ""),
         "serial": _text(g, "serial"),
-        "vbios_version": _text(g, "vbios_version"),
+        "vbios": _text(g, "vbios_version"),
     }
     return {k: v for k, v in extra.items() if v is not None}
 
@@ -329,22 +334,40 @@ def _ecc_facts(g: ET.Element, slices: Sequence[SmiSlice]) -> dict[str, Any]:
     }
 
 
-def _gpu_facts(g: ET.Element, inv_gpu: SmiGpu) -> dict[str, Any]:
+# The check facts this path does not read from ``-q -x`` (null, with this reason), so that a
+# null here is never taken for "the GPU has none".
+_NOT_READ: Final = "not read from nvidia-smi -q -x"
+_FACTS_NOT_READ: Final = (
+    "clock_reasons",
+    "power_w",
+    "pcie_replays",
+    "nvlink_up",
+    "nvlink_errors",
+    "retired_pending",
+    "compute_mode",
+)
+
+
+def _gpu_facts(g: ET.Element, inv_gpu: SmiGpu) -> CheckGpuFacts:
     n = inv_gpu.nominal
     vgpu = inv_gpu.vgpu_guest
     link = "pci/pci_gpu_link_info/"
-    return {
+    procs = _processes(g, inv_gpu.index)
+    facts: dict[str, Any] = {
         "index": inv_gpu.index,
         "name": inv_gpu.name,
         "uuid": inv_gpu.uuid,
+        "pci_bus_id": inv_gpu.pci_bus_id,
         "lost": 0,
         "util_gpu_pct": _num_at(g, "utilization/gpu_util"),
         "persistence_mode": inv_gpu.extra.get("persistence_mode"),
         "pstate": to_pstate(_text(g, "performance_state") or ""),
         "power_enforced_w": n.get("power_enforced_w"),
         "power_default_w": n.get("power_default_w"),
+        "power_max_w": n.get("power_max_w"),
         "temp_gpu_c": _seen(_num_at(g, "temperature/gpu_temp"), vgpu),
         "temp_slowdown_c": n.get("temp_slowdown_c"),
+        "temp_shutdown_c": n.get("temp_shutdown_c"),
         "temp_mem_c": _seen(_num_at(g, "temperature/memory_temp"), vgpu),
         "temp_mem_max_c": n.get("temp_mem_max_c"),
         "sm_clock_mhz": _seen(_num_at(g, "clocks/sm_clock"), vgpu),
@@ -353,22 +376,33 @@ def _gpu_facts(g: ET.Element, inv_gpu: SmiGpu) -> dict[str, Any]:
         "pcie_max_gen": n.get("pcie_max_gen"),
         "pcie_width": _int_at(g, link + "link_widths/current_link_width"),
         "pcie_max_width": n.get("pcie_max_width"),
+        "nvlink_links": n.get("nvlink_links"),
         **_ecc_facts(g, inv_gpu.slices),
         "remapped_rows_correctable": _int_at(g, "remapped_rows/remapped_row_corr"),
         "remapped_rows_uncorrectable": _int_at(g, "remapped_rows/remapped_row_unc"),
         "remap_pending": to_bool(_text(g, "remapped_rows/remapped_row_pending") or ""),
         "remap_failed": to_bool(_text(g, "remapped_rows/remapped_row_failure") or ""),
+        # nvidia-smi keeps no record of Xids, and cannot tell a container's processes apart.
+        "xid_seen": "unknown",
+        "processes": len(procs),
+        "process_list": procs,
+        "processes_not_here": None,
+        "mem_not_here_bytes": None,
+        "minor": None,
+        "device": None,
         "mem_total_bytes": n.get("mem_total_bytes"),
         "mem_reserved_bytes": n.get("mem_reserved_bytes"),
         "mem_used_bytes": _mib(_num_at(g, "fb_memory_usage/used")),
-        "process_list": _processes(g, inv_gpu.index),
         "virtualization_mode": inv_gpu.extra.get("virtualization_mode"),
         "mig_mode": inv_gpu.extra.get("mig_mode"),
         "mig_slices": len(inv_gpu.slices),
+        "unsupported": dict.fromkeys(_FACTS_NOT_READ, _NOT_READ),
+        **dict.fromkeys(_FACTS_NOT_READ),
     }
+    return cast(CheckGpuFacts, protocol_schema.check_gpu(facts))
 
 
-def check_facts(xml: bytes | str) -> dict[str, Any]:
+def check_facts(xml: bytes | str) -> CheckFacts:
     """The facts of the start-of-rental check, as the sampler's ``check`` prints them, from
     one ``nvidia-smi -q -x``: what it has (P-state, power limits, temperatures, PCIe link,
     ECC in every layout, row remapping, memory, processes, virtualization, MIG); what it has
@@ -376,13 +410,21 @@ def check_facts(xml: bytes | str) -> dict[str, Any]:
     root = _root(xml)
     inv = _inventory(root)
     gpus = [_gpu_facts(g, i) for i, g in zip(inv.gpus, root.findall("gpu"), strict=True)]
-    return {
-        "backend": BACKEND,
-        "host": {"driver_version": inv.driver_version, "cuda_version": inv.cuda_version},
-        "driver_version": inv.driver_version,
-        "cuda_version": inv.cuda_version,
-        "gpu_count": len(gpus),
-        "gpus": gpus,
-        # nvidia-smi keeps no record of Xids: a one-shot check cannot say.
-        "xid": {"seen": "unknown", "source": "none"},
-    }
+    facts = protocol_schema.check(
+        {
+            "protocol": protocol.PROTOCOL_VERSION,
+            "sampler_version": BACKEND,
+            "backend": BACKEND,
+            "scenario": None,
+            "t": round(time.time(), 3),
+            "host": {"driver_version": inv.driver_version, "cuda_version": inv.cuda_version},
+            "driver_version": inv.driver_version,
+            "cuda_version": inv.cuda_version,
+            "gpu_count": len(gpus),
+            "gpus": gpus,
+            "events": [],
+            # nvidia-smi keeps no record of Xids: a one-shot check cannot say.
+            "xid": {"seen": "unknown", "source": "none", "events": []},
+        }
+    )
+    return cast(CheckFacts, facts)

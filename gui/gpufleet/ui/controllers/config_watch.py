@@ -14,9 +14,10 @@ fleet keeps the hosts it has.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QThreadPool, QTimer, Signal
 
@@ -29,17 +30,47 @@ DEBOUNCE_MS = 250
 POLL_MS = 2000
 
 
+class WatchedFleet(Protocol):
+    """What the watch changes in the fleet (``core.fleet.Fleet``)."""
+
+    def hosts(self) -> Sequence[HostConfig]: ...
+    def add_host(self, h: HostConfig) -> None: ...
+    def remove_host(self, name: str) -> None: ...
+
+
+class HostsWindow(Protocol):
+    """What the watch shows in the window (``ui.window.MainWindow``)."""
+
+    @property
+    def hosts(self) -> Mapping[str, HostConfig]: ...
+    def set_hosts(self, hosts: Sequence[HostConfig]) -> None: ...
+    def show_outcome(self, text: str, ok: bool = True) -> None: ...
+
+
+class HostRules(Protocol):
+    """The rule engine's host list (``core.alerts.rules.RuleEngine``)."""
+
+    def set_host(self, host: HostConfig) -> None: ...
+    def remove_host(self, name: str) -> None: ...
+
+
+class Poster(Protocol):
+    """Runs a call on the rule engine's thread (``ui.controllers.bridge.Bridge.post``)."""
+
+    def post(self, fn: Callable[[], None]) -> None: ...
+
+
 class ConfigWatch(QObject):
     # (added, changed, removed) host names, after the fleet and the window were updated.
     hosts_changed = Signal(object, object, object)
 
     def __init__(
         self,
-        fleet: Any,
-        window: Any,
+        fleet: WatchedFleet,
+        window: HostsWindow,
         *,
-        bridge: Any | None = None,
-        rules: Any | None = None,
+        bridge: Poster | None = None,
+        rules: HostRules | None = None,
         pool: QThreadPool | None = None,
         path: Path | None = None,
         loader: Callable[[Path], Sequence[HostConfig]] | None = None,
@@ -159,7 +190,7 @@ class ConfigWatch(QObject):
         for name in list(self.from_file):
             if name not in wanted and name in in_fleet:
                 self.fleet.remove_host(name)
-                self._post_rules("remove_host", name)
+                self._rules_remove(name)
                 removed.append(name)
             if name not in wanted:
                 del self.from_file[name]
@@ -176,7 +207,7 @@ class ConfigWatch(QObject):
             else:
                 added.append(name)
             self.fleet.add_host(h)
-            self._post_rules("set_host", h)
+            self._rules_set(h)
             self.from_file[name] = h
         if added or changed or removed:
             before = set(in_fleet)
@@ -196,12 +227,17 @@ class ConfigWatch(QObject):
             self.hosts_changed.emit(added, changed, removed)
         return added, changed, removed
 
-    def _post_rules(self, method: str, arg: Any) -> None:
-        rules = self.rules
-        if rules is None:
-            return
-        fn = getattr(rules, method)
+    def _rules_set(self, host: HostConfig) -> None:
+        if self.rules is not None:
+            self._on_rules_thread(partial(self.rules.set_host, host))
+
+    def _rules_remove(self, name: str) -> None:
+        if self.rules is not None:
+            self._on_rules_thread(partial(self.rules.remove_host, name))
+
+    def _on_rules_thread(self, call: Callable[[], None]) -> None:
+        """The rule engine is the bridge's: a change to it runs there when there is one."""
         if self.bridge is not None:
-            self.bridge.post(lambda: fn(arg))
+            self.bridge.post(call)
         else:
-            fn(arg)
+            call()
