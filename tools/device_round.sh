@@ -58,4 +58,6 @@ kill $LOAD 2>/dev/null; wait $LOAD 2>/dev/null
 echo "== the reader pool on $(nproc) cores, through the cost model"
 timeout 150 python3 bench/sampler.py --only scaling --cost h200 --bill-minutes 6 >"$OUT/scaling.txt" 2>&1
 tail -15 "$OUT/scaling.txt"
+echo "== the arrival benchmark (tools/device_bench.sh)"
+BENCH_SECONDS=${BENCH_SECONDS:-30} OUT="$OUT" bash tools/device_bench.sh
 ls -la "$OUT"

@@ -1,8 +1,9 @@
 """Command line of the sampler: ``python3 -m gpufleet_sampler`` or ``python3 sampler.pyz``.
 
 Subcommands: stream (sample to stdout), daemon (detached sampler holding a ring), attach (stream
-from a running daemon from a sequence number), check / info (one JSON object), kill (safe kill
-keyed by pid and start time). Each lives in its own module; this file only parses arguments.
+from a running daemon from a sequence number), check / info (one JSON object), bench (the
+arrival benchmark), kill (safe kill keyed by pid and start time). Each lives in its own module;
+this file only parses arguments.
 """
 
 import argparse
@@ -107,6 +108,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_backend_args(p)
     p.add_argument("--state-dir", default=None)
 
+    p = sub.add_parser("bench", help="measure what the GPUs deliver (JSON lines; about a minute)")
+    _add_backend_args(p)
+    from gpufleet_sampler.benchmark import supervisor  # small, stdlib only: argv lives there
+
+    supervisor.add_args(p)
+
     p = sub.add_parser("kill", help="signal a process only if its start time matches")
     p.add_argument("--pid", type=int, required=True)
     p.add_argument(
@@ -160,6 +167,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         from gpufleet_sampler import oneshot
 
         return oneshot.run(args)
+    if args.command == "bench":
+        from gpufleet_sampler.benchmark import supervisor
+
+        return supervisor.run(args)
     if args.command == "kill":
         from gpufleet_sampler.procs import kill
 

@@ -488,6 +488,16 @@ FLEET_FAMILIES = (
         "gauge",
         "Start-of-rental health check verdict per check: 0 pass, 1 warn, 2 fail.",
     ),
+    F(
+        "gpufleet_bench_verdict",
+        "gauge",
+        "Latest arrival benchmark verdict per GPU: 0 as expected, 1 not measured, 2 below par.",
+    ),
+    F(
+        "gpufleet_bench_good_card_ratio",
+        "gauge",
+        "Latest arrival benchmark: measured over what a good card of the model reaches.",
+    ),
 )
 del F
 
@@ -501,6 +511,8 @@ NOMINAL_FAMILY: Dict[str, Family] = {f.key: f for f in GPU_FAMILIES if f.source 
 
 # Health-check verdicts as numbers (gpufleet_health_check).
 VERDICT_VALUE = {"pass": 0, "info": 0, "warn": 1, "fail": 2}
+# Arrival benchmark verdicts as numbers (gpufleet_bench_verdict), ordered as the above.
+BENCH_VERDICT_VALUE = {"as_expected": 0, "not_measured": 1, "below_par": 2}
 
 
 def alert_name(rule_id: str) -> str:

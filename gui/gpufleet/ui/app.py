@@ -30,6 +30,7 @@ from gpufleet.core.config.configfile import load_config
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.cost.billing import BillingState
 from gpufleet.core.fleet.demo import demo_hosts
+from gpufleet.core.fleet.events import STREAMING
 from gpufleet.core.fleet.fleet import Fleet
 from gpufleet.core.live.buffers import LiveBuffers
 from gpufleet.core.pipeline.build import build_pipeline, demo_daemons_running, stop_demo_daemons
@@ -43,6 +44,7 @@ from gpufleet.ui.controllers.alert_wiring import (
     load_app_settings,
     make_action_runner,
 )
+from gpufleet.ui.controllers.bench import BenchController
 from gpufleet.ui.controllers.bridge import FleetBridge
 from gpufleet.ui.controllers.compare_open import CompareOpener
 from gpufleet.ui.controllers.config_watch import ConfigWatch
@@ -156,6 +158,14 @@ class App(QObject):
         self.evidence = EvidenceExporter(self.window, demo=demo)
         # "Compare…" on the host menu: two windows of the history side by side.
         self.compare = CompareOpener(self.window, demo=demo)
+        # "Benchmark the selected host…": is this the card I paid for?
+        self.bench = BenchController(
+            self.window, self.fleet, self.pool, self.store.path if self.store else None,
+            lambda: self.pipeline.hub.metrics,
+        )  # fmt: skip
+        b.status_changed.connect(
+            lambda st: self.bench.host_streaming(st.host) if st.state == STREAMING else None
+        )
         # Hosts added or edited elsewhere (`gpufleet hosts add`, an editor) join at once.
         self.config_watch = (
             None

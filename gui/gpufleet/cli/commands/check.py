@@ -2,13 +2,15 @@
 
     gpufleet check HOST [--format text|json] [--accept-new]
     gpufleet check [HOST] --facts FILE|-        # judge a recorded check object offline
+    gpufleet check HOST --bench [--bench-seconds N]  # and the arrival benchmark after it
 
 The sampler on the host gathers the facts (``check``); the verdicts and their sentences are
 made here, by ``core.health`` and ``core.catalogue``. Exits 1 when any finding fails, so that
 a script can refuse a bad rental before starting a job on it. ``--facts`` reads the JSON the
 sampler printed (``python3 -m gpufleet_sampler check``, or the ``facts`` of ``--format
 json``) and gives the same verdicts and exit code as the live check; HOST then only names
-it (and brings its allow-list, when it is configured).
+it (and brings its allow-list, when it is configured). ``--bench`` runs ``gpufleet bench``
+after the check (same link, same judging and record) and exits 1 also when a GPU is below par.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from gpufleet.cli.commands.bench import run_for_cli
 from gpufleet.cli.errors import EXIT_FAILURE, EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE, CliError
 from gpufleet.cli.hostarg import (
     configured_hosts,
@@ -32,7 +35,9 @@ from gpufleet.cli.hostarg import (
 from gpufleet.core.config import paths
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.fleet.fleet import Fleet, FleetError
+from gpufleet.core.history import bench_results
 from gpufleet.core.history.store import Store
+from gpufleet.core.text.bench import bench_offer, bench_table, verdict_line
 from gpufleet.core.text.catalogue import finding_sentence
 from gpufleet.core.text.sanitize import clean
 from gpufleet.core.verdicts.health import evaluate_check, overall_verdict
@@ -57,6 +62,18 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument(
         "--accept-new", action="store_true", help="trust the host key if it is not known yet"
+    )
+    p.add_argument(
+        "--bench",
+        action="store_true",
+        help="also run the arrival benchmark (gpufleet bench) after the check",
+    )
+    p.add_argument(
+        "--bench-seconds",
+        type=float,
+        default=60.0,
+        metavar="N",
+        help="time for the benchmark (default 60)",
     )
     p.set_defaults(func=run)
 
@@ -118,6 +135,8 @@ def _offline_host(name: str | None, facts: Mapping[str, Any]) -> HostConfig:
 
 def run(args: argparse.Namespace) -> int:
     if args.facts is not None:
+        if args.bench:
+            raise CliError("--bench measures a live host: it cannot go with --facts", EXIT_USAGE)
         facts = read_facts(args.facts)
         host = _offline_host(args.host, facts)
         try:
@@ -137,7 +156,25 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"{host.name}: the sampler's check failed: {facts.get('message')}")
     findings = evaluate_check(facts, host)
     _record(host.name, facts, fleet.demo)
-    return _print(args, host, facts, findings, host.label)
+    bench = _bench(args, fleet, host) if args.bench else None
+    rc = _print(args, host, facts, findings, host.label, bench)
+    if bench is None and args.format == "text" and not _benched(host.name, fleet.demo):
+        print(bench_offer(host.name))  # a new rental: is it the card paid for?
+    return rc
+
+
+def _benched(host: str, demo: bool) -> bool:
+    try:
+        return bool(bench_results.runs_of_host(paths.history_file(demo), host, limit=1))
+    except Exception:  # an unreadable history: the offer costs nothing
+        return False
+
+
+def _bench(args: argparse.Namespace, fleet: Fleet, host: HostConfig) -> dict[str, Any]:
+    """The arrival benchmark after the check, its progress on stderr in text mode."""
+    if not 1.0 <= args.bench_seconds <= 3600.0:
+        raise CliError("--bench-seconds must be between 1 and 3600", EXIT_USAGE)
+    return run_for_cli(fleet, host, args.format == "text", None, args.bench_seconds)
 
 
 def _print(
@@ -146,8 +183,9 @@ def _print(
     facts: Mapping[str, Any],
     findings: list[Any],
     label: str,
+    bench: dict[str, Any] | None = None,
 ) -> int:
-    """The same output and exit code live and offline."""
+    """The same output and exit code live and offline; the benchmark's after the findings."""
     verdict = overall_verdict(findings)
     if args.format == "json":
         out = {
@@ -156,9 +194,15 @@ def _print(
             "findings": [{**f.to_json(), "sentence": finding_sentence(f)} for f in findings],
             "facts": dict(facts),
         }
+        if bench is not None:
+            out["bench"] = bench
         sys.stdout.buffer.write(orjson.dumps(out, option=orjson.OPT_INDENT_2) + b"\n")
     else:
         print(f"{clean(label)}: {MARK.get(verdict, verdict.upper())}")
         for f in findings:  # the sentences name their GPU themselves
             print(f"  [{MARK.get(f.verdict, f.verdict.upper())}] {finding_sentence(f)}")
-    return EXIT_FAILURE if verdict == "fail" else EXIT_OK
+        if bench is not None:
+            print(verdict_line(bench))
+            print(bench_table(bench))
+    below = bench is not None and bench["verdict"] == "below_par"
+    return EXIT_FAILURE if verdict == "fail" or below else EXIT_OK

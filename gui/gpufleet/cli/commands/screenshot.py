@@ -91,6 +91,10 @@ def run(args: argparse.Namespace) -> int:
         theme = setup_theme(make_qapp())  # the app's language and theme, as it would look
         if args.compare:
             files = [_render_compare(out, (width, height), args)]
+        elif args.tab == "bench":  # the benchmark dialog on a demo host (runs the benchmark)
+            from gpufleet.ui.offscreen.bench_shot import render_bench
+
+            files = [render_bench(out, (width, height))]
         else:
             files = render_tabs(
                 out, (width, height), args.tab, args.minutes * 60.0, TAB_HOST, theme

@@ -318,6 +318,37 @@ class Fleet:
             raise FleetError(f"{h.name}: the sampler's check gave no result: {detail}", "sampler")
         return obj
 
+    def bench(
+        self,
+        host: str,
+        on_line: Callable[[bytes], None],
+        gpus: list[int] | None = None,
+        seconds: float = 60.0,
+        force: bool = False,
+    ) -> int:
+        """Run the arrival benchmark on ``host``, handing each line to ``on_line`` as it comes
+        (progress). Blocking; an exception in ``on_line`` or a KeyboardInterrupt closes the
+        stream, and the end of its stdin makes the instance end the benchmark's processes.
+        Returns the number of lines."""
+        h = self._host(host)
+        n = 0
+        try:
+            transport = self._open(h)
+            try:
+                prefix = transport.ensure_sampler()
+                stream = transport.stream(samplercmd.bench_argv(prefix, h, gpus, seconds, force))
+                try:
+                    for line in stream:
+                        n += 1
+                        on_line(line)
+                finally:
+                    stream.close()
+            finally:
+                transport.close()
+        except TransportError as e:
+            raise FleetError(str(e), e.kind) from e
+        return n
+
     def watchdog(
         self, host: str, cmd: str, options: list[str] | None = None, timeout: float = 60.0
     ) -> dict[str, Any]:

@@ -116,3 +116,17 @@ def watchdog_argv(
 ) -> list[str]:
     """``watchdog arm|disarm|status|cancel`` with the arm options (``--action`` …)."""
     return [*prefix, "watchdog", *backend_args(host), *_state(state_dir), cmd, *(options or [])]
+
+
+def bench_argv(
+    prefix: list[str],
+    host: HostConfig,
+    gpus: list[int] | None = None,
+    seconds: float = 60.0,
+    force: bool = False,
+) -> list[str]:
+    """``bench``: streams JSON lines; the end of its stdin (the laptop left) cancels it."""
+    argv = [*prefix, "bench", *backend_args(host), "--seconds", f"{seconds:g}", "--cancel-on-eof"]
+    if gpus:
+        argv += ["--gpus", ",".join(str(g) for g in gpus)]
+    return [*argv, "--force"] if force else argv

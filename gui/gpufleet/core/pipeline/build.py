@@ -22,6 +22,7 @@ from gpufleet.core.fleet.localdaemons import running_local_daemons, started_here
 from gpufleet.core.history.store import Store
 from gpufleet.core.live.buffers import LiveBuffers
 from gpufleet.core.pipeline.alerting import Alerting
+from gpufleet.core.pipeline.bench import seed_bench
 from gpufleet.core.pipeline.hub import PipelineHub
 from gpufleet.core.prometheus.exporter import MetricsServer
 
@@ -92,6 +93,8 @@ class Pipeline:
         server.start()
         self.metrics_server = server
         self.hub.metrics = server.metrics
+        if self.store is not None:
+            seed_bench(server.metrics, self.store.path, [h.name for h in fleet.hosts()])
         return server.url
 
     def stop(self) -> None:

@@ -74,6 +74,7 @@ class _Host:
     link_rows: list[list[Any]] = field(default_factory=list)  # latest per-link NVLink rows
     state: SessionState = "connecting"
     findings: tuple[Finding, ...] = ()
+    bench: dict[str, Any] | None = None  # the latest judged arrival benchmark
 
 
 class FleetMetrics:
@@ -156,6 +157,12 @@ class FleetMetrics:
             self._host(host).findings = tuple(findings)
             self._version += 1
 
+    def set_bench(self, host: str, result: dict[str, Any]) -> None:
+        """The host's latest arrival benchmark (``core.verdicts.arrival.judge``'s dict)."""
+        with self._lock:
+            self._host(host).bench = result
+            self._version += 1
+
     def _host(self, name: str) -> _Host:
         h = self._hosts.get(name)
         if h is None:
@@ -209,6 +216,26 @@ class FleetMetrics:
             worst[fl] = max(worst.get(fl, 0), pn.VERDICT_VALUE.get(f.verdict, 0))
         for fl, value in worst.items():
             exp.add("gpufleet_health_check", fl, value)
+        if h.bench is not None:
+            _render_bench(exp, h.name, h.bench)
+
+
+def _render_bench(exp: pn.Exposition, host: str, result: dict[str, Any]) -> None:
+    """Per GPU the verdict, and per measured metric its ratio to a good card."""
+    for g in result.get("gpus") or []:
+        gpu = (pn.HOSTNAME_LABEL, host), ("gpu", g.get("index"))
+        verdict = str(g.get("verdict"))
+        value = pn.BENCH_VERDICT_VALUE.get(verdict)
+        if value is not None:
+            exp.add("gpufleet_bench_verdict", pn.labels((*gpu, ("verdict", verdict))), value)
+        good = g.get("good_card") or {}
+        for metric, measured in (g.get("measured") or {}).items():
+            ref = good.get(metric)
+            if isinstance(measured, (int, float)) and isinstance(ref, (int, float)) and ref > 0:
+                ratio = round(measured / ref, 4)
+                exp.add(
+                    "gpufleet_bench_good_card_ratio", pn.labels((*gpu, ("metric", metric))), ratio
+                )
 
 
 def _alert_labels(a: Alert) -> str:

@@ -28,6 +28,7 @@ from gpufleet_sampler import protocol
 
 from gpufleet.core.alerts import throttle
 from gpufleet.core.alerts.throttle import ThrottleShare, throttled_share
+from gpufleet.core.history import bench_results
 from gpufleet.core.history.export import export_csv
 from gpufleet.core.history.store import Store, Window
 from gpufleet.core.history.timeparse import format_utc
@@ -246,6 +247,16 @@ def check_verdicts(facts: Mapping[str, Any]) -> list[dict[str, Any]]:
         return [{"id": "error", "verdict": "unknown", "gpu": None, "values": {"error": str(e)}}]
 
 
+def bench_evidence(store: Store, host: str, t0: float, t1: float) -> list[dict[str, Any]]:
+    """The arrival benchmarks of the window (or the latest before it), each as judged then:
+    what the card delivered against its datasheet, a good card and the offer."""
+    try:
+        runs = bench_results.runs_for_window(store.path, host, t0, t1)
+    except Exception as e:  # the rest of the evidence still counts
+        return [{"error": f"the benchmark results could not be read: {e}"}]
+    return [{"t": format_utc(r.t), **r.result} for r in runs]
+
+
 def summary_text(
     store: Store,
     host: str,
@@ -337,6 +348,7 @@ def build_bundle(
         put("kills.json", _json(kills))
         put("actions.json", _json(actions))
         put("watchdog.json", _json(watchdog))
+        put("benchmarks.json", _json(bench_evidence(store, host, t0, t1)))
         procs: Sequence[Any] = store.procs(host, t0, t1)
         put(
             "processes.json",

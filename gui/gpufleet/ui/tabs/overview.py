@@ -350,7 +350,7 @@ class OverviewTab(Tab):
         order = g.mig.parent * 1000 + g.mig.slot + 1 if g.mig is not None else g.gpu * 1000
         return (
             Cell(f"{SYMBOL[state]} {state_name(state)}", (-rank, s.host, order), colour),
-            Cell(s.host, (s.host, order), tooltip=s.host),
+            Cell(s.host, (s.host, order), tooltip=s.host + (f"\n{s.bench}" if s.bench else "")),
             Cell(short_index(g.gpu), order, align_right=True),
             Cell(g.name.replace("NVIDIA ", "").replace("GeForce ", ""), tooltip=g.name),
             Cell(fmt(g.util, "%"), g.util if g.util is not None else -1, align_right=True),

@@ -74,6 +74,7 @@ class HostSummary:
     last_t: float | None
     host_reason: str = ""  # a reason about the whole host (down, idle, a host-level alert)
     sampler_cost: str = ""  # what the sampler costs the host's CPU, and what it reads less often
+    bench: str = ""  # its latest arrival benchmark in one line (or how to run one)
 
     @property
     def rank(self) -> int:

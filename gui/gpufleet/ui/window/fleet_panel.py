@@ -260,6 +260,13 @@ class FleetPanel(QWidget):
         self.cards_box = QGridLayout()
         self.cards_box.setSpacing(6)
         ml.addLayout(self.cards_box)
+        # The host's latest arrival benchmark (is it the card paid for?), under its cards.
+        self.cards_bench = QLabel("")
+        self.cards_bench.setWordWrap(True)
+        self.cards_bench.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.cards_bench.setStyleSheet(f"color: {theme.muted}")
+        self.cards_bench.hide()
+        ml.addWidget(self.cards_bench)
         ml.addStretch(1)
         self.cards: list[GpuCard] = []
         split.addWidget(mid)
@@ -330,7 +337,8 @@ class FleetPanel(QWidget):
                         (-s.order, s.host),
                         colour,
                         f"{s.host} — {state_name(s.state)}"
-                        + (f"\n{s.sampler_cost}" if s.sampler_cost else ""),
+                        + (f"\n{s.sampler_cost}" if s.sampler_cost else "")
+                        + (f"\n{s.bench}" if s.bench else ""),
                     ),
                     Cell(s.model, len(s.gpus)),
                     Cell(_pct(s.util), s.util if s.util is not None else -1, align_right=True),
@@ -460,6 +468,9 @@ class FleetPanel(QWidget):
                     Part(f" {s.model} · " + self.tr("now"), colour=self.theme.muted),
                 ]
             )
+            self.cards_title.setToolTip(s.bench)
+            self.cards_bench.setText(s.bench)
+            self.cards_bench.setVisible(bool(s.bench))
 
     # -- alerts ----------------------------------------------------------------------------
 

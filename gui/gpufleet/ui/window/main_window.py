@@ -9,6 +9,7 @@ file.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import math
 import time
@@ -105,6 +106,8 @@ class MainWindow(QMainWindow):
         self.alerts: dict[str, Any] = {}
         self.cost: dict[str, Any] = {}
         self.summaries: tuple[HostSummary, ...] = ()
+        # Each host's latest arrival benchmark in one line (set by the bench controller).
+        self.bench_lines: dict[str, str] = {}
         # The demo opens on the half hour its history is pre-filled with (simfeed).
         self.range_s = 1800.0 if demo else 3600.0
         self.follow_live = True
@@ -262,6 +265,11 @@ class MainWindow(QMainWindow):
             self.evidence_requested.emit(host, t0, t1)
 
     # -- data in (slots for FleetBridge signals) -----------------------------------------
+
+    def set_bench_line(self, host: str, line: str) -> None:
+        """The host's latest benchmark in one line: its tooltip, card and Overview row."""
+        self.bench_lines[host] = line
+        self.update_summaries()
 
     def on_status(self, st: Any) -> None:
         self.states[st.host] = (st.state, st.reason)
@@ -461,13 +469,16 @@ class MainWindow(QMainWindow):
         titles = {a.id: self._text(a)[0] for a in self.alerts.values()}
         now = self.clock()
         self.summaries = tuple(
-            summarize_host(
-                cfg,
-                self.live,
-                *self.states.get(name, ("connecting", None)),
-                by_host.get(name, ()),
-                titles,
-                now,
+            dataclasses.replace(
+                summarize_host(
+                    cfg,
+                    self.live,
+                    *self.states.get(name, ("connecting", None)),
+                    by_host.get(name, ()),
+                    titles,
+                    now,
+                ),
+                bench=self.bench_lines.get(name, ""),
             )
             for name, cfg in self.hosts.items()
         )

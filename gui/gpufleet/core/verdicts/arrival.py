@@ -1,0 +1,225 @@
+"""Judging the arrival benchmark: is this the card that was paid for?
+
+Each GPU's figures are set beside three references (its datasheet, what a good card of that
+model measures, and the offer's advertised figures where the provider publishes them); the
+verdict comes from the good card, because no card reaches its datasheet. A figure below a
+good card's by more than the tolerance makes the GPU ``below_par``, and the telemetry taken
+during the run names the likely cause (a power limit, heat, the PCIe link, NVLink links down).
+A GPU refused (another process on it) or with nothing measurable is ``not_measured``, with why.
+
+Input: the benchmark's JSON lines (``collect``); output: the documented JSON (docs/cli.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from gpufleet_sampler.benchmark import (
+    KIND_END,
+    KIND_REFUSED,
+    KIND_RESULT,
+    KIND_SKIP,
+    KIND_START,
+    KIND_TELEMETRY,
+    METRICS,
+)
+
+from gpufleet.core.verdicts import arrival_refs as refs
+from gpufleet.core.verdicts.arrival_reasons import cause_of, metric_label
+
+VERDICTS = ("as_expected", "below_par", "not_measured")
+
+
+@dataclass
+class BenchRun:
+    """What one run's lines said, by GPU."""
+
+    start: dict[str, Any] = field(default_factory=dict)
+    end: dict[str, Any] = field(default_factory=dict)
+    measured: dict[int, dict[str, float]] = field(default_factory=dict)
+    skipped: dict[int, dict[str, str]] = field(default_factory=dict)
+    refused: dict[int, dict[str, Any]] = field(default_factory=dict)
+    telemetry: dict[int, dict[str, Any]] = field(default_factory=dict)
+    bad_lines: int = 0
+
+    def feed(self, obj: Mapping[str, Any]) -> None:
+        kind = obj.get("kind")
+        gpu = obj.get("gpu")
+        if kind == KIND_START:
+            self.start = dict(obj)
+        elif kind == KIND_END:
+            self.end = dict(obj)
+        elif not isinstance(gpu, int):
+            return
+        elif kind == KIND_RESULT and obj.get("metric") in METRICS:
+            value = obj.get("value")
+            if isinstance(value, int | float) and value > 0:
+                self.measured.setdefault(gpu, {})[str(obj["metric"])] = float(value)
+        elif kind == KIND_SKIP and obj.get("metric") in METRICS:
+            self.skipped.setdefault(gpu, {})[str(obj["metric"])] = str(obj.get("reason") or "")
+        elif kind == KIND_REFUSED:
+            self.refused[gpu] = dict(obj)
+        elif kind == KIND_TELEMETRY:
+            self.telemetry[gpu] = dict(obj)
+
+
+def collect(lines: Iterable[bytes | str]) -> BenchRun:
+    """A run from its lines; lines that are not JSON objects are counted, never fatal."""
+    run = BenchRun()
+    for line in lines:
+        feed_line(run, line)
+    return run
+
+
+def feed_line(run: BenchRun, line: bytes | str) -> dict[str, Any] | None:
+    """One line into ``run``: its object, or None (blank, or not a JSON object: counted)."""
+    text = line.strip()
+    if not text:
+        return None
+    try:
+        obj = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        obj = None
+    if not isinstance(obj, dict):
+        run.bad_lines += 1
+        return None
+    run.feed(obj)
+    return obj
+
+
+def _gpu_names(run: BenchRun) -> dict[int, str]:
+    gpus = run.start.get("gpus")
+    out: dict[int, str] = {}
+    if isinstance(gpus, list):
+        for g in gpus:
+            if isinstance(g, dict) and isinstance(g.get("index"), int):
+                out[g["index"]] = str(g.get("name") or "?")
+    return out
+
+
+def _why_not(run: BenchRun, g: int) -> str | None:
+    """Why a GPU has no figures: refused, the run ended early, or each step's reason."""
+    refused = run.refused.get(g)
+    if refused is not None:
+        why = refused.get("message") or "in use by another process"
+        return f"not run: {why}; --force runs it anyway"
+    if run.end.get("status") in ("cancelled", "timeout", "error"):
+        return (
+            f"the run ended early ({run.end.get('status')}): {run.end.get('message') or ''}".strip()
+        )
+    return None
+
+
+def judge_gpu(
+    run: BenchRun, g: int, name: str, advertised: Mapping[str, float] | None
+) -> dict[str, Any]:
+    measured = run.measured.get(g, {})
+    sheet = refs.datasheet_for(name)
+    datasheet = refs.datasheet_figures(sheet) if sheet else {}
+    good = refs.good_card_figures(sheet) if sheet else {}
+    out: dict[str, Any] = {
+        "index": g,
+        "name": name,
+        "measured": {m: round(v, 1) for m, v in measured.items()},
+        "good_card": good,
+        "datasheet": datasheet,
+        "advertised": dict(advertised) if advertised else None,
+        "telemetry": run.telemetry.get(g),
+    }
+    notes = [f"{metric_label(m)} not measured: {why}" for m, why in run.skipped.get(g, {}).items()]
+    stopped = _why_not(run, g)
+    if not measured:
+        out["verdict"] = "not_measured"
+        out["reason"] = stopped or "; ".join(notes) or "nothing was measured"
+        return out
+    if sheet is None:
+        out["verdict"] = "not_measured"
+        out["reason"] = f"no reference figures for {name}: the figures are shown, not judged"
+        return out
+    low = _shortfalls(measured, good)
+    ratios = {m: round(measured[m] / good[m], 3) for m in measured if good.get(m)}
+    out["ratios"] = ratios
+    out["shortfalls"] = [{"metric": m, "share_of_good": round(r, 3)} for m, r in low]
+    short_ad = _below_advertised(measured, advertised)
+    if low:
+        out["verdict"] = "below_par"
+        parts = [
+            f"{metric_label(m)} at {r * 100:.0f} % of a good card "
+            f"({measured[m]:.1f} of {good[m]:.1f})"
+            for m, r in low
+        ]
+        causes = {cause_of(m, run.telemetry.get(g) or {}) for m, _r in low}
+        out["reason"] = "; ".join(parts) + ": " + "; ".join(sorted(causes))
+    else:
+        out["verdict"] = "as_expected"
+        out["reason"] = "every measured figure is within reach of a good card of this model"
+    extra = short_ad + notes + ([stopped] if stopped else [])
+    if extra:
+        out["reason"] += "; " + "; ".join(extra)
+    return out
+
+
+def _shortfalls(
+    measured: Mapping[str, float], good: Mapping[str, float]
+) -> list[tuple[str, float]]:
+    low = []
+    for m in METRICS:
+        if m in measured and good.get(m):
+            r = measured[m] / good[m]
+            if r < 1.0 - refs.tolerance_of(m):
+                low.append((m, r))
+    return low
+
+
+def _below_advertised(
+    measured: Mapping[str, float], advertised: Mapping[str, float] | None
+) -> list[str]:
+    out = []
+    for m, ad in (advertised or {}).items():
+        if m in measured and ad > 0 and measured[m] < ad * (1.0 - refs.tolerance_of(m)):
+            out.append(f"{metric_label(m)} under the offer's advertised {ad:g} ({measured[m]:.1f})")
+    return out
+
+
+def host_verdict(gpus: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
+    """Below par if any GPU is; not measured if any GPU was not (a host is as expected only
+    when every GPU was measured and is); with which GPUs."""
+    below = [g["index"] for g in gpus if g["verdict"] == "below_par"]
+    unmeasured = [g["index"] for g in gpus if g["verdict"] == "not_measured"]
+    if below:
+        reason = "GPU " + ", ".join(map(str, below)) + " below par"
+        if unmeasured:
+            reason += "; GPU " + ", ".join(map(str, unmeasured)) + " not measured"
+        return "below_par", reason
+    if not gpus:
+        return "not_measured", "no GPU measured"
+    if unmeasured:
+        first = next(g for g in gpus if g["verdict"] == "not_measured")
+        why = str(first.get("reason") or "")
+        return "not_measured", "GPU " + ", ".join(map(str, unmeasured)) + " not measured: " + why
+    return "as_expected", "every GPU as expected"
+
+
+def judge(
+    host: str, run: BenchRun, advertised: Mapping[str, float] | None = None
+) -> dict[str, Any]:
+    """The documented result: ``{"host", "verdict", "reason", "gpus": [...]}`` and the run's
+    engine, status and time."""
+    names = _gpu_names(run)
+    gpus = [judge_gpu(run, g, names[g], advertised) for g in sorted(names)]
+    verdict, reason = host_verdict(gpus)
+    return {
+        "host": host,
+        "verdict": verdict,
+        "reason": reason,
+        "engine": run.start.get("engine"),
+        "engine_notes": run.start.get("engine_notes") or [],
+        "status": run.end.get("status") or "incomplete",
+        "message": run.end.get("message"),
+        "elapsed_s": run.end.get("elapsed_s"),
+        "seconds": run.start.get("seconds"),
+        "gpus": gpus,
+    }
