@@ -822,6 +822,211 @@
     </message>
 </context>
 <context>
+    <name>Bench</name>
+    <message>
+        <source>as expected</source>
+        <translation>符合预期</translation>
+    </message>
+    <message>
+        <source>below par</source>
+        <translation>低于正常水平</translation>
+    </message>
+    <message>
+        <source>not measured</source>
+        <translation>未测量</translation>
+    </message>
+    <message>
+        <source>BF16 matmul (TFLOPS)</source>
+        <translation>BF16 矩阵乘法 (TFLOPS)</translation>
+    </message>
+    <message>
+        <source>FP16 matmul (TFLOPS)</source>
+        <translation>FP16 矩阵乘法 (TFLOPS)</translation>
+    </message>
+    <message>
+        <source>TF32 matmul (TFLOPS)</source>
+        <translation>TF32 矩阵乘法 (TFLOPS)</translation>
+    </message>
+    <message>
+        <source>Memory bandwidth (GB/s)</source>
+        <translation>显存带宽 (GB/s)</translation>
+    </message>
+    <message>
+        <source>Host to GPU copy (GB/s)</source>
+        <translation>主机到 GPU 拷贝 (GB/s)</translation>
+    </message>
+    <message>
+        <source>GPU to host copy (GB/s)</source>
+        <translation>GPU 到主机拷贝 (GB/s)</translation>
+    </message>
+    <message>
+        <source>GPU to GPU copy (GB/s)</source>
+        <translation>GPU 间拷贝 (GB/s)</translation>
+    </message>
+    <message>
+        <source>Measured</source>
+        <translation>实测</translation>
+    </message>
+    <message>
+        <source>Good card</source>
+        <translation>正常卡</translation>
+    </message>
+    <message>
+        <source>Datasheet</source>
+        <translation>官方规格</translation>
+    </message>
+    <message>
+        <source>Advertised</source>
+        <translation>服务商标称</translation>
+    </message>
+    <message>
+        <source>Benchmark started with {engine} on GPU {gpus} ({seconds} s).</source>
+        <translation>基准测试已开始：使用 {engine}，GPU {gpus}（{seconds} 秒）。</translation>
+    </message>
+    <message>
+        <source>GPU {gpu}: {metric} {value}</source>
+        <translation>GPU {gpu}：{metric} {value}</translation>
+    </message>
+    <message>
+        <source>GPU {gpu}: {metric} not measured: {reason}</source>
+        <translation>GPU {gpu}：{metric} 未测量：{reason}</translation>
+    </message>
+    <message>
+        <source>GPU {gpu} refused: {reason}</source>
+        <translation>GPU {gpu} 不予测试：{reason}</translation>
+    </message>
+    <message>
+        <source>{host}: {verdict} ({reason})</source>
+        <translation>{host}：{verdict}（{reason}）</translation>
+    </message>
+    <message>
+        <source>GPU {index} {name}: {verdict}: {reason}</source>
+        <translation>GPU {index} {name}：{verdict}：{reason}</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>Benchmark {when}: {verdict} ({reason})</source>
+        <translation>基准测试（{when}）：{verdict}（{reason}）</translation>
+    </message>
+    <message>
+        <source>Not benchmarked yet: Hosts → Benchmark the selected host… measures what it delivers.</source>
+        <translation>尚未做过基准测试：主机 → 对所选主机做基准测试… 可测出它的实际性能。</translation>
+    </message>
+    <message>
+        <source>{n} min ago</source>
+        <translation>{n} 分钟前</translation>
+    </message>
+    <message>
+        <source>{n} h ago</source>
+        <translation>{n} 小时前</translation>
+    </message>
+    <message>
+        <source>{n} days ago</source>
+        <translation>{n} 天前</translation>
+    </message>
+    <message>
+        <source>Is this the card you paid for? &apos;gpufleet bench {host}&apos; measures what it delivers (about a minute; or check --bench).</source>
+        <translation>这是你付费租用的那张卡吗？&apos;gpufleet bench {host}&apos; 可测出它的实际性能（约一分钟；也可用 check --bench）。</translation>
+    </message>
+</context>
+<context>
+    <name>BenchController</name>
+    <message>
+        <source>&amp;Benchmark the selected host…</source>
+        <translation>对所选主机做基准测试(&amp;B)…</translation>
+    </message>
+    <message>
+        <source>Is this the card you paid for? About a minute.</source>
+        <translation>这是你付费租用的那张卡吗？约需一分钟。</translation>
+    </message>
+    <message>
+        <source>Benchmark {host}: is it the card you paid for?</source>
+        <translation>对 {host} 做基准测试：是你付费租用的那张卡吗？</translation>
+    </message>
+</context>
+<context>
+    <name>BenchDialog</name>
+    <message>
+        <source>Benchmark {host}</source>
+        <translation>{host} 基准测试</translation>
+    </message>
+    <message>
+        <source>Is this the card you paid for? About a minute of matmul, memory, PCIe and GPU-to-GPU copies on the instance, with what it already has (nothing is installed). GPUs another process uses are skipped. Your job slows down while it runs.</source>
+        <translation>这是你付费租用的那张卡吗？在实例上用约一分钟测试矩阵乘法、显存、PCIe 和 GPU 间拷贝，只用实例上已有的环境（不安装任何东西）。被其他进程占用的 GPU 会被跳过。测试期间你的任务会变慢。</translation>
+    </message>
+    <message>
+        <source>%v of %m steps</source>
+        <translation>%v / %m 步</translation>
+    </message>
+    <message>
+        <source>GPU / measurement</source>
+        <translation>GPU / 测试项</translation>
+    </message>
+    <message>
+        <source>% of good card</source>
+        <translation>占正常卡的 %</translation>
+    </message>
+    <message>
+        <source>This host before</source>
+        <translation>此主机以往结果</translation>
+    </message>
+    <message>
+        <source>Your other rentals</source>
+        <translation>你的其他租用实例</translation>
+    </message>
+    <message>
+        <source>Run benchmark</source>
+        <translation>运行基准测试</translation>
+    </message>
+    <message>
+        <source>Cancel benchmark</source>
+        <translation>取消基准测试</translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>Starting the benchmark on {host}…</source>
+        <translation>正在 {host} 上启动基准测试…</translation>
+    </message>
+    <message>
+        <source>Cancelling: the instance ends the benchmark at its next step…</source>
+        <translation>正在取消：实例会在下一步结束基准测试…</translation>
+    </message>
+    <message>
+        <source>Done. The result is kept in the history with the host.</source>
+        <translation>完成。结果已随该主机保存在历史记录中。</translation>
+    </message>
+    <message>
+        <source>Cancelled: the instance ended the benchmark&apos;s processes.</source>
+        <translation>已取消：实例已结束基准测试的进程。</translation>
+    </message>
+    <message>
+        <source>The benchmark did not run on {host}: {error}</source>
+        <translation>基准测试未能在 {host} 上运行：{error}</translation>
+    </message>
+    <message>
+        <source>GPU {index} {name}: {verdict}</source>
+        <translation>GPU {index} {name}：{verdict}</translation>
+    </message>
+    <message>
+        <source>GPU {index}: {reason}</source>
+        <translation>GPU {index}：{reason}</translation>
+    </message>
+    <message>
+        <source>…and {n} more GPUs: see each one&apos;s row.</source>
+        <translation>…还有 {n} 块 GPU：请查看各自所在的行。</translation>
+    </message>
+    <message>
+        <source>Advertised: the provider publishes no figures for this offer.</source>
+        <translation>服务商标称：服务商没有公布这个配置的性能数据。</translation>
+    </message>
+</context>
+<context>
     <name>ClocksTab</name>
     <message>
         <source>SM clock (MHz)</source>
@@ -1102,7 +1307,7 @@
     </message>
     <message>
         <source>A, the reference: host</source>
-        <translation>A（基准）：主机</translation>
+        <translation>A（参照）：主机</translation>
     </message>
     <message>
         <source>A starts at</source>
@@ -3990,6 +4195,13 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     <message>
         <source>Xid {code}</source>
         <translation>Xid {code}</translation>
+    </message>
+</context>
+<context>
+    <name>dialog</name>
+    <message>
+        <source>Done. The result is kept in the history with the host.</source>
+        <translation>完成。结果已随该主机保存在历史记录中。</translation>
     </message>
 </context>
 </TS>
