@@ -287,3 +287,15 @@ def test_the_sampler_cost_reads_in_chinese(chinese: None) -> None:
     text = sampler_cost_text({"cpu_budget": plan})
     assert text.startswith("采样器在此主机上占用一个 CPU 核心的 0.69 %")
     assert "逐条 NVLink 链路流量每 300 秒一次" in text
+
+
+def test_the_benchmark_table_heads_read_in_chinese(qtbot: QtBot, chinese: None) -> None:
+    """Measured / good card / datasheet / advertised are core.text.bench's words (context
+    Bench): looked up in the dialog's own context they stayed English."""
+    from gpufleet.ui.dialogs.bench import BenchDialog
+
+    d = BenchDialog(None, "h100-a", lambda _on, _cancel: {})
+    qtbot.addWidget(d)
+    head = d.tree.headerItem()
+    heads = [head.text(i) for i in range(d.tree.columnCount())]
+    assert heads[1:3] == ["实测", "正常卡"] and heads[4:6] == ["官方规格", "服务商标称"], heads
