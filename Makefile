@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit bench screenshots package package-test translations clean
+.PHONY: demo test lint typecheck unit bench screenshots package deb wheel package-test translations clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -56,7 +56,20 @@ package: $(STAMP) $(QM)
 	$(BIN)/python -c 'import PyInstaller' 2>/dev/null || $(BIN)/python -m pip install -q -e '.[package]'
 	packaging/build.sh $(BIN)/python
 
-# Builds the bundle, then runs it without the virtualenv (tests/integration/test_package.py).
+# The .deb of that bundle (dpkg-deb; /opt/gpufleet, /usr/bin/gpufleet, desktop file, icons,
+# AppStream): reuses dist/gpufleet/ when it is there, so `make package deb` builds it once.
+deb: $(STAMP)
+	test -x dist/gpufleet/gpufleet || $(MAKE) --no-print-directory package
+	packaging/deb.sh $(BIN)/python
+
+# The wheel that `pipx install dist/gpufleet-*.whl` runs (the sampler's sources inside, from
+# which the app builds the zipapp it uploads).
+wheel: $(STAMP) $(QM)
+	rm -f dist/gpufleet-*.whl
+	$(BIN)/python -m pip wheel -q --no-deps -w dist .
+
+# Builds the bundle, then runs it without the virtualenv, installs and removes its .deb, and
+# pipx-installs the wheel (tests/integration/test_package.py).
 package-test: package
 	GPUFLEET_TEST_PACKAGE=1 tools/run-tests $(BIN)/python -m pytest -q tests/integration/test_package.py
 

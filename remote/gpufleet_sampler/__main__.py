@@ -57,6 +57,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--foreground", action="store_true", help="do not detach (tests)")
     p.add_argument("--procs-interval", type=float, default=2.0)
 
+    # Started by a daemon whose watchdog is armed (daemon/keeper.py), not by hand.
+    p = sub.add_parser("keeper", help="restart the daemon while its watchdog is armed")
+    _add_backend_args(p)
+    p.add_argument("--state-dir", default=None)
+    p.add_argument("--idle-exit", type=float, default=24 * 3600.0)
+    p.add_argument("--procs-interval", type=float, default=2.0)
+
     p = sub.add_parser("attach", help="stream from the running daemon")
     _add_backend_args(p)
     p.add_argument("--state-dir", default=None)
@@ -163,6 +170,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         from gpufleet_sampler.daemon import lifecycle
 
         return lifecycle.run(args)
+    if args.command == "keeper":
+        from gpufleet_sampler.daemon import keeper
+
+        return keeper.run(args)
     if args.command in ("info", "check"):
         from gpufleet_sampler import oneshot
 

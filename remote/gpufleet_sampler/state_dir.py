@@ -95,8 +95,14 @@ def read_state(
 
 def lock_holder(p: Paths) -> Optional[int]:
     """The pid of the running daemon (it holds the lock), or None."""
+    return lock_holder_of(p.lock)
+
+
+def lock_holder_of(path: str) -> Optional[int]:
+    """The pid written in a lock file whose writer holds its flock (-1: unreadable), or
+    None when nobody holds it."""
     try:
-        fd = os.open(p.lock, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY)
     except OSError:
         return None
     try:

@@ -9,8 +9,10 @@ GPUs are. Idle for ``idle_s`` (the ``idle_billed`` rule's 15 minutes by default)
 
 - ``provider``: the provider's stop through the instance's own scoped credentials, where the
   provider puts them in the instance: RunPod's ``RUNPOD_POD_ID`` + ``RUNPOD_API_KEY`` (a
-  pod-scoped key) → ``POST /v1/pods/{id}/stop``; vast.ai's ``CONTAINER_ID`` +
-  ``CONTAINER_API_KEY`` → ``PUT /api/v0/instances/{id}/`` ``{"state": "stopped"}``. The
+  pod-scoped key) → REST v2 ``POST /v2/pods/{id}/action`` ``{"action": "stop"}`` (REST v1's
+  ``POST /v1/pods/{id}/stop`` only where v2 answers 404: v1 is 410 Gone since 2026-11-15);
+  vast.ai's ``CONTAINER_ID`` + ``CONTAINER_API_KEY`` → ``PUT /api/v0/instances/{id}/``
+  ``{"state": "stopped"}``. The
   user's account key is never needed here. Where the daemon's own environment lacks them
   (an SSH session does not always inherit the container's variables) they are read from
   the environment of PID 1, the container's entry process;
@@ -139,48 +141,26 @@ def _proc1_env() -> Dict[str, str]:
     return out
 
 
-def provider_request(
-    env: Dict[str, str], api_url: Optional[str]
-) -> Optional[Tuple[str, str, str, Optional[bytes], str]]:
-    """(provider, method, url, body, key) for this instance's own stop, or None."""
-    if env.get("RUNPOD_POD_ID") and env.get("RUNPOD_API_KEY"):
-        base = (api_url or watchdog_ready.RUNPOD_URL).rstrip("/")
-        url = "{}/v1/pods/{}/stop".format(base, env["RUNPOD_POD_ID"])
-        return ("runpod", "POST", url, None, env["RUNPOD_API_KEY"])
-    if env.get("CONTAINER_ID") and env.get("CONTAINER_API_KEY"):
-        base = (api_url or watchdog_ready.VAST_URL).rstrip("/")
-        url = "{}/api/v0/instances/{}/".format(base, env["CONTAINER_ID"])
-        body = json.dumps({"state": "stopped"}).encode("utf-8")
-        return ("vast", "PUT", url, body, env["CONTAINER_API_KEY"])
-    return None
-
-
-def _http(method: str, url: str, body: Optional[bytes], key: str) -> Tuple[bool, str]:
-    """(ok, outcome): a few tries on 429, 5xx and network errors; never the key in text."""
-    # Imported here, once an action runs: urllib.request pulls in http.client, email and ssl,
-    # megabytes of RSS a daemon that lives for days should not carry for nothing.
-    import urllib.error
-    import urllib.request
-
-    last = ""
+def _http(method: str, url: str, body: Optional[bytes], key: str) -> Tuple[Optional[int], str]:
+    """(status, outcome) of one call, with a few tries on 429, 5xx and network errors; never
+    the key in the text."""
+    status: Optional[int] = None
+    what = ""
     for attempt in range(HTTP_TRIES):
         if attempt:
             time.sleep(2.0 * attempt)
-        req = urllib.request.Request(url, data=body, method=method)
-        req.add_header("Authorization", "Bearer " + key)
-        req.add_header("User-Agent", "gpufleet-watchdog")
-        if body is not None:
-            req.add_header("Content-Type", "application/json")
-        try:
-            with urllib.request.urlopen(req, timeout=HTTP_TIMEOUT_S) as r:
-                return True, "HTTP {}".format(r.status)
-        except urllib.error.HTTPError as e:
-            last = "HTTP {}".format(e.code)
-            if e.code != 429 and e.code < 500:
-                return False, last + (" (the key was refused)" if e.code in (401, 403) else "")
-        except (urllib.error.URLError, OSError) as e:
-            last = "{} ({})".format(type(e).__name__, getattr(e, "reason", e))
-    return False, "{} after {} tries".format(last, HTTP_TRIES).replace(key, "***")
+        status, what = watchdog_ready.request(method, url, body, key)
+        if status is not None and status != 429 and status < 500:
+            return status, what
+    return status, "{} after {} tries".format(what, HTTP_TRIES)
+
+
+def provider_stop(calls: watchdog_ready.ProviderCalls) -> Tuple[bool, str]:
+    """(ok, outcome) of the provider's stop of this instance."""
+    verdict, what = watchdog_ready.ask(calls.label, calls.stop, calls.key, _http)
+    if verdict == "refused":
+        return False, what + " (the key was refused)"
+    return verdict == "ok", what
 
 
 class Watchdog(object):
@@ -498,10 +478,12 @@ class Watchdog(object):
         elif action == "command":
             what = "run {}".format(" ".join(shlex.quote(x) for x in cfg.get("command") or []))
         else:
-            req = provider_request(self._env(), cfg.get("api_url"))
+            calls = watchdog_ready.provider_calls(self._env(), cfg.get("api_url"))
             what = (
-                "stop the instance through {} ({} {})".format(req[0], req[1], req[2])
-                if req
+                "stop the instance through {} ({} {})".format(
+                    calls.provider, calls.stop[0][0], calls.stop[0][1]
+                )
+                if calls
                 else "stop the instance through its provider (no credentials found)"
             )
         return ("would " if cfg.get("dry_run") else "will ") + what
@@ -541,15 +523,15 @@ class Watchdog(object):
         action = cfg.get("action")
         alert = str(self.state.get("alert"))
         if action == "provider":
-            req = provider_request(self._env(), cfg.get("api_url"))
-            if req is None:
+            calls = watchdog_ready.provider_calls(self._env(), cfg.get("api_url"))
+            if calls is None:
                 return lambda: (
                     False,
                     "no provider credentials in the instance (RUNPOD_POD_ID + RUNPOD_API_KEY or "
                     "CONTAINER_ID + CONTAINER_API_KEY)",
                 )
-            _, method, url, body, key = req
-            return lambda: _http(method, url, body, key)
+            found: watchdog_ready.ProviderCalls = calls  # narrowed, for the closure
+            return lambda: provider_stop(found)
         argv = ["shutdown", "-h", "now"] if action == "shutdown" else list(cfg["command"])
         env = dict(os.environ)
         env.update({"GPUFLEET_WATCHDOG_ALERT": alert, "GPUFLEET_WATCHDOG_ACTION": str(action)})

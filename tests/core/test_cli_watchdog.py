@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from gpufleet.cli.main import main
-from gpufleet.core.fleet.demo import demo_state_dir
+from gpufleet.core.fleet.demo import demo_hosts, demo_state_dir
 from gpufleet_sampler import state_dir
 from gpufleet_sampler.daemon import client
 
@@ -19,7 +19,9 @@ HOST = "demo:a100-eval"  # the crashed-idle scenario
 @pytest.fixture
 def daemon_paths(monkeypatch: pytest.MonkeyPatch) -> Iterator[state_dir.Paths]:
     monkeypatch.setenv("GPUFLEET_SIM_TIME_SCALE", "0.01")  # the job dies 1.8 s in
-    p = state_dir.Paths(str(demo_state_dir()), state_dir.daemon_key("sim", "crashed-idle", 0))
+    # The demo host's own seed: the daemon the CLI starts (seed 0 named another, left running).
+    seed = next(h.seed for h in demo_hosts() if h.scenario == "crashed-idle")
+    p = state_dir.Paths(str(demo_state_dir()), state_dir.daemon_key("sim", "crashed-idle", seed))
     yield p
     client.request(p, {"op": "stop"})
     deadline = time.monotonic() + 20

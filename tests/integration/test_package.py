@@ -10,15 +10,20 @@ needs must be inside the bundle:
 - ``stream demo:...`` runs the local sampler through the bundle itself (``gpufleet _sampler``,
   also for the detached daemon) and the simulated workloads as its children;
 - ``hosts add`` + ``check`` against a real sshd build the sampler zipapp from the sources
-  bundled as data, upload it, and get the same content-hashed name as a normal install.
+  bundled as data, upload it, and get the same content-hashed name as a normal install;
+- the installers: ``make deb`` (the same bundle in a .deb), ``dpkg -i``, the installed
+  ``gpufleet`` command, ``dpkg -r`` leaving nothing (root and dpkg only: CI); ``make wheel``
+  and ``pipx install`` of it in a clean venv, whose ``gpufleet`` renders the demo headless.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import struct
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -169,3 +174,132 @@ def test_frozen_deploys_the_same_zipapp_over_ssh(
     home = Path(os.path.expanduser(f"~{sshd.user}"))  # type: ignore[attr-defined]
     remote = home / ".cache" / "gpufleet" / name
     assert remote.is_file(), f"the bundle did not upload {name}: {check.stdout}{check.stderr}"
+
+
+# -- the installers: the .deb of this bundle, and the wheel through pipx --
+
+APP_ID = "io.github.gpufleet.GpuFleet"
+DEB_PATHS = (
+    Path("/opt/gpufleet"),
+    Path("/usr/bin/gpufleet"),
+    Path(f"/usr/share/applications/{APP_ID}.desktop"),
+    Path(f"/usr/share/metainfo/{APP_ID}.metainfo.xml"),
+    Path(f"/usr/share/icons/hicolor/scalable/apps/{APP_ID}.svg"),
+    Path(f"/usr/share/icons/hicolor/48x48/apps/{APP_ID}.png"),
+)
+
+
+def _run(argv: list[str], timeout: float = 600.0, **kw: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        argv,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        **kw,  # type: ignore[call-overload]
+    )
+
+
+def _check_shots(out: Path) -> None:
+    pngs = sorted(out.glob("*.png"))
+    assert {"overview", "cost"} <= {f.stem for f in pngs}, pngs
+    for f in pngs:
+        assert png_size(f) == (1600, 1000), f
+
+
+def test_deb_installs_runs_and_removes_cleanly(tmp_path: Path) -> None:
+    """`make deb` (reusing the bundle), `dpkg -i`, the installed `gpufleet` command (version,
+    headless screenshots), the desktop files where the desktop looks, then `dpkg -r` leaving
+    none of its files behind."""
+    if os.geteuid() != 0 or shutil.which("dpkg") is None:
+        pytest.skip("installing a .deb needs root and dpkg (CI runs as root on Debian)")
+    if _run(["dpkg", "-s", "gpufleet"]).returncode == 0:
+        pytest.fail("a gpufleet package is already installed: `dpkg -r gpufleet` first")
+    before = {p: p.exists() or p.is_symlink() for p in DEB_PATHS}
+    assert not any(before.values()), f"left from an earlier install: {before}"
+    made = _run(["make", "--no-print-directory", "deb"], cwd=ROOT)
+    assert made.returncode == 0, made.stdout[-2000:] + made.stderr[-2000:]
+    (deb,) = sorted((ROOT / "dist").glob("gpufleet_*.deb"))
+    installed = _run(["dpkg", "-i", str(deb)])
+    try:
+        assert installed.returncode == 0, installed.stderr
+        listed = _run(["dpkg", "-L", "gpufleet"]).stdout.splitlines()
+        for p in DEB_PATHS:
+            assert str(p) in listed, f"{p} is not in the package"
+            assert p.exists(), p
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "QT_QPA_PLATFORM": "offscreen"}
+        env["GPUFLEET_DATA_DIR"] = str(tmp_path / "data")
+        env["GPUFLEET_CONFIG_DIR"] = str(tmp_path / "config")
+        version = _run(["gpufleet", "--version"], env=env, timeout=120)
+        assert version.returncode == 0 and version.stdout.startswith("gpufleet "), version
+        out = tmp_path / "shots"
+        shot = _run(
+            ["gpufleet", "screenshot", "--demo", "--out", str(out), "--minutes", "5"], env=env
+        )
+        assert shot.returncode == 0, shot.stderr[-3000:]
+        _check_shots(out)
+        desktop = DEB_PATHS[2]
+        if shutil.which("desktop-file-validate"):
+            v = _run(["desktop-file-validate", str(desktop)])
+            assert v.returncode == 0, v.stdout + v.stderr
+        assert "Exec=gpufleet" in desktop.read_text()  # the command /usr/bin provides
+    finally:
+        removed = _run(["dpkg", "-r", "gpufleet"])
+    assert removed.returncode == 0, removed.stderr
+    left = [str(p) for p in DEB_PATHS if p.exists() or p.is_symlink()]
+    assert not left, f"dpkg -r left {left}"
+    assert _run(["dpkg", "-s", "gpufleet"]).returncode != 0
+
+
+def test_the_wheel_runs_through_pipx_in_a_clean_venv(tmp_path: Path) -> None:
+    """`pipx install dist/gpufleet-*.whl` (pipx itself from PyPI in a venv of its own where
+    the system has none; the app's dependencies from PyPI), then the pipx-installed
+    `gpufleet` renders the demo headless and builds the sampler zipapp from the wheel's
+    sources, which runs under the system python3."""
+    made = _run(["make", "--no-print-directory", "wheel"], cwd=ROOT)
+    assert made.returncode == 0, made.stdout[-2000:] + made.stderr[-2000:]
+    (wheel,) = sorted((ROOT / "dist").glob("gpufleet-*.whl"))
+    pipx = shutil.which("pipx")
+    if pipx is None:
+        tools = tmp_path / "pipx-venv"
+        assert _run([sys.executable, "-m", "venv", str(tools)]).returncode == 0
+        got = _run([str(tools / "bin" / "python"), "-m", "pip", "install", "-q", "pipx"])
+        assert got.returncode == 0, got.stderr[-2000:]
+        pipx = str(tools / "bin" / "pipx")
+    bin_dir = tmp_path / "bin"
+    env = {
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "PIPX_HOME": str(tmp_path / "pipx"),
+        "PIPX_BIN_DIR": str(bin_dir),
+        "PIPX_MAN_DIR": str(tmp_path / "man"),
+        "QT_QPA_PLATFORM": "offscreen",
+        "GPUFLEET_DATA_DIR": str(tmp_path / "data"),
+        "GPUFLEET_CONFIG_DIR": str(tmp_path / "config"),
+    }
+    for k in ("PIP_INDEX_URL", "PIP_FIND_LINKS", "PIP_CACHE_DIR", "LANG"):
+        if k in os.environ:
+            env[k] = os.environ[k]
+    inst = _run([pipx, "install", "--python", sys.executable, str(wheel)], env=env, timeout=900)
+    assert inst.returncode == 0, inst.stdout[-2000:] + inst.stderr[-2000:]
+    exe = bin_dir / "gpufleet"
+    assert exe.is_file(), inst.stdout
+    out = tmp_path / "shots"
+    shot = _run([str(exe), "screenshot", "--demo", "--out", str(out), "--minutes", "5"], env=env)
+    assert shot.returncode == 0, shot.stderr[-3000:]
+    _check_shots(out)
+    # The zipapp the app would upload, built from what the wheel installed.
+    venv_py = tmp_path / "pipx" / "venvs" / "gpufleet" / "bin" / "python"
+    code = (
+        "import sys; from pathlib import Path\n"
+        "from gpufleet.core.link.zipapp import build_sampler_zipapp\n"
+        "print(build_sampler_zipapp(Path(sys.argv[1])))\n"
+    )
+    built = _run([str(venv_py), "-c", code, str(tmp_path / "zipapp")], env=env)
+    assert built.returncode == 0, built.stderr[-2000:]
+    pyz = Path(built.stdout.strip())
+    assert pyz.name.startswith("gpufleet-sampler-") and pyz.suffix == ".pyz"
+    python3 = shutil.which("python3", path="/usr/bin:/bin") or sys.executable
+    info = _run([python3, str(pyz), "info", "--backend", "sim"], env=env, timeout=120)
+    assert info.returncode == 0, info.stderr[-2000:]
+    assert len(json.loads(info.stdout)["gpus"]) == 8  # the sim's default: 8 × A100

@@ -148,17 +148,20 @@ def test_cancelled_does_not_act(sd: Path, tmp_path: Path) -> None:
 
 def test_provider_stop_uses_the_instance_scoped_key(sd: Path) -> None:
     server: ProviderServer
-    for server in serve():
-        server.route("POST", "/v1/pods/pod-abc123/stop", Reply(200, None))
-        server.route("GET", "/v1/pods/pod-abc123", Reply(200, {"id": "pod-abc123"}))
+    # RunPod as it is since 2026-11-15: REST v2 answers, REST v1 is 410 Gone.
+    for server in serve(retired=("/v1",)):
+        pod = {"id": "pod-abc123", "status": "RUNNING"}
+        server.route("POST", "/v2/pods/pod-abc123/action", Reply(200, dict(pod, status="EXITED")))
+        server.route("GET", "/v2/pods/pod-abc123", Reply(200, pod))
         _start(sd, RUNPOD_POD_ID="pod-abc123", RUNPOD_API_KEY="pod-scoped-key")
         reply = wd(sd, "arm", "--idle-s", "1", "--grace-s", "0.5", "--api-url", server.url)
         assert reply["watchdog"]["action"] == "provider"
         assert reply["watchdog"]["ready"]["ok"]  # checked with a harmless read first
         wait_until(lambda: _phase(sd) == "done", what="the provider stop")
-        (call,) = server.calls("POST", "/v1/pods/pod-abc123/stop")
-        assert (call.method, call.path) == ("POST", "/v1/pods/pod-abc123/stop")
+        (call,) = server.calls("POST", "/v2/pods/pod-abc123/action")
+        assert call.body == {"action": "stop"}
         assert call.headers["authorization"] == "Bearer pod-scoped-key"
+        assert [s.path for s in server.seen if s.path.startswith("/v1/")] == []
         acted = wd(sd, "status")["watchdog"]["acted"]
         assert acted["ok"] and acted["outcome"] == "HTTP 200"
         assert "pod-scoped-key" not in json.dumps(wd(sd, "status"))

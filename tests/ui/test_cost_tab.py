@@ -7,9 +7,11 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from typing import Any
 
 import pytest
 from gpufleet.core.fleet.demo import demo_hosts
+from gpufleet.core.providers.watchdog import current_state, describe
 from gpufleet.core.wire.messages import parse_object
 from gpufleet.ui.offscreen.screenshots import build_window, prefill
 from gpufleet.ui.tabs.cost import CostTab, accumulated
@@ -29,12 +31,7 @@ def test_cost_tab_idle_is_the_cost_trackers(qtbot: QtBot) -> None:
     _t, c, ic = accumulated(live, "a100-eval", price, -math.inf, math.inf)
     assert c[-1] == pytest.approx(s.total) and ic[-1] == pytest.approx(s.idle)
 
-    w = build_window(hosts, live, rules, (1400, 900), now)
-    qtbot.addWidget(w)
-    w.set_range(3600.0)
-    w.select_tab("cost")
-    tab = w.current_tab()
-    qtbot.waitUntil(lambda: (w.redraw(), tab.model.rowCount() == 1)[1], timeout=10_000)
+    tab = _cost_tab(qtbot, hosts, live, rules, now)
     cols = range(tab.model.columnCount())
     headers = [tab.model.headerData(i, Qt.Orientation.Horizontal) for i in cols]
     row = [tab.model.cell(0, i) for i in cols]
@@ -119,6 +116,23 @@ def test_billing_set_by_hand_in_the_cost_tab_reaches_the_cost_tracker(qtbot, sta
     qtbot.waitUntil(lambda: app.window.cost["a100-eval"].billing == "storage", timeout=30_000)
 
 
+def _cost_tab(qtbot: QtBot, hosts: Any, live: Any, rules: Any, now: float) -> Any:
+    """The Cost tab of a window built on ``live``, once it shows its one host."""
+    w = build_window(hosts, live, rules, (1400, 900), now)
+    qtbot.addWidget(w)
+    w.set_range(3600.0)
+    w.select_tab("cost")
+    tab = w.current_tab()
+    qtbot.waitUntil(lambda: (w.redraw(), tab.model.rowCount() == 1)[1], timeout=10_000)
+    return tab
+
+
+def _billing_cell(qtbot: QtBot, hosts: Any, live: Any, rules: Any, now: float) -> Any:
+    """The one host's billing cell in the Cost tab of a window built on ``live``."""
+    tab = _cost_tab(qtbot, hosts, live, rules, now)
+    return tab.model.cell(0, tab.model.columnCount() - 1)
+
+
 def test_billing_column_shows_the_instance_watchdog(qtbot: QtBot) -> None:
     hosts = [h for h in demo_hosts() if h.name == "a100-eval"]
     now = time.time()
@@ -138,12 +152,35 @@ def test_billing_column_shows_the_instance_watchdog(qtbot: QtBot) -> None:
         "deadline_t": now + 300,
     }
     live.feed("a100-eval", parse_object(ev, hello))
-    w = build_window(hosts, live, rules, (1400, 900), now)
-    qtbot.addWidget(w)
-    w.set_range(3600.0)
-    w.select_tab("cost")
-    tab = w.current_tab()
-    qtbot.waitUntil(lambda: (w.redraw(), tab.model.rowCount() == 1)[1], timeout=10_000)
-    cell = tab.model.cell(0, tab.model.columnCount() - 1)
+    cell = _billing_cell(qtbot, hosts, live, rules, now)
     assert cell.text.startswith("running · watchdog acts at ") and "unless cancelled" in cell.text
     assert "will stop the instance through runpod" in (cell.tooltip or "")
+
+
+def test_billing_column_shows_whether_the_watchdog_can_act(qtbot: QtBot) -> None:
+    """Armed and ready at hello (the daemon's arm-time check), then its re-check's event
+    says the action cannot run: the host's cell says so, its tooltip says why."""
+    hosts = [h for h in demo_hosts() if h.name == "a100-eval"]
+    now = time.time()
+    live, rules, _ = prefill(hosts, 120.0, now)
+    ok = "RunPod accepted the instance's key (HTTP 200)"
+    hello = live.hello("a100-eval")
+    assert hello is not None
+    raw = dict(hello.raw, watchdog={"armed": True, "phase": "watching", "action": "provider",
+               "ready": {"ok": True, "reason": ok, "t": now - 60}})  # fmt: skip
+    live.feed("a100-eval", parse_object(raw))
+    wd = current_state(live.hello("a100-eval"), [])
+    assert wd is not None and describe("a100-eval", wd).endswith("\n  ready: " + ok)
+    said = (
+        "RunPod: the provider's API changed (GET /v2/pods/p: HTTP 410: Gone); update "
+        "gpufleet: the stop would fail"
+    )
+    ev = {"kind": "event", "seq": 10**9, "t": now, "type": "watchdog", "gpu": None,
+          "code": None, "message": "the action can no longer run: " + said,
+          "phase": "watching", "ready": False, "outcome": said}  # fmt: skip
+    live.feed("a100-eval", parse_object(ev, live.hello("a100-eval")))
+    wd = current_state(live.hello("a100-eval"), live.events("a100-eval"))
+    assert wd is not None and "\n  cannot act now: " + said in describe("a100-eval", wd)
+    cell = _billing_cell(qtbot, hosts, live, rules, now)
+    assert cell.text == "running · watchdog armed but cannot act"
+    assert "Watchdog cannot act now: " + said in (cell.tooltip or "")

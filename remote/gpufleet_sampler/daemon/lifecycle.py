@@ -9,13 +9,12 @@ import contextlib
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
-import gpufleet_sampler
 from gpufleet_sampler import protocol, stream
+from gpufleet_sampler.daemon import spawn
 from gpufleet_sampler.daemon.client import EXIT_NO_DAEMON, connect, error_line, relay, request
 from gpufleet_sampler.daemon.server import EXIT_BACKEND, EXIT_USAGE, say, serve_foreground
 from gpufleet_sampler.state_dir import (
@@ -39,36 +38,6 @@ def _print_json(obj: Dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
-def _daemon_argv(args: argparse.Namespace, p: Paths) -> List[str]:
-    """How to run this same sampler (module, installed package or zipapp) as a daemon."""
-    if getattr(sys, "frozen", False):
-        # A frozen laptop bundle runs the sampler through itself.
-        argv = [sys.executable, "_sampler"]
-    else:
-        argv = [sys.executable or "python3", "-m", "gpufleet_sampler"]
-    argv += [
-        "daemon",
-        "--foreground",
-        "--backend",
-        args.backend,
-        "--seed",
-        str(args.seed),
-        "--interval",
-        repr(float(args.interval)),
-        "--state-dir",
-        p.dir,
-        "--idle-exit",
-        repr(float(getattr(args, "idle_exit", 24 * 3600.0))),
-        "--procs-interval",
-        repr(float(getattr(args, "procs_interval", 2.0))),
-    ]
-    if args.scenario:
-        argv += ["--scenario", args.scenario]
-    if getattr(args, "cpu_budget", None) is not None:
-        argv += ["--cpu-budget", repr(float(args.cpu_budget))]
-    return argv
-
-
 def _rotate_log(path: str) -> None:
     try:
         if os.path.getsize(path) > LOG_MAX_BYTES:
@@ -81,29 +50,15 @@ def start_detached(args: argparse.Namespace, p: Paths) -> Tuple[Optional[Dict[st
     """Start a daemon in its own session and wait until it answers.
 
     Returns (its status, "") or (None, why it did not start)."""
-    # The package's parent is a sys.path entry that finds it again: a directory, or the
-    # zipapp itself (…/gpufleet-sampler-x.pyz/gpufleet_sampler/__init__.py).
-    root = os.path.dirname(os.path.dirname(os.path.abspath(gpufleet_sampler.__file__)))
-    env = dict(os.environ)
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     _rotate_log(p.log)
-    log = os.open(p.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    log_start = os.fstat(log).st_size
     try:
-        child = subprocess.Popen(
-            _daemon_argv(args, p),
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            close_fds=True,
-            start_new_session=True,
-            cwd="/",
-            env=env,
-        )
+        log_start = os.path.getsize(p.log)
+    except OSError:
+        log_start = 0
+    try:
+        child = spawn.detached(spawn.daemon_argv(args, p), p.log)
     except OSError as e:
         return None, "cannot run the sampler daemon: {}".format(e)
-    finally:
-        os.close(log)
     deadline = time.monotonic() + START_TIMEOUT_S
     delay = 0.01
     while time.monotonic() < deadline:

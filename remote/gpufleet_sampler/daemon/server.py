@@ -21,6 +21,7 @@ from typing import Any, Deque, Dict, List, Optional
 
 from gpufleet_sampler import protocol, stream
 from gpufleet_sampler import watchdog as wd
+from gpufleet_sampler.daemon import keeper
 from gpufleet_sampler.loop import Sampler
 from gpufleet_sampler.procs import procfs
 from gpufleet_sampler.ring import Ring
@@ -133,6 +134,8 @@ class Daemon(object):
         self.hello_line = b""
         self.hello_msg: Dict[str, Any] = {}
         self.watchdog: Optional[wd.Watchdog] = None
+        # While the watchdog is armed, a keeper restarts this daemon if it is killed.
+        self.keeper = keeper.Ensurer(args, p)
         self.links_watched_until = 0.0
         self.listener: Optional[socket.socket] = None
         self.wake_r: Optional[socket.socket] = None
@@ -318,6 +321,9 @@ class Daemon(object):
             if w.changed:
                 self._build_hello()
                 new_hello = True
+        said = self.keeper.tick(self._watching(), mono)
+        if said:
+            _log(said)
         plan = self._plan_version()
         if not self.hello_settled or plan != self.hello_plan:
             hello = self.sampler.hello()
@@ -489,6 +495,7 @@ class Daemon(object):
             reply = {"ok": True}
         elif op == "stop":
             reply = {"ok": True, "pid": os.getpid(), "run_id": self.sampler.run_id}
+            self.keeper.stop()  # a deliberate stop: not undone by the keeper
             self.stopping = True
         else:
             reply = {"ok": False, "message": "unknown request"}

@@ -34,7 +34,8 @@ def arm_options(
 
 def describe(host: str, st: Mapping[str, Any], now: float | None = None) -> str:
     """``box: watchdog pending: action provider, idle 900 s, grace 300 s; acts in 120 s
-    unless cancelled`` and the last action on a second line."""
+    unless cancelled``, then whether its action can run (``ready: …`` or ``cannot act now:
+    …``) and the last action, a line each."""
     now = time.time() if now is None else now
     phase = st.get("phase", "?")
     if not st.get("armed"):
@@ -48,6 +49,10 @@ def describe(host: str, st: Mapping[str, Any], now: float | None = None) -> str:
     if phase == "pending" and st.get("deadline_t"):
         left = float(st["deadline_t"]) - now
         line += f"; acts in {max(0.0, left):.0f} s unless cancelled"
+    ready = st.get("ready")
+    if st.get("armed") and isinstance(ready, Mapping) and ready.get("reason"):
+        head = "ready" if ready.get("ok") else "cannot act now"
+        line += f"\n  {head}: {ready['reason']}"
     acted = st.get("acted")
     if isinstance(acted, Mapping):
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(acted.get("t") or 0)))
@@ -58,7 +63,7 @@ def describe(host: str, st: Mapping[str, Any], now: float | None = None) -> str:
 def current_state(hello: Hello | None, events: Sequence[Event]) -> dict[str, Any] | None:
     """The watchdog's state as the laptop last heard it: ``hello``'s copy (at attach), then
     every ``watchdog`` event since (warned, acted, stood down). None when it was never armed
-    as far as the stream says."""
+    as far as the stream says. Its ``ready`` is hello's, then the last re-check's event."""
     st: dict[str, Any] | None = None
     base = hello.raw.get("watchdog") if hello is not None else None
     if isinstance(base, Mapping):
@@ -70,6 +75,9 @@ def current_state(hello: Hello | None, events: Sequence[Event]) -> dict[str, Any
         for key in ("phase", "action", "alert", "deadline_t", "dry_run"):
             if key in ev.raw:
                 st[key] = ev.raw[key]
+        if isinstance(ev.raw.get("ready"), bool):
+            # The daemon's re-check: the action became impossible (or possible again).
+            st["ready"] = {"ok": ev.raw["ready"], "reason": ev.raw.get("outcome"), "t": ev.t}
         if ev.raw.get("phase") == "done":
             st["acted"] = {
                 "t": ev.t,

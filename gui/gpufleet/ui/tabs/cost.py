@@ -365,6 +365,7 @@ class CostTab(PlotTab):
             word += " · " + wd
             if watchdog and watchdog.get("message"):
                 tips.append(str(watchdog["message"]))
+            tips += self._readiness_tip(watchdog)
         return Cell(word, tooltip="\n".join(tips) or None)
 
     def _watchdog_words(self, st: Mapping[str, Any] | None) -> str:
@@ -385,7 +386,22 @@ class CostTab(PlotTab):
             ).format(outcome=acted.get("outcome") or "")
         if phase == "cancelled":
             return self.tr("watchdog: cancelled")
+        ready = st.get("ready")
+        if isinstance(ready, Mapping) and ready.get("ok") is False:
+            return self.tr("watchdog armed but cannot act")
         return self.tr("watchdog armed")
+
+    def _readiness_tip(self, st: Mapping[str, Any] | None) -> list[str]:
+        """Whether the watchdog's action can run, as its last check said (for the tooltip)."""
+        ready = (st or {}).get("ready")
+        if not isinstance(ready, Mapping) or not ready.get("reason"):
+            return []
+        text = (
+            self.tr("Watchdog ready: {reason}")
+            if ready.get("ok")
+            else self.tr("Watchdog cannot act now: {reason}")
+        )
+        return [text.format(reason=ready["reason"])]
 
     def readout(self, t: float) -> str:
         v = self.last_view
