@@ -1657,8 +1657,20 @@
         <translation>看门狗：已取消</translation>
     </message>
     <message>
+        <source>watchdog armed but cannot act</source>
+        <translation>看门狗已启用，但无法执行操作</translation>
+    </message>
+    <message>
         <source>watchdog armed</source>
         <translation>看门狗已启用</translation>
+    </message>
+    <message>
+        <source>Watchdog ready: {reason}</source>
+        <translation>看门狗就绪：{reason}</translation>
+    </message>
+    <message>
+        <source>Watchdog cannot act now: {reason}</source>
+        <translation>看门狗现在无法执行操作：{reason}</translation>
     </message>
     <message>
         <source>(idle {money})</source>
