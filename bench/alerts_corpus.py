@@ -17,7 +17,11 @@ blocks per GPU, and from the published shape of data-parallel training jobs:
   one-sample HW-slowdown bit (NVML reports it during P-state changes);
 - a laptop away for 2-3 hours: the daemon back-fills the raw hour and, before it, its day
   tier (one sample a minute, every seq number in between thinned), after a ``note``;
-- a sampler restart (a new ``run_id``).
+- a sampler restart (a new ``run_id``);
+- what could fool the rules of held memory and process legitimacy: the caching allocator's
+  warm-up staircase and high-water steps, a sequence-length curriculum, checkpoints written
+  to disk with the GPU quiet and its memory held, PyTorch's ``pt_main_thread`` comm, a job in
+  a container (``probable`` mapping), the user's own late evaluation script.
 
 Each stream goes through the real parser and a fresh ``RuleEngine`` with the shipped rules.
 The benchmark prints, per rule, fired / expected over the faulty variants and false alerts
@@ -127,6 +131,13 @@ class Fault:
     dur_s: float
     apply: Callable[[dict[str, Any], int, float], None] = lambda row, g, t: None
     also: tuple[str, ...] = ()  # other rules that may rightly fire with it
+    # The process list: (procs of the snapshot, time into the fault, < 0 before) -> None.
+    procs: Callable[[list[dict[str, Any]], float], None] | None = None
+    # The job's process holds what the GPU's memory says (a leak grows in the process).
+    proc_follows: bool = False
+    want: dict[str, Any] = field(default_factory=dict)  # evidence values the alert must have
+    gpus: int = 8
+    min_hours: float = 0.0  # a cause that needs a longer stream (a late process, a slow leak)
 
     def active(self, t: float) -> bool:
         return self.start_s <= t < self.start_s + self.dur_s
@@ -145,6 +156,16 @@ class HostSpec:
     fault: Fault | None = None
     stall: tuple[float, float] | None = None  # (start_s, length_s) of a sampler stall
     miner_from: float | None = None
+    # What the healthy job looks like to the process-legitimacy rule: PyTorch names its main
+    # thread pt_main_thread (the comm NVML's process shows); inside a container the job is
+    # matched to NVML's host PIDs.
+    job_name: str = "python3"
+    in_container: bool = False
+    # A second process of the same user started this many hours in (an evaluation script),
+    # holding 3 GiB for 40 min on GPU 0: late, but the user's own.
+    late_own_h: float | None = None
+    # Sequence-length curriculum: the working set steps up by 6 GiB at 20, 40 and 60 min.
+    curriculum: bool = False
 
 
 @dataclass
@@ -175,6 +196,12 @@ class Phases:
     @staticmethod
     def _in(spans: list[tuple[float, float]], t: float) -> bool:
         return any(a <= t < a + d for a, d in spans)
+
+    def checkpoint_copying(self, t: float) -> bool:
+        """The first 10-30 s of a checkpoint copy the state to the host (PCIe busy); the rest
+        writes it to disk with the GPU idle and its memory held, under the 5 min the
+        idle-held rule allows a GPU that had been working."""
+        return any(a <= t < a + min(d, 10 + (a % 20)) for a, d in self.checkpoints)
 
     def phase(self, t: float) -> str:
         if self._in(self.checkpoints, t):
@@ -217,6 +244,61 @@ def hello_obj(spec: HostSpec, run_id: str) -> dict[str, Any]:
     }
 
 
+@dataclass
+class JobMemory:
+    """What the job holds on one GPU over time, as PyTorch's caching allocator makes it: a
+    staircase up to the working set in the first 1-5 min (the first steps, the optimizer
+    state), a high-water step of 1-3 GiB at each of the first two evaluations (kept: the cache
+    does not give memory back), and the curriculum's steps where there is one."""
+
+    job: float
+    warm_s: float
+    steps: list[tuple[float, float]] = field(default_factory=list)  # (t, bytes added)
+
+    def at(self, t: float) -> float:
+        warm = min(1.0, math.floor(t / (self.warm_s / 6)) / 6) if self.warm_s else 1.0
+        return self.job * max(0.15, warm) + sum(b for ts, b in self.steps if t >= ts)
+
+
+def job_memory(rng: random.Random, spec: HostSpec, ph: Phases) -> JobMemory:
+    top = 95.0 if spec.curriculum else 125.0  # room under 141 GiB for the steps that follow
+    mem = JobMemory(rng.uniform(60, top) * GIB, rng.uniform(60, 300))
+    mem.steps += [(a, rng.uniform(1, 3) * GIB) for a, _d in ph.evals[:2]]
+    if spec.curriculum:
+        mem.steps += [(m * 60.0, 6 * GIB) for m in (20, 40, 60)]
+    return mem
+
+
+def job_procs(
+    spec: HostSpec, rows: list[list[Any]], job_mem: list[float], t: float, ctx: list[float]
+) -> list[dict[str, Any]]:
+    """The process snapshot of the healthy job (one rank per GPU) and the user's own late
+    process where the spec has one."""
+    f = spec.fault
+    follows = f is not None and f.proc_follows and f.active(t)
+    used_i = COLS.index("mem_used_bytes") + 1
+    procs = []
+    for g, row in enumerate(rows):
+        if row[COLS.index("lost") + 1]:
+            continue
+        mem = (row[used_i] - ctx[g]) if follows and row[used_i] else job_mem[g]
+        if mem <= 0:
+            continue  # the rank died (out of memory): it is gone from the list
+        p = {"gpu": g, "pid": 1000 + g, "start_ticks": 5000, "user": "me",
+             "name": spec.job_name, "cmd": "python3 train.py --ddp",
+             "mem_bytes": int(mem), "sm_pct": 90, "type": "C"}  # fmt: skip
+        if spec.in_container:
+            p.update(pid=40 + g, host_pid=881000 + g, mapping=protocol.MAP_PROBABLE)
+        procs.append(p)
+    if spec.late_own_h is not None and 0 <= t - spec.late_own_h * 3600 < 2400:
+        procs.append({"gpu": 0, "pid": 7100, "start_ticks": 9100, "user": "me",
+                      "name": "python3", "cmd": "python3 eval.py --ckpt last.pt",
+                      "mem_bytes": 3 * GIB, "sm_pct": 20, "type": "C"})  # fmt: skip
+    if f is not None and f.procs is not None:
+        f.procs(procs, t - f.start_s)  # before the fault too: a notebook is one all along
+    return procs
+
+
 def stream(spec: HostSpec, busy: list[Tick], idle: list[Tick]) -> Iterator[dict[str, Any]]:
     """The wire objects of one host, in order (hello first)."""
     rng = random.Random(spec.seed)
@@ -224,7 +306,7 @@ def stream(spec: HostSpec, busy: list[Tick], idle: list[Tick]) -> Iterator[dict[
     n = spec.gpus
     yield hello_obj(spec, f"run-{spec.seed}-a")
     seq = 0
-    mem_job = [rng.uniform(60, 130) * GIB for _ in range(n)]
+    mem_job = [job_memory(rng, spec, ph) for _ in range(n)]
     ctx = [rng.uniform(300, 600) * (1 << 20) for _ in range(n)]
     offs = [(rng.uniform(-3, 3), rng.uniform(-2, 2)) for _ in range(n)]  # temp, mem temp
     ptr = [rng.randrange(len(busy)) for _ in range(n)]
@@ -263,6 +345,9 @@ def stream(spec: HostSpec, busy: list[Tick], idle: list[Tick]) -> Iterator[dict[
         burst = rng.random() < 0.35
         nv_rate = (NVLINK_NOMINAL * rng.uniform(0.30, 0.40)) if burst else rng.uniform(1e9, 6e9)
         rows = []
+        now_mem = [m.at(t) for m in mem_job]
+        if spec.late_own_h is not None and 0 <= t - spec.late_own_h * 3600 < 2400:
+            now_mem[0] += 3 * GIB  # the user's own evaluation script on GPU 0
         for g in range(n):
             if block_left[g] <= 0:
                 ptr[g] = rng.randrange(len(busy))
@@ -288,7 +373,7 @@ def stream(spec: HostSpec, busy: list[Tick], idle: list[Tick]) -> Iterator[dict[
                 "viol_power_pct": round(tk.viol_power, 1),
                 "viol_thermal_pct": 0.0,
                 "fan_pct": None,
-                "mem_used_bytes": int(mem_job[g] + ctx[g]),
+                "mem_used_bytes": int(now_mem[g] + ctx[g]),
                 "pcie_tx_bps": rng.uniform(0.2e9, 1e9),
                 "pcie_rx_bps": rng.uniform(1e9, 4e9),
                 "pcie_gen": 5,
@@ -308,9 +393,13 @@ def stream(spec: HostSpec, busy: list[Tick], idle: list[Tick]) -> Iterator[dict[
                 "retired_pending": 0,
                 "lost": 0,
             }
-            if phase == "checkpoint":
-                v["pcie_tx_bps"] = rng.uniform(8e9, 20e9)  # writing the state to the host
+            if phase in ("checkpoint", "stall"):
+                # Nothing moves while a stalled dataloader or the disk is waited on...
+                v["pcie_tx_bps"], v["pcie_rx_bps"] = rng.uniform(0, 5e6), rng.uniform(0, 5e6)
                 v["nvlink_tx_bps"] = v["nvlink_rx_bps"] = 0.0 if spec.nvlink else None
+                v["sm_active_pct"] = v["sm_occupancy_pct"] = v["tensor_active_pct"] = 0.0
+            if phase == "checkpoint" and ph.checkpoint_copying(t):
+                v["pcie_tx_bps"] = rng.uniform(8e9, 20e9)  # ...but the state's copy to the host
             elif phase == "eval":
                 v["util_gpu_pct"] = rng.uniform(50, 80)
                 v["sm_clock_mhz"] = v["gfx_clock_mhz"] = 1980
@@ -342,13 +431,7 @@ def stream(spec: HostSpec, busy: list[Tick], idle: list[Tick]) -> Iterator[dict[
         yield {"kind": "sample", "seq": seq, "t": T0 + t, "mono": t, "gpus": rows}
         if sec % 2 == 0:
             seq += 1
-            procs = []
-            for g in range(n):
-                if rows[g][COLS.index("lost") + 1]:
-                    continue
-                procs.append({"gpu": g, "pid": 1000 + g, "start_ticks": 5000, "user": "me",
-                              "name": "python3", "cmd": "python3 train.py --ddp",
-                              "mem_bytes": int(mem_job[g]), "sm_pct": 90, "type": "C"})  # fmt: skip
+            procs = job_procs(spec, rows, now_mem, t, ctx)
             if spec.miner_from is not None and t >= spec.miner_from:
                 procs.append({"gpu": 5 % n, "pid": 6666, "start_ticks": 9000, "user": "nobody",
                               "name": "xmrig", "cmd": "/tmp/.x/xmrig -o stratum+tcp://pool",
@@ -437,6 +520,109 @@ def faults(start: float, dur: float) -> list[Fault]:
               lambda row, g, t: row.update(util_gpu_pct=0, mem_used_bytes=1 * GIB, power_w=80.0,
                                            clock_reasons=1, nvlink_tx_bps=0.0,
                                            nvlink_rx_bps=0.0)),
+        *held_faults(start),
+        *intruder_faults(start),
+    ]  # fmt: skip
+
+
+def _hung(pstate: int, sm: float, power: float) -> Callable[[dict[str, Any], int, float], None]:
+    """Every GPU of the job waits on the others (a collective that never completes) or on a
+    dead dataloader: no work, nothing on the buses, the memory kept."""
+
+    def apply(row: dict[str, Any], g: int, t: float) -> None:
+        rng = random.Random(int(t) * 31 + g)
+        row.update(util_gpu_pct=rng.choice((0, 0, 1, 2)), util_mem_pct=0, sm_active_pct=0.0,
+                   sm_occupancy_pct=0.0, tensor_active_pct=0.0, dram_active_pct=0.0,
+                   pstate=pstate, sm_clock_mhz=sm, gfx_clock_mhz=sm,
+                   power_w=round(power * rng.uniform(0.97, 1.03), 1), clock_reasons=0x1,
+                   viol_power_pct=0.0, pcie_tx_bps=rng.uniform(0, 2e6),
+                   pcie_rx_bps=rng.uniform(0, 2e6))  # fmt: skip
+        if row["nvlink_tx_bps"] is not None:
+            row["nvlink_tx_bps"] = row["nvlink_rx_bps"] = 0.0
+
+    return apply
+
+
+def _leak(
+    gpu: int, from_gib: float, gib_per_h: float
+) -> Callable[[dict[str, Any], int, float], None]:
+    """Used memory on ``gpu`` rises in a straight line from ``from_gib`` until the usable
+    total, where the rank dies out of memory (its memory freed, its GPU idle)."""
+    usable = NOMINAL["mem_total_bytes"] - NOMINAL["mem_reserved_bytes"]
+
+    def apply(row: dict[str, Any], g: int, t: float) -> None:
+        if g != gpu:
+            return
+        used = (from_gib + gib_per_h * t / 3600.0) * GIB
+        if used < 0.995 * usable:
+            row["mem_used_bytes"] = int(used)
+        else:
+            row.update(mem_used_bytes=int(0.4 * GIB), util_gpu_pct=0, sm_active_pct=0.0,
+                       power_w=110.0, clock_reasons=0x1)  # fmt: skip
+
+    return apply
+
+
+def _notebook(procs: list[dict[str, Any]], t: float) -> None:
+    for p in procs:
+        p.update(name="python3", sm_pct=0,
+                 cmd="/usr/bin/python3 -m ipykernel_launcher -f "
+                     "/root/.local/share/jupyter/runtime/kernel-3f2a.json")  # fmt: skip
+
+
+def held_faults(start: float) -> list[Fault]:
+    """Idle while billed with the memory held (a hang with and without P8, a forgotten
+    notebook), and memory growing to full (fast, and slow enough to need an hour)."""
+    forever = math.inf
+    return [
+        Fault("hang_p8", "idle_held", None, start, forever, _hung(8, 210, 70.0),
+              also=("p8_with_process",), want={"kind": "hung"}),
+        Fault("hang_dataloader_p0", "idle_held", None, start, forever, _hung(0, 1980, 150.0),
+              want={"kind": "hung"}),
+        Fault("notebook_forgotten", "idle_held", 0, start, forever, _hung(0, 1410, 60.0),
+              procs=_notebook, want={"kind": "notebook"}, gpus=1),
+        Fault("leak_fast", "mem_growth", 2, 0, forever, _leak(2, 40, 90), proc_follows=True),
+        Fault("leak_slow", "mem_growth", 5, 0, forever, _leak(5, 105, 20), proc_follows=True,
+              min_hours=1.0),
+    ]  # fmt: skip
+
+
+def _extra(gpu: int, gib: float) -> Callable[[dict[str, Any], int, float], None]:
+    def apply(row: dict[str, Any], g: int, t: float) -> None:
+        if g == gpu and row["mem_used_bytes"] is not None:
+            row["mem_used_bytes"] += int(gib * GIB)
+
+    return apply
+
+
+def _add(**proc: Any) -> Callable[[list[dict[str, Any]], float], None]:
+    def add(procs: list[dict[str, Any]], t: float) -> None:
+        if t >= 0:
+            procs.append(dict(proc))
+
+    return add
+
+
+def intruder_faults(start: float) -> list[Fault]:
+    """Processes that are not the job's, with no allow-list: a kernel thread's name holding
+    memory, and a process 40 min into the job from another tenant (not in this container)
+    or from another user here."""
+    late = 2400.0
+    return [
+        Fault("kernel_named", "proc_suspect", 3, start, math.inf, _extra(3, 3),
+              procs=_add(gpu=3, pid=4242, start_ticks=90000, user="root",
+                         name="[kworker/u16:3]", cmd="[kworker/u16:3]", mem_bytes=3 * GIB,
+                         sm_pct=40, type="C"),
+              want={"why": "kernel_name"}),
+        Fault("late_other_tenant", "proc_suspect", 6, late, math.inf, _extra(6, 6),
+              procs=_add(gpu=6, pid=2291003, start_ticks=None, user=None, name=None, cmd=None,
+                         mem_bytes=6 * GIB, sm_pct=35, type="C", host_pid=2291003,
+                         mapping=protocol.MAP_NOT_HERE),
+              want={"why": "late_outsider"}, min_hours=1.0),
+        Fault("late_other_user", "proc_suspect", 1, late, math.inf, _extra(1, 4),
+              procs=_add(gpu=1, pid=31337, start_ticks=120000, user="guest", name="python3",
+                         cmd="python3 /tmp/run.py", mem_bytes=4 * GIB, sm_pct=25, type="C"),
+              want={"why": "late_outsider"}, min_hours=1.0),
     ]  # fmt: skip
 
 
@@ -463,27 +649,40 @@ def run(spec: HostSpec, busy: list[Tick], idle: list[Tick]) -> tuple[list[Alert]
 
 def healthy_hosts(hours: float, seed: int) -> list[HostSpec]:
     return [
-        HostSpec("h200x8-a", 8, hours, seed, disconnect_h=hours * 0.4),
-        HostSpec("h200x8-b", 8, hours, seed + 1, restart_h=hours * 0.6),
-        HostSpec("h200x1-a", 1, hours, seed + 2, nvlink=False, disconnect_h=hours * 0.2),
-        HostSpec("h200x1-b", 1, hours, seed + 3, nvlink=False),
+        HostSpec("h200x8-a", 8, hours, seed, disconnect_h=hours * 0.4,
+                 job_name="pt_main_thread"),
+        HostSpec("h200x8-b", 8, hours, seed + 1, restart_h=hours * 0.6, in_container=True),
+        HostSpec("h200x1-a", 1, hours, seed + 2, nvlink=False, disconnect_h=hours * 0.2,
+                 late_own_h=hours * 0.5),
+        HostSpec("h200x1-b", 1, hours, seed + 3, nvlink=False, curriculum=True),
         HostSpec("h200x8-c", 8, hours, seed + 4, disconnect_h=hours * 0.7,
-                 disconnect_len_h=3.0),
+                 disconnect_len_h=3.0, late_own_h=hours * 0.3, curriculum=True),
     ]  # fmt: skip
 
 
 def faulty_hosts(hours: float, seed: int) -> list[HostSpec]:
     start, dur = hours * 3600 * 0.3, hours * 3600 * 0.5
     out = [
-        HostSpec(f"fault-{f.name}", 8, hours, seed + 100 + i, fault=f)
+        HostSpec(f"fault-{f.name}", f.gpus, max(hours, f.min_hours), seed + 100 + i, fault=f,
+                 nvlink=f.gpus > 1)
         for i, f in enumerate(faults(start, dur))
-    ]
+    ]  # fmt: skip
     stall = Fault("sampler_stall", "sampler_stalled", None, start, 300)
     out.append(HostSpec("fault-sampler_stall", 8, hours, seed + 200, fault=stall,
                         stall=(start, 300.0)))  # fmt: skip
     miner = Fault("miner", "miner_process", 5, start, math.inf)
     out.append(HostSpec("fault-miner", 8, hours, seed + 201, fault=miner, miner_from=start))
     return out
+
+
+def caught_by(a: Alert, f: Fault) -> bool:
+    """The alert is the fault's rule, on its GPU, and says what the fault was (``want``)."""
+    values = a.evidence.get("values") or {}
+    return (
+        a.rule_id == f.rule
+        and (f.gpu is None or a.gpu == f.gpu)
+        and all(values.get(k) == v for k, v in f.want.items())
+    )
 
 
 def is_alarm(a: Alert) -> bool:
@@ -512,7 +711,7 @@ def benchmark(hours: float, fault_hours: float, seed: int) -> dict[str, Any]:
         fired, gh = run(spec, busy, idle)
         fault_gpu_hours += gh
         expected[f.rule] += 1
-        hit = [a for a in fired if a.rule_id == f.rule and (f.gpu is None or a.gpu == f.gpu)]
+        hit = [a for a in fired if caught_by(a, f)]
         if hit:
             caught[f.rule] += 1
         else:

@@ -284,6 +284,8 @@ def test_every_shipped_rule_is_covered_here() -> None:
         "pcie_replays", "slice_mem_nearly_full",
         # tests/core/test_watchdog_alerts.py
         "watchdog_pending", "watchdog_acted", "watchdog_failed", "watchdog_unready",
+        # tests/core/test_judgment.py
+        "idle_held", "mem_growth", "proc_suspect",
     }  # fmt: skip
     assert covered == SHIPPED_IDS
 

@@ -50,6 +50,7 @@ from gpufleet.ui.controllers.compare_open import CompareOpener
 from gpufleet.ui.controllers.config_watch import ConfigWatch
 from gpufleet.ui.controllers.evidence_export import EvidenceExporter
 from gpufleet.ui.controllers.link_watch import LinkWatch
+from gpufleet.ui.controllers.mark_mine import MarkMine
 from gpufleet.ui.controllers.prom_wiring import PromWiring
 from gpufleet.ui.desktop.tray import Tray
 from gpufleet.ui.dialogs.hostkey import HostKeyPrompt
@@ -156,6 +157,11 @@ class App(QObject):
         self.prom = PromWiring(self.window, self.bridge, self.pipeline, self.fleet)
         # "Export evidence…" on alerts, the Clocks tab and the host menu.
         self.evidence = EvidenceExporter(self.window, demo=demo)
+        # "Mark as mine" on the alert of a process that is not the job's.
+        engine = self.pipeline.engine
+        self.mark_mine = MarkMine(
+            self.window, lambda h: self.bridge.post(lambda: engine.set_host(h))
+        )
         # "Compare…" on the host menu: two windows of the history side by side.
         self.compare = CompareOpener(self.window, demo=demo)
         # "Benchmark the selected host…": is this the card I paid for?

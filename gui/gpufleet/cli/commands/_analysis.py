@@ -12,13 +12,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpufleet.cli.errors import EXIT_FAILURE, CliError
-from gpufleet.core.alerts.rules import RulesError
+from gpufleet.core.alerts.rules import RulesError, load_rules
+from gpufleet.core.config import paths
 from gpufleet.core.config.configfile import ConfigError, load_config
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.cost.rental import CostSummary
 from gpufleet.core.model.alert import Alert
 from gpufleet.core.model.findings import Finding
-from gpufleet.core.pipeline.build import load_rule_engine
 from gpufleet.core.text.catalogue import (
     alert_sentence,
     alert_title,
@@ -27,8 +27,11 @@ from gpufleet.core.text.catalogue import (
     severity_label,
     where,
 )
-from gpufleet.core.verdicts.diagnosis import diagnose
-from gpufleet.core.wire.messages import Event, Hello, Message, Procs, Sample
+from gpufleet.core.text.judgment import transparency_text
+from gpufleet.core.verdicts.judgment import Judgment, judge
+from gpufleet.core.verdicts.sensors import SensorReport
+from gpufleet.core.verdicts.window import WindowError, from_messages
+from gpufleet.core.wire.messages import Message
 
 
 @dataclass
@@ -42,6 +45,8 @@ class Analysis:
     samples: int = 0
     bad_lines: int = 0
     last_error: str | None = None
+    judgment: Judgment | None = None
+    sensors: list[SensorReport] = field(default_factory=list)
 
 
 def host_config(args: argparse.Namespace, default_name: str) -> HostConfig:
@@ -74,35 +79,27 @@ def add_cost_args(p: argparse.ArgumentParser) -> None:
 def analyse(
     host: HostConfig, msgs: Iterable[Message], t0: float | None = None, t1: float | None = None
 ) -> Analysis:
-    """Feed messages (in order) through a rule engine and a cost tracker; then diagnose."""
+    """The one judgment (``verdicts.judgment``) of the messages' window: its alerts, cost and
+    diagnosis. A stream without a hello or samples gives an empty analysis (the caller says
+    why)."""
     try:
-        engine = load_rule_engine([host])
+        rules = load_rules(user if (user := paths.rules_file()).exists() else None)
     except RulesError as e:
         raise CliError(str(e), EXIT_FAILURE) from None
     res = Analysis(host=host.name)
-    hello: Hello | None = None
-    samples: list[Sample] = []
-    procs: list[Procs] = []
-    events: list[Event] = []
-    for m in msgs:
-        if isinstance(m, Hello):
-            hello = hello or m
-        elif isinstance(m, Sample):
-            samples.append(m)
-            if res.first_t is None:
-                res.first_t = m.t
-            res.last_t = m.t
-        elif isinstance(m, Procs):
-            procs.append(m)
-        elif isinstance(m, Event):
-            events.append(m)
-        res.alerts.extend(engine.feed(host.name, m))
-    res.samples = len(samples)
-    res.cost = engine.cost.summary(host.name)
-    if samples:
-        lo = samples[0].t if t0 is None else t0
-        hi = samples[-1].t if t1 is None else t1
-        res.diagnosis = diagnose(hello, samples, procs, events, lo, hi)
+    stream = list(msgs)
+    try:
+        window = from_messages(host.name, stream, t0, t1)
+    except WindowError:
+        return res
+    j = judge(window, host, rules, stream)
+    res.judgment = j
+    res.alerts = list(j.alerts)
+    res.cost = j.cost
+    res.diagnosis = list(j.findings)
+    res.samples = j.samples
+    res.first_t, res.last_t = window.samples[0].t, window.samples[-1].t
+    res.sensors = list(j.sensors)
     return res
 
 
@@ -143,6 +140,11 @@ def print_text(res: Analysis, out: Any = None) -> None:
     p("Cost:")
     if res.cost is not None:
         p(f"  {cost_sentence(res.cost)}")
+    if any(r.hidden for r in res.sensors):
+        p()
+        p("Sensors:")
+        for r in res.sensors:
+            p(f"  [{where(r.gpu)}] {transparency_text(r.reported, r.hidden)}")
     p()
     p("Diagnosis:")
     for f in res.diagnosis:
@@ -173,6 +175,10 @@ def as_json(res: Analysis) -> dict[str, Any]:
         "alerts": alerts,
         "cost": cost,
         "diagnosis": [{**f.to_json(), "sentence": finding_sentence(f)} for f in res.diagnosis],
+        "sensors": [
+            {"gpu": r.gpu, "reported": list(r.reported), "hidden": list(r.hidden)}
+            for r in res.sensors
+        ],
     }
 
 

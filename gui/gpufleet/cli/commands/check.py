@@ -39,8 +39,10 @@ from gpufleet.core.history import bench_results
 from gpufleet.core.history.store import Store
 from gpufleet.core.text.bench import bench_offer, bench_table, verdict_line
 from gpufleet.core.text.catalogue import finding_sentence
+from gpufleet.core.text.judgment import transparency_lines
 from gpufleet.core.text.sanitize import clean
 from gpufleet.core.verdicts.health import evaluate_check, overall_verdict
+from gpufleet.core.verdicts.sensors import check_reports
 
 MARK = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "info": "INFO"}
 
@@ -187,11 +189,16 @@ def _print(
 ) -> int:
     """The same output and exit code live and offline; the benchmark's after the findings."""
     verdict = overall_verdict(findings)
+    sensors = check_reports(facts)  # what this instance hides, to compare providers by
     if args.format == "json":
         out = {
             "host": host.name,
             "verdict": verdict,
             "findings": [{**f.to_json(), "sentence": finding_sentence(f)} for f in findings],
+            "sensors": [
+                {"gpu": r.gpu, "reported": list(r.reported), "hidden": list(r.hidden)}
+                for r in sensors
+            ],
             "facts": dict(facts),
         }
         if bench is not None:
@@ -201,6 +208,8 @@ def _print(
         print(f"{clean(label)}: {MARK.get(verdict, verdict.upper())}")
         for f in findings:  # the sentences name their GPU themselves
             print(f"  [{MARK.get(f.verdict, f.verdict.upper())}] {finding_sentence(f)}")
+        for line in transparency_lines(sensors):
+            print(f"  {clean(line)}")
         if bench is not None:
             print(verdict_line(bench))
             print(bench_table(bench))

@@ -534,7 +534,20 @@ class RuleEngine:
                 hr.state.links[r.gpu] = r
         elif isinstance(msg, ErrorMsg):
             pass
+        self._held_idle_to_cost(out)
         return out
+
+    def _held_idle_to_cost(self, changed: Sequence[Alert]) -> None:
+        """The cost counts as idle what ``idle_held`` found paid for nothing (``cost.held_idle``),
+        from when the GPU went quiet until the alert resolves."""
+        for a in changed:
+            if a.condition != "idle_held" or a.gpu is None:
+                continue
+            if a.state == FIRING:
+                since = (a.evidence.get("values") or {}).get("quiet_since_t", a.started_t)
+                self.cost.hold_idle(a.host, a.gpu, float(since))
+            else:
+                self.cost.release_idle(a.host, a.gpu)
 
     def feed_many(self, host: str, msgs: Iterable[Message]) -> list[Alert]:
         out: list[Alert] = []

@@ -38,6 +38,7 @@ import numpy.typing as npt
 
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.cost.billing import BillingState
+from gpufleet.core.cost.held_idle import WORK_PCT, HeldIdle
 from gpufleet.core.cost.idle import gpu_is_idle
 from gpufleet.core.wire.messages import Hello, Message, Sample, Value
 
@@ -110,6 +111,10 @@ class _HostCost:
     storage_s: float = 0.0
     prev_idle: bool | None = None
     prev_util: float | None = None
+    prev_t: float | None = None  # the previous sample's time: where its interval starts
+    prev_active: frozenset[int] = frozenset()  # its GPUs that were not idle
+    prev_working: bool = False  # one of them did work (``held_idle.WORK_PCT``)
+    held: HeldIdle = field(default_factory=HeldIdle)  # GPUs the idle_held rule holds idle
     busy_s: float = 0.0
     idle_s: float = 0.0
     util_s: float = 0.0  # ∫ mean utilization (0..1) dt
@@ -209,6 +214,17 @@ class CostTracker:
     def billing(self, host: str) -> BillingState:
         return self._get(host).billing
 
+    def hold_idle(self, host: str, gpu: int, since_t: float) -> None:
+        """The ``idle_held`` rule found ``gpu`` doing no work with its memory held since
+        ``since_t``: that time, and what follows until ``release_idle``, is idle."""
+        hc = self._get(host)
+        moved = min(hc.busy_s, hc.held.hold(gpu, since_t))
+        hc.busy_s -= moved
+        hc.idle_s += moved
+
+    def release_idle(self, host: str, gpu: int) -> None:
+        self._get(host).held.release(gpu)
+
     def tick(self, host: str, t: float) -> None:
         """Advance the billed time to ``t`` without a sample (a disconnected host)."""
         hc = self._get(host)
@@ -241,7 +257,12 @@ class CostTracker:
             if hc.billing == "running":
                 hc.billed_s += dt
                 if hc.prev_idle is not None and dt <= gap_limit(hc.interval_s):
-                    if hc.prev_idle:
+                    if hc.prev_idle or hc.held.busy_interval(
+                        hc.prev_t if hc.prev_t is not None else t,
+                        dt,
+                        hc.prev_active,
+                        hc.prev_working,
+                    ):
                         hc.idle_s += dt
                     else:
                         hc.busy_s += dt
@@ -253,6 +274,8 @@ class CostTracker:
         hc.last_t = t  # the latest sample's clock (after a jump back, the corrected one)
         # This sample's state holds until the next one.
         all_idle = True
+        active: set[int] = set()
+        working = False
         util_sum, n_util = 0.0, 0
         for row in s.rows:
             gpu = row[0]
@@ -266,7 +289,10 @@ class CostTracker:
             if util is not None:
                 util_sum += util
                 n_util += 1
-            all_idle = all_idle and gpu_idle(util, mem, total)
+            if not gpu_idle(util, mem, total):
+                all_idle = False
+                active.add(int(gpu))
+                working = working or util is None or util >= WORK_PCT
             gs = hc.gpus.get(int(gpu))
             if gs is None:
                 gs = hc.gpus[int(gpu)] = _GpuStats(mem_total=total)
@@ -278,6 +304,7 @@ class CostTracker:
                     gs.transitions += 1
                 gs.level = level
         hc.prev_idle = all_idle if s.rows else None
+        hc.prev_t, hc.prev_active, hc.prev_working = t, frozenset(active), working
         hc.prev_util = (util_sum / n_util / 100.0) if n_util else 0.0
 
     def _periodicity(self, hc: _HostCost, dt: float) -> None:

@@ -611,6 +611,7 @@ ALERT_VARIANTS: Final[dict[tuple[str, str], tuple[str, str, str, str]]] = {
     ),
 }
 
+THROTTLE_NOTE_MIN_S: Final = 15.0
 THROTTLE_NOTE: Final = QT_TRANSLATE_NOOP(
     "Alerts", "Over {window} the clocks were held down {held_share} of the time ({held_by})."
 )
@@ -839,8 +840,10 @@ def alert_values(alert: Alert) -> dict[str, Any]:
         else "",
     )
     thr = ev.get("throttle")
-    if isinstance(thr, Mapping) and thr.get("span_s"):
+    # The note needs a span to speak of: "over 0 s ... 100 %" said nothing.
+    if isinstance(thr, Mapping) and float(thr.get("span_s") or 0) >= THROTTLE_NOTE_MIN_S:
         out["held_share"] = pct(thr.get("share"))
+        out["held_window"] = duration(thr.get("span_s"))
         out["held_by"] = held_by(thr)
     if alert.condition == "power_limit_low":
         out["limit_pct"] = pct(
@@ -882,6 +885,8 @@ def alert_values(alert: Alert) -> dict[str, Any]:
         out["budget_pct"] = pct(frac)
         out["used"] = money(v.get("budget_used"), cur)
         out["budget"] = money(v.get("budget"), cur)
+    for hook in ALERT_VALUE_HOOKS:
+        out.update(hook(alert))
     return out
 
 
@@ -903,9 +908,19 @@ _CLOCK_LOSS: Final = frozenset(
 )
 
 
+# Later text modules (``text.judgment``) add values and pick variants of the table-driven
+# sentences through these; ``OWN_TEXT`` below is for a condition that words itself whole.
+ALERT_VALUE_HOOKS: Final[list[Callable[[Alert], Mapping[str, Any]]]] = []
+ALERT_VARIANT_HOOKS: Final[list[Callable[[Alert], str | None]]] = []
+
+
 def _alert_variant(alert: Alert) -> str | None:
     v: Mapping[str, Any] = alert.evidence.get("values") or {}
     c = alert.condition
+    for hook in ALERT_VARIANT_HOOKS:
+        variant = hook(alert)
+        if variant is not None:
+            return variant
     if c == "hw_slowdown" and v.get("power_brake"):
         return "brake"
     if c == "power_limit_low" and v.get("binding") is False:
@@ -965,7 +980,7 @@ def alert_sentence(alert: Alert) -> str:
     _title, what, cost, todo = text
     parts = [fill("Alerts", what, values)]
     if "held_share" in values:
-        parts.append(fill("Alerts", THROTTLE_NOTE, values))
+        parts.append(fill("Alerts", THROTTLE_NOTE, {**values, "window": values["held_window"]}))
     if cost:
         if alert.evidence.get("price_per_hour") is not None:
             parts.append(fill("Alerts", cost, values))

@@ -7,6 +7,7 @@ them into sentences.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from gpufleet.core.model.findings import Finding
@@ -23,6 +24,9 @@ from gpufleet.core.text.format import (
 from gpufleet.core.text.reasons import held_by, reason_name, xid_name
 from gpufleet.core.text.sanitize import clean
 from gpufleet.core.text.translate import QT_TRANSLATE_NOOP, fill, translated
+
+# Later text modules (``text.judgment``) add the values of their findings through this.
+FINDING_VALUE_HOOKS: Final[list[Callable[[Finding], Mapping[str, Any]]]] = []
 
 # Keyed by (finding id, verdict); "*" matches any verdict.
 
@@ -461,6 +465,8 @@ def finding_values(f: Finding) -> dict[str, Any]:
     }
     if f.id in ("hidden_memory",):
         out["held"] = bytes_h(v.get("mem_procs_bytes"))
+    for hook in FINDING_VALUE_HOOKS:
+        out.update(hook(f))
     return out
 
 

@@ -28,14 +28,18 @@ from gpufleet_sampler import protocol
 
 from gpufleet.core.alerts import throttle
 from gpufleet.core.alerts.throttle import ThrottleShare, throttled_share
+from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.history import bench_results
 from gpufleet.core.history.export import export_csv
 from gpufleet.core.history.store import Store, Window
 from gpufleet.core.history.timeparse import format_utc
 from gpufleet.core.model.alert import alert_from_json
 from gpufleet.core.text import catalogue
+from gpufleet.core.text.judgment import transparency_lines
 from gpufleet.core.text.sanitize import clean, clean_text
-from gpufleet.core.verdicts import bundle_records, diagnosis, health
+from gpufleet.core.verdicts import bundle_records, health
+from gpufleet.core.verdicts.judgment import judge
+from gpufleet.core.verdicts.window import WindowError, from_store
 from gpufleet.core.wire.messages import Hello
 
 # What the plots show: every GPU's series of these metrics.
@@ -179,20 +183,21 @@ def simple_summary(store: Store, host: str, t0: float, t1: float) -> list[str]:
     return lines
 
 
-def diagnosis_lines(store: Store, host: str, t0: float, t1: float) -> list[str]:
-    """The diagnosis engine's findings as sentences."""
+def diagnosis_lines(
+    store: Store, host: str, t0: float, t1: float, host_cfg: HostConfig | None = None
+) -> list[str]:
+    """The window's one judgment (``verdicts.judgment``: the diagnosis reconciled with what
+    the rules fired on, hidden sensors said as hidden) as sentences, then what the instance
+    hides."""
     try:
-        findings = diagnosis.diagnose(
-            store.hello(host, at=t1),
-            list(store.samples(host, t0, t1)),
-            store.procs(host, t0, t1),
-            store.events(host, t0, t1),
-            t0,
-            t1,
-        )
-        return [f"- {catalogue.finding_sentence(f)}" for f in findings]
+        j = judge(from_store(store, host, t0, t1), host_cfg or HostConfig(name=host))
+    except WindowError as e:
+        return [f"- ({clean(e)})"]
     except Exception as e:  # a diagnosis bug must not cost the user the bundle
         return [f"- (diagnosis failed: {type(e).__name__}: {clean(e)})"]
+    lines = [f"- {catalogue.finding_sentence(f)}" for f in j.findings]
+    lines += [f"- {line}" for line in transparency_lines(j.sensors)]
+    return lines
 
 
 def alerts_in_window(store: Store, host: str, t0: float, t1: float) -> list[dict[str, Any]]:

@@ -41,6 +41,7 @@ MEM_TEMP_DEFAULT_LIMIT_C: Final = 100.0  # the guide's limit where the GPU repor
 HIDDEN_MIN_BYTES: Final = float(2 << 30)
 HIDDEN_MIN_FRAC: Final = 0.03
 PROCS_MATCH_S: Final = 5.0
+OOM_FRAC: Final = 0.97  # used memory this close to the usable total = at the ceiling
 LANE_BPS: Final = {1: 0.25e9, 2: 0.5e9, 3: 0.985e9, 4: 1.97e9, 5: 3.94e9, 6: 7.56e9}
 
 _METRICS: Final = (
@@ -104,6 +105,22 @@ def _share(mask: np.ndarray, of: np.ndarray) -> float:
 def _nanmean(x: np.ndarray) -> float | None:
     x = x[~np.isnan(x)]
     return float(x.mean()) if len(x) else None
+
+
+def _nanmin(x: np.ndarray) -> float | None:
+    x = x[~np.isnan(x)]
+    return float(x.min()) if len(x) else None
+
+
+def limit_changes(t: np.ndarray, limit: np.ndarray) -> list[dict[str, float]]:
+    """Each change of a setting over the window: when, from what, to what (NaN skipped)."""
+    ok = ~np.isnan(limit)
+    tt, ll = t[ok], limit[ok]
+    return [
+        {"at_t": float(tt[k]), "from_w": float(ll[k - 1]), "to_w": float(ll[k])}
+        for k in range(1, len(ll))
+        if abs(ll[k] - ll[k - 1]) >= 1.0
+    ]
 
 
 def _nanmax(x: np.ndarray) -> float | None:
@@ -178,7 +195,9 @@ def _slowdown(gpu: int, s: dict[str, np.ndarray], nom: Mapping[str, Any]) -> lis
         vals.update(clock_vals(_bits(hw_reasons, throttle.HW_SLOWDOWN_MASK) & busy))
         out.append(Finding("diag_hw_slowdown", FAIL, gpu, vals, t0, t1))
 
-    limit = _nanmean(s["power_limit_w"])
+    # A limit that was set, never an average of two: the lowest one in force, and its changes.
+    changes = limit_changes(t, s["power_limit_w"])
+    limit = _nanmin(s["power_limit_w"])
     if limit is None:
         limit = nom.get("power_enforced_w")
     default = nom.get("power_default_w")
@@ -192,7 +211,8 @@ def _slowdown(gpu: int, s: dict[str, np.ndarray], nom: Mapping[str, Any]) -> lis
             "power_default_w": default,
             "power_w": draw,
             "binding": binding,
-            "variant": "" if binding else "not_binding",
+            "variant": "changed" if changes else "" if binding else "not_binding",
+            "changes": changes,
         }
         vals.update(clock_vals(busy))
         out.append(Finding("diag_power_limit", WARN if binding else INFO, gpu, vals, t0, t1))
@@ -391,6 +411,7 @@ def diagnose(
     out: list[Finding] = []
     series: dict[int, dict[str, np.ndarray]] = {}
     mem_limits: dict[int, float | None] = {}
+    usable: dict[int, float | None] = {}
     for g in gpus:
         nom: Mapping[str, Any] = {}
         if hello is not None:
@@ -398,14 +419,46 @@ def diagnose(
             nom = info.nominal if info is not None else {}
         lim = nom.get("temp_mem_max_c")
         mem_limits[g] = float(lim) if isinstance(lim, (int, float)) and lim else None
+        total = nom.get("mem_total_bytes")
+        usable[g] = float(total) - float(nom.get("mem_reserved_bytes") or 0) if total else None
         series[g] = _series(ss, g)
         out.extend(_slowdown(g, series[g], nom))
         out.extend(utilization.findings(g, ss))
         out.extend(_shared(g, ps))
         out.extend(_hidden(g, series[g], ps, nom))
-    out.extend(_crash(ss, ps, es, gpus, series, mem_limits))
+    out.extend(_crash(ss, ps, es, gpus, series, mem_limits, usable))
     if not any(f.verdict in (WARN, FAIL) for f in out):
         out.append(Finding("diag_none", PASS, None, {}, t0, t1))
+    return out
+
+
+def _exhausted(
+    ss: list[Sample],
+    gpus: list[int],
+    series: dict[int, dict[str, np.ndarray]],
+    t_stop: float,
+    k: int,
+    usable: Mapping[int, float | None],
+) -> list[Finding]:
+    """The work stopped at the memory ceiling: used memory within OOM_FRAC of what a job
+    can fill just before the stop (the usable total: the card less the driver's reserve)."""
+    out: list[Finding] = []
+    for g in gpus:
+        full = usable.get(g)
+        if not full:
+            continue
+        used = series[g]["mem_used_bytes"][max(0, k - 30) : k]
+        peak = _nanmax(used)
+        if peak is None or peak < OOM_FRAC * full:
+            continue
+        first = series[g]["mem_used_bytes"][~np.isnan(series[g]["mem_used_bytes"])][0]
+        vals = {
+            "at_t": t_stop,
+            "mem_peak_bytes": peak,
+            "mem_usable_bytes": full,
+            "mem_start_bytes": float(first),
+        }
+        out.append(Finding("diag_oom", WARN, g, vals, float(ss[0].t), t_stop))
     return out
 
 
@@ -416,6 +469,7 @@ def _crash(
     gpus: list[int],
     series: dict[int, dict[str, np.ndarray]],
     mem_limits: Mapping[int, float | None],
+    usable: Mapping[int, float | None],
 ) -> list[Finding]:
     out: list[Finding] = []
     stop = _stop_time(ss, gpus)
@@ -472,6 +526,7 @@ def _crash(
         "procs_gone": gone,
     }
     out.append(Finding("diag_crash", INFO, None, vals, float(ss[0].t), t_stop))
+    out.extend(_exhausted(ss, gpus, series, t_stop, k, usable))
     # What came before it: memory temperature (the guide's first suspect), held for at
     # least MEM_TEMP_HOLD_S (a one-sample spike is a sensor glitch), against the memory's
     # own limit where the GPU reports one.

@@ -17,8 +17,11 @@ from PySide6.QtCore import QCoreApplication
 
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.live.buffers import LiveBuffers
+from gpufleet.core.text.judgment import transparency_lines
 from gpufleet.core.text.sampler_cost import sampler_cost_text
+from gpufleet.core.verdicts.sensors import sensor_reports
 from gpufleet.core.wire.gpu_kind import Slice, mig_slice
+from gpufleet.core.wire.messages import Hello, Procs, Sample
 from gpufleet.ui.i18n import state_name
 from gpufleet.ui.widgets.theme import CRIT, DOWN, LIST_RANK, OK, SEVERITY_RANK, WAIT, WARN
 
@@ -75,6 +78,7 @@ class HostSummary:
     host_reason: str = ""  # a reason about the whole host (down, idle, a host-level alert)
     sampler_cost: str = ""  # what the sampler costs the host's CPU, and what it reads less often
     bench: str = ""  # its latest arrival benchmark in one line (or how to run one)
+    sensors: str = ""  # what the instance reports and hides (one line per set of GPUs alike)
 
     @property
     def rank(self) -> int:
@@ -316,7 +320,17 @@ def summarize_host(
             else reason
         ),
         sampler_cost=sampler_cost_text(hello.raw if hello is not None else None),
+        sensors=sensors_text(hello, latest, live.procs(cfg.name)),
     )
+
+
+def sensors_text(hello: Hello | None, latest: Sample | None, procs: Procs | None) -> str:
+    """What the instance reports and hides, read from the latest sample and process list
+    (the slow-tier columns are sent with their last value, so one sample tells)."""
+    if hello is None or latest is None:
+        return ""
+    reports = sensor_reports(hello, [latest], [procs] if procs is not None else [])
+    return "\n".join(transparency_lines(reports))
 
 
 CURRENCY_SYMBOL = {"USD": "$", "EUR": "€", "GBP": "£", "CNY": "¥", "JPY": "¥"}

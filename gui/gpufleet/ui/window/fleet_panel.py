@@ -338,7 +338,8 @@ class FleetPanel(QWidget):
                         colour,
                         f"{s.host} — {state_name(s.state)}"
                         + (f"\n{s.sampler_cost}" if s.sampler_cost else "")
-                        + (f"\n{s.bench}" if s.bench else ""),
+                        + (f"\n{s.bench}" if s.bench else "")
+                        + (f"\n{s.sensors}" if s.sensors else ""),
                     ),
                     Cell(s.model, len(s.gpus)),
                     Cell(_pct(s.util), s.util if s.util is not None else -1, align_right=True),

@@ -24,6 +24,9 @@ from __future__ import annotations
 # isort: off
 from gpufleet.core.alerts.conditions import clocks, usage, faults, links, host  # noqa: F401
 
+# The conditions of the one judgment (issue 25) come after the old module's.
+from gpufleet.core.alerts.conditions import held, intruders  # noqa: F401
+
 # isort: on
 from gpufleet.core.alerts.conditions.base import (
     CLEAR,

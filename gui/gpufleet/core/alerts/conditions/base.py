@@ -121,6 +121,9 @@ class HostState:
     restart: dict[str, Any] | None = None  # the latest sampler restart (new run_id)
     # The latest event of the instance's watchdog: t, phase, action, deadline_t, ok, ...
     watchdog: dict[str, Any] | None = None
+    # Per condition of the later modules (``held``, ``intruders``): their own
+    # per-GPU memory of the stream, kept here so that each engine has its own.
+    memo: dict[str, dict[int, Any]] = field(default_factory=dict)
 
     def gpus(self) -> list[int]:
         if self.hello is not None:
