@@ -795,6 +795,94 @@
         <source>The provider&apos;s API changed under gpufleet: until gpufleet is updated, its provider actions and billing sync cannot work for this provider.</source>
         <translation>服务商的 API 已变更，当前 gpufleet 无法适配：在更新 gpufleet 之前，该服务商的服务商操作和计费同步都无法使用。</translation>
     </message>
+    <message>
+        <source>Look at the job&apos;s log and its last step. If it is stuck, kill it (from the process list) and restart from its checkpoint; if you are done, stop the instance.</source>
+        <translation>查看任务的日志和它最后一步。如果卡住了，就结束它（在进程列表中）并从检查点重新启动；如果已经用完，就停掉实例。</translation>
+    </message>
+    <message>
+        <source>{Where} does no work but its memory is held</source>
+        <translation>{Where} 没有在工作，但显存被占着</translation>
+    </message>
+    <message>
+        <source>{Where} has done no work for {idle} (utilization {util} %, P{pstate}, {clock} MHz, {power} W) while {procs} holds {mem_used} of {mem_total} ({mem_pct}).</source>
+        <translation>{Where} 已有 {idle} 没有工作（利用率 {util} %，P{pstate}，{clock} MHz，{power} W），而 {procs} 占着 {mem_used} 显存（共 {mem_total}，{mem_pct}）。</translation>
+    </message>
+    <message>
+        <source>That time has cost {spent} so far at {price}/h.</source>
+        <translation>按 {price}/小时计，这段时间至今已花费 {spent}。</translation>
+    </message>
+    <message>
+        <source>Memory of {where} will be full in {eta}</source>
+        <translation>{where} 的显存将在 {eta} 后占满</translation>
+    </message>
+    <message>
+        <source>Memory used on {where} has risen steadily by {growth}/h over {fit_span} and is at {mem_used} of {mem_usable}: at this rate it is full at {full_at} (in {eta}), and the job then dies out of memory.</source>
+        <translation>{where} 的显存占用在 {fit_span} 内以每小时 {growth} 的速度持续上升，现为 {mem_used}（可用 {mem_usable}）：照此速度将在 {full_at}（{eta} 后）占满，届时任务会因显存不足而崩溃。</translation>
+    </message>
+    <message>
+        <source>A leak: tensors kept across steps (a loss summed without .item(), a growing cache or list). Save a checkpoint now, then find what grows.</source>
+        <translation>这是泄漏：有张量跨步保留了下来（累加 loss 时没有用 .item()、缓存或列表不断增长）。请立即保存检查点，然后找出在增长的东西。</translation>
+    </message>
+    <message>
+        <source>A process on {where} that is not your job&apos;s</source>
+        <translation>{where} 上有一个不属于你任务的进程</translation>
+    </message>
+    <message>
+        <source>{procs} on {where} appeared {late} after your job started, from another user or outside your container.</source>
+        <translation>{where} 上的 {procs} 在你的任务启动 {late} 后出现，来自其他用户或你的容器之外。</translation>
+    </message>
+    <message>
+        <source>If you did not start it, it shares the GPU you pay for: report it to the provider. If it is yours, mark it as yours from this alert.</source>
+        <translation>如果不是你启动的，它就在分用你付费的 GPU：请报告服务商。如果是你自己的，请在这条告警上把它标记为你的进程。</translation>
+    </message>
+    <message>
+        <source>A notebook kernel holds {where} and does nothing</source>
+        <translation>一个 notebook 内核占着 {where} 却什么也不做</translation>
+    </message>
+    <message>
+        <source>{Where} has done no work for {idle} while the notebook kernel {procs} holds {mem_used} of {mem_total} ({mem_pct}): a forgotten notebook.</source>
+        <translation>{Where} 已有 {idle} 没有工作，而 notebook 内核 {procs} 占着 {mem_used} 显存（共 {mem_total}，{mem_pct}）：一个被遗忘的 notebook。</translation>
+    </message>
+    <message>
+        <source>Shut the kernel down (or restart it) to free the GPU, and stop the instance if you are done.</source>
+        <translation>关闭（或重启）该内核以释放 GPU；如果已经用完，就停掉实例。</translation>
+    </message>
+    <message>
+        <source>Job on {where} looks hung: no work, memory held</source>
+        <translation>{where} 上的任务似乎卡死了：没有工作，显存被占着</translation>
+    </message>
+    <message>
+        <source>{Where} worked until {worked} and has done no work since, for {idle} (utilization {util} %, P{pstate}, {clock} MHz, {power} W), while {procs} still holds {mem_used} of {mem_total}: a job hung in a collective (NCCL) or waiting on a dead dataloader.</source>
+        <translation>{Where} 一直工作到 {worked}，此后 {idle} 没有工作（利用率 {util} %，P{pstate}，{clock} MHz，{power} W），而 {procs} 仍占着 {mem_used} 显存（共 {mem_total}）：任务卡在了集合通信（NCCL）中，或在等待一个已挂掉的 dataloader。</translation>
+    </message>
+    <message>
+        <source>A process disguised as a kernel thread on {where}</source>
+        <translation>{where} 上有一个伪装成内核线程的进程</translation>
+    </message>
+    <message>
+        <source>{procs} uses {where} under a kernel thread&apos;s name: kernel threads never hold GPU memory, so this process hides what it is.</source>
+        <translation>{procs} 以内核线程的名字在使用 {where}：内核线程从不占用 GPU 显存，所以这个进程在隐藏自己的身份。</translation>
+    </message>
+    <message>
+        <source>Treat the instance as compromised: save your work elsewhere, kill the process, and report it to the provider. If it really is yours, mark it as yours.</source>
+        <translation>请把这个实例当作已被入侵：把你的工作保存到别处，结束该进程，并报告服务商。如果它确实是你自己的，请把它标记为你的进程。</translation>
+    </message>
+    <message>
+        <source>Clocks of {where} low, and this instance hides why</source>
+        <translation>{where} 频率偏低，而此实例不提供原因</translation>
+    </message>
+    <message>
+        <source>{Where} is busy ({util} % utilization) but its SM clock is {clock} MHz, {clock_pct} of its {clock_max} MHz maximum, for {window}. This instance does not report clock event reasons (nor, often, temperature and power): why cannot be judged here.</source>
+        <translation>{Where} 正忙（利用率 {util} %），但 SM 频率只有 {clock} MHz，为最高 {clock_max} MHz 的 {clock_pct}，已持续 {window}。此实例不报告降频原因（通常也不报告温度和功耗）：这里无法判断原因。</translation>
+    </message>
+    <message>
+        <source>Ask the provider what limits the clock (a host-side cap is the usual cause), or compare with an instance that reports its sensors.</source>
+        <translation>请询问服务商是什么限制了频率（通常是宿主机侧的上限），或与一个报告传感器数据的实例对比。</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; is marked as yours on {host}: it is no longer flagged there.</source>
+        <translation>已在 {host} 上把“{name}”标记为你的进程：该主机上不会再标记它。</translation>
+    </message>
 </context>
 <context>
     <name>App</name>
@@ -2078,6 +2166,46 @@
         <source>N/A</source>
         <translation>不适用</translation>
     </message>
+    <message>
+        <source>At {at} the rules saw: {alert_sentence}</source>
+        <translation>{at} 时规则发现：{alert_sentence}</translation>
+    </message>
+    <message>
+        <source>From {quiet_since} the GPU was paid for and did nothing: {alert_sentence}</source>
+        <translation>从 {quiet_since} 起，这块 GPU 在计费却什么也没做：{alert_sentence}</translation>
+    </message>
+    <message>
+        <source>Memory was running out: {alert_sentence}</source>
+        <translation>显存即将耗尽：{alert_sentence}</translation>
+    </message>
+    <message>
+        <source>{alert_sentence}</source>
+        <translation>{alert_sentence}</translation>
+    </message>
+    <message>
+        <source>{Where} ran out of memory: used memory had grown from {mem_start} to {mem_peak} of {mem_usable} when the work stopped at {at}. The job died of memory exhaustion (a leak or a batch too large), not of the hardware.</source>
+        <translation>{Where} 显存耗尽：工作在 {at} 停止时，显存占用已从 {mem_start} 增长到 {mem_peak}（可用 {mem_usable}）。任务死于显存耗尽（泄漏或 batch 过大），而不是硬件问题。</translation>
+    </message>
+    <message>
+        <source>{Where}: whether the clocks were held down, and why, cannot be judged here: this instance does not report {hidden}.</source>
+        <translation>{Where}：这里无法判断频率是否被压低以及原因：此实例不报告{hidden}。</translation>
+    </message>
+    <message>
+        <source>{Where}: this instance hides {hidden}. What needs them (heat, power limits, throttling, memory errors) cannot be judged here, and is not called normal.</source>
+        <translation>{Where}：此实例隐藏了{hidden}。依赖这些数据的判断（温度、功耗上限、降频、显存错误）在这里无法进行，也不会被当作正常。</translation>
+    </message>
+    <message>
+        <source>Nothing in what this instance reports explains it; it does not report {hidden}, so those cannot be judged. Look at the code, the data pipeline and the checkpointing.</source>
+        <translation>此实例报告的数据中没有能解释它的；它不报告{hidden}，所以这些无法判断。请检查代码、数据管道和检查点保存。</translation>
+    </message>
+    <message>
+        <source>{Where}&apos;s power limit was changed: {limit_changes} (its default is {default} W). While it was at {limit} W its clocks averaged {clock_pct} of maximum while busy.</source>
+        <translation>{Where} 的功耗上限被改过：{limit_changes}（默认值为 {default} W）。在 {limit} W 期间，它忙碌时的平均频率为最高频率的 {clock_pct}。</translation>
+    </message>
+    <message>
+        <source>{before} W to {after} W at {at}</source>
+        <translation>{at} 从 {before} W 改为 {after} W</translation>
+    </message>
 </context>
 <context>
     <name>FleetPanel</name>
@@ -2696,6 +2824,17 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     </message>
 </context>
 <context>
+    <name>MarkMine</name>
+    <message>
+        <source>Mark as mine</source>
+        <translation>标记为我的进程</translation>
+    </message>
+    <message>
+        <source>This process is yours: add its name to the host&apos;s allowed processes in config.toml, so that it is no longer flagged there</source>
+        <translation>这个进程是你的：把它的名字加入 config.toml 中该主机的允许进程列表，该主机上就不会再标记它</translation>
+    </message>
+</context>
+<context>
     <name>MemoryTab</name>
     <message>
         <source>Host</source>
@@ -3268,6 +3407,73 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     <message>
         <source>a metric below a threshold (user rule)</source>
         <translation>指标低于阈值（用户规则）</translation>
+    </message>
+    <message>
+        <source>no work (utilization and SM activity near zero, P8 or idle power, no PCIe traffic) while a process holds 10 % or more of the memory: a hung job or a forgotten notebook; after 5 min where the GPU had been working, else 15 min</source>
+        <translation>没有工作（利用率和 SM 活跃度接近零，P8 或空闲功耗，没有 PCIe 流量），却有进程占用 10 % 或更多显存：任务卡死或 notebook 被遗忘；GPU 之前在工作时 5 分钟后告警，否则 15 分钟</translation>
+    </message>
+    <message>
+        <source>used memory rising steadily towards the usable total (a leak): warns with the projected time to full while it is under 2 h away</source>
+        <translation>显存占用持续向可用总量上升（泄漏）：预计不到 2 小时就会占满时发出警告，并给出预计时间</translation>
+    </message>
+    <message>
+        <source>a GPU process under a kernel thread&apos;s name, or one that appeared 30 min or more after the job from another user or outside this container</source>
+        <translation>以内核线程名字运行的 GPU 进程，或在任务启动 30 分钟或更久之后出现、来自其他用户或本容器之外的进程</translation>
+    </message>
+</context>
+<context>
+    <name>Sensors</name>
+    <message>
+        <source>GPU temperature</source>
+        <translation>GPU 温度</translation>
+    </message>
+    <message>
+        <source>memory temperature</source>
+        <translation>显存温度</translation>
+    </message>
+    <message>
+        <source>power draw</source>
+        <translation>功耗</translation>
+    </message>
+    <message>
+        <source>power limit</source>
+        <translation>功耗上限</translation>
+    </message>
+    <message>
+        <source>clock event reasons</source>
+        <translation>降频原因</translation>
+    </message>
+    <message>
+        <source>ECC errors</source>
+        <translation>ECC 错误</translation>
+    </message>
+    <message>
+        <source>NVLink</source>
+        <translation>NVLink</translation>
+    </message>
+    <message>
+        <source>processes</source>
+        <translation>进程</translation>
+    </message>
+    <message>
+        <source>Reports {reported}; hides {hidden}.</source>
+        <translation>报告：{reported}；隐藏：{hidden}。</translation>
+    </message>
+    <message>
+        <source>Reports every sensor ({reported}).</source>
+        <translation>报告全部传感器（{reported}）。</translation>
+    </message>
+    <message>
+        <source>GPUs {gpus}</source>
+        <translation>GPU {gpus}</translation>
+    </message>
+    <message>
+        <source>GPU {gpu}</source>
+        <translation>GPU {gpu}</translation>
+    </message>
+    <message>
+        <source>{gpus}: {text}</source>
+        <translation>{gpus}：{text}</translation>
     </message>
 </context>
 <context>
