@@ -191,9 +191,7 @@ class Sampler(object):
             out.append({"kind": protocol.KIND_LINKS, "seq": seq, "t": t, "gpus": link_rows})
             seq += 1
         for ev in self.backend.events(mono):
-            msg = {"kind": protocol.KIND_EVENT, "seq": seq, "t": t}  # type: Dict[str, Any]
-            msg.update(ev)
-            out.append(msg)
+            out.append(protocol_schema.numbered(seq, t, ev))
             seq += 1
         self._next_seq = seq
         return out

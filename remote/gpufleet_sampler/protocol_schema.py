@@ -196,6 +196,30 @@ EVENT_KEYS: Tuple[Fact, ...] = (
     ("code", "int|null", "the Xid for `xid`, else null or a type-specific code"),
     ("message", "str", "one human-readable line"),
 )
+# What the loop (or the daemon, or the nvidia-smi link) puts before the four when it sends it.
+EVENT_HEADER: Tuple[Fact, ...] = (
+    ("kind", "str", '"event"'),
+    ("seq", "int", "sequence number"),
+    ("t", "number", "wall-clock time the sampler noticed it"),
+)
+# The keys a type adds to the four; a type not named here adds none.
+EVENT_TYPE_KEYS: Dict[str, Tuple[Fact, ...]] = {
+    protocol.EVENT_NOTE: (
+        ("gap_from", "int", "a gap note: the first seq not (all) delivered"),
+        ("gap_to", "int", "a gap note: the last seq not (all) delivered"),
+        ("reason", "str", 'a gap note: "ring" | "restart"'),
+    ),
+    protocol.EVENT_WATCHDOG: (
+        ("phase", "str", "the watchdog's phase: pending, done, watching, …"),
+        ("alert", "str|null", "the idle period it acts on"),
+        ("action", "str|null", "pending, done: the action"),
+        ("deadline_t", "number", "pending: when it acts unless cancelled"),
+        ("dry_run", "bool", "pending, done: it only says what it would do"),
+        ("ok", "bool", "done: the action succeeded"),
+        ("outcome", "str", "done: what the action did; a readiness change: why"),
+        ("ready", "bool", "a readiness change: the action can run now"),
+    ),
+}
 
 # ----------------------------------------------------------------------------- NVML's numbers
 
@@ -359,11 +383,28 @@ def event(
     type: str, gpu: Optional[int], code: Optional[int], message: str, **extra: Any
 ) -> Dict[str, Any]:
     """An event's own keys (the loop adds ``kind``, ``seq`` and ``t``); ``extra`` are the
-    type's own (a watchdog's ``phase``, a note's ``gap``)."""
+    type's own (``EVENT_TYPE_KEYS``: a watchdog's ``phase``, a gap note's ``gap_from``).
+    Raises ``SchemaError`` for a type ``protocol.EVENT_TYPES`` lacks or a key its type does
+    not define."""
     if type not in protocol.EVENT_TYPES:
         raise SchemaError("event type {!r} is not one of {}".format(type, protocol.EVENT_TYPES))
+    own = names(EVENT_TYPE_KEYS.get(type, ()))
+    unknown = sorted(k for k in extra if k not in own)
+    if unknown:
+        raise SchemaError(
+            "keys a {!r} event does not define: {} (EVENT_TYPE_KEYS in protocol_schema.py "
+            "names them)".format(type, unknown)
+        )
     out = {"type": type, "gpu": gpu, "code": code, "message": message}  # type: Dict[str, Any]
     out.update(extra)
+    return out
+
+
+def numbered(seq: int, t: Any, ev: Mapping[str, Any]) -> Dict[str, Any]:
+    """The ``event`` message of ``ev`` (built by ``event``) as sent: ``kind``, ``seq``, ``t``
+    first, then its own keys."""
+    out = {"kind": protocol.KIND_EVENT, "seq": seq, "t": t}  # type: Dict[str, Any]
+    out.update(ev)
     return out
 
 
@@ -408,3 +449,12 @@ def problems(
         elif not any(_JSON_TYPES[t](v) for t in types.split("|")):
             out.append("{}{}: {!r} is not {}".format(where, name, v, types))
     return out
+
+
+def event_problems(ev: Mapping[str, Any], where: str = "") -> List[str]:
+    """What in the event ``ev`` (with or without its header) disagrees with the schema."""
+    typ = ev.get("type")
+    if typ not in protocol.EVENT_TYPES:
+        return ["{}type: {!r} is not one of EVENT_TYPES".format(where, typ)]
+    header = tuple(f for f in EVENT_HEADER if f[0] in ev)
+    return problems((EVENT_KEYS, header), ev, EVENT_TYPE_KEYS.get(str(typ), ()), where)

@@ -46,7 +46,7 @@ import shlex
 import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
-from gpufleet_sampler import protocol, watchdog_ready
+from gpufleet_sampler import protocol, protocol_schema, watchdog_ready
 from gpufleet_sampler.procs import procfs
 
 if TYPE_CHECKING:
@@ -348,16 +348,10 @@ class Watchdog(object):
     # -- the watch --
 
     def _event(self, message: str, **fields: Any) -> Dict[str, Any]:
-        ev = {
-            "kind": protocol.KIND_EVENT,
-            "type": protocol.EVENT_WATCHDOG,
-            "gpu": None,
-            "code": None,
-            "message": message,
-            "phase": self.phase,
-            "alert": self.state.get("alert"),
-        }
-        ev.update(fields)
+        own = {"phase": self.phase, "alert": self.state.get("alert")}  # type: Dict[str, Any]
+        own.update(fields)
+        ev = {"kind": protocol.KIND_EVENT}  # type: Dict[str, Any]
+        ev.update(protocol_schema.event(protocol.EVENT_WATCHDOG, None, None, message, **own))
         return ev
 
     def observe(self, rows: List[List[Any]], mono: float, wall: float) -> List[Dict[str, Any]]:

@@ -7,14 +7,12 @@ names, compute-apps lines; and the whole stream through the local transport with
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from pathlib import Path
 
 import pytest
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.link import sampler_argv as samplercmd
-from gpufleet.core.link.channel import Transport
 from gpufleet.core.link.nvidia_smi_link import SMI_PREFIX, CollectorTransport, with_collector
 from gpufleet.core.link.transport import LocalTransport
 from gpufleet.core.live.buffers import LiveBuffers
@@ -23,6 +21,7 @@ from gpufleet.core.verdicts.health import evaluate_check
 from gpufleet.core.wire import nvidia_smi as smi
 from gpufleet.core.wire.messages import Hello, Procs, Sample, StreamDecoder, parse_object
 from gpufleet_sampler import protocol
+from smi_standin import fake_smi, local_smi
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "nvidia-smi"
 GIB = 1 << 30
@@ -151,31 +150,6 @@ def test_compute_apps_become_procs() -> None:
     assert procs[0]["start_ticks"] is None and procs[0]["sm_pct"] is None
     msg = parse_object({"kind": "procs", "seq": 1, "t": 1.0, "procs": procs})
     assert isinstance(msg, Procs) and msg.procs[1].pid == 48212
-
-
-def fake_smi(root: Path, model: str) -> Path:
-    """A bin directory with the stand-in nvidia-smi playing ``model``'s fixtures."""
-    d = root / f"fake-{model}"
-    d.mkdir()
-    shutil.copy(FIX / "fake-nvidia-smi", d / "nvidia-smi")
-    shutil.copy(FIX / "play.awk", d / "play.awk")
-    shutil.copy(FIX / f"{model}-q.xml", d / "q.xml")
-    shutil.copy(FIX / f"{model}-query.csv", d / "query.csv")
-    shutil.copy(FIX / f"{model}-apps.csv", d / "apps.csv")
-    if (FIX / f"{model}-list.txt").exists():
-        shutil.copy(FIX / f"{model}-list.txt", d / "list.txt")
-    (d / "nvidia-smi").chmod(0o755)
-    return d
-
-
-def local_smi(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: str
-) -> tuple[HostConfig, Transport]:
-    """A local host read through the stand-in nvidia-smi playing ``model``'s fixtures."""
-    bin_dir = fake_smi(tmp_path, model)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
-    h = HostConfig(name=model, transport="local", collector="nvidia-smi", interval_s=0.2)
-    return h, with_collector(LocalTransport(h), h)
 
 
 def test_local_stream_through_the_stand_in_nvidia_smi(

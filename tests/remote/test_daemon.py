@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gpufleet_sampler import protocol, state_dir
+from gpufleet_sampler import protocol, protocol_schema, state_dir
 from gpufleet_sampler.daemon import client, server
 from gpufleet_sampler.ring import Ring
 from nvml_fake import PROFILES, fake_env
@@ -263,6 +263,7 @@ def test_restarted_daemon_has_new_run_and_continues_seq(sd: Path) -> None:
     assert note["kind"] == "event" and note["type"] == "note" and note["code"] is None
     assert note["reason"] == "restart"
     assert (note["gap_from"], note["gap_to"]) == (last - 4, last)
+    assert protocol_schema.event_problems(note) == []
     nxt = a.line()
     assert nxt is not None and nxt["seq"] == last + 1
     a.close()
@@ -446,6 +447,7 @@ def test_attach_older_than_ring_gets_thinned_history_and_gap_note(
     note = msgs[1]
     assert note["type"] == "note" and note["reason"] == "ring"
     assert (note["gap_from"], note["gap_to"]) == (1, raw_first - 1)
+    assert protocol_schema.event_problems(note) == []
     seqs = [m["seq"] for m in msgs[2:]]
     assert seqs == sorted(seqs)
     assert [s for s in seqs if s >= raw_first] == list(range(raw_first, d.ring.last_seq + 1))

@@ -4,13 +4,18 @@ fixtures) say the keys of ``gpufleet_sampler.protocol_schema`` with its types, a
 keys as each other; the laptop's TypedDicts say the same.
 
 Each producer runs its real code path: the nvml and sim backends through ``loop.Sampler``
-(hello) and ``oneshot.answer`` (info, check, what ``gpufleet_sampler check`` prints), the
-nvidia-smi path through ``hello_obj`` and ``check_facts`` on ``-q -x`` dumps.
+(hello, and the events as the loop numbers them) and ``oneshot.answer`` (info, check, what
+``gpufleet_sampler check`` prints), the nvidia-smi path through ``hello_obj`` and
+``check_facts`` on ``-q -x`` dumps and its stream (the stand-in nvidia-smi) for its note. The
+nvml backend's events come from a fault on every path that makes one: an Xid and a double-bit
+ECC error from the event thread, a remapped row in the slow tier, a GPU lost mid-run. The
+on-instance watchdog's events (in-process, dry run) are checked the same way.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import time
 import types
 import typing
@@ -19,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gpufleet.core.link import sampler_argv as samplercmd
 from gpufleet.core.wire import facts as typed
 from gpufleet.core.wire import nvidia_smi as smi
 from gpufleet_sampler import oneshot, protocol, protocol_schema
@@ -27,8 +33,11 @@ from gpufleet_sampler.backends.base import Backend
 from gpufleet_sampler.backends.nvml import NvmlBackend
 from gpufleet_sampler.backends.sim import SimBackend
 from gpufleet_sampler.loop import Sampler
-from nvml_fake import fake_nvml
+from gpufleet_sampler.watchdog import Watchdog
+from nvml_fake import fake_nvml, profile
+from smi_standin import local_smi
 from test_nvml_mig import mig_profile
+from waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 SMI = ROOT / "tests" / "fixtures" / "nvidia-smi"
@@ -67,12 +76,91 @@ def _sim(scenario: str, tmp: Path) -> Answers:
         out = _sampler_answers(b, "sim", scenario, tmp)
         # The ecc-xid scenario's fault, a simulated hour in: ECC, remap, Xid, lost events.
         m0 = time.monotonic()
-        for dt in (1800.0, 3600.0, 7200.0):
-            b.tick(m0 + dt)
-        out["events"] = out["events"] + b.events(m0 + 7200.0)
+        loop = Sampler(b, interval=1.0)
+        sent = [m for dt in (1800.0, 3600.0, 7200.0) for m in loop.step(m0 + dt, 1.7e9 + dt)]
+        out["events"] = out["events"] + _events_of(sent)
     finally:
         b.close()
     return out
+
+
+def _events_of(msgs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [m for m in msgs if m["kind"] == protocol.KIND_EVENT]
+
+
+def _nvml_fault(tmp: Path) -> Answers:
+    prof = profile("h100x8")
+    remap = {"seq": [[0, 0, 0, 0]] * 30 + [[0, 1, 1, 0]], "cycle": False}
+    prof["gpus"] = [{}, {"nvmlDeviceGetRemappedRows": remap}]
+    prof["inject"] = [{"gpu": 2, "from_tick": 3, "key": "*", "error": "GpuIsLost"}]
+    prof["events"] = [
+        {"gpu": 5, "tick": 5, "type": "nvmlEventTypeXidCriticalError", "data": 48},
+        {"gpu": 6, "tick": 5, "type": "nvmlEventTypeDoubleBitEccError", "data": 0},
+    ]
+    with fake_nvml(prof) as fake:
+        fake._fake.set_time(0.0)  # the driver raises both at tick 5, after the check below
+        b = NvmlBackend(interval=1.0, slow_s=10.0, event_wait_ms=50)
+        try:
+            out = _sampler_answers(b, "nvml", None, tmp)
+            loop = Sampler(b, interval=1.0)
+            sent = []
+            for t in range(1, 45):
+                fake._fake.set_time(float(t))
+                sent += loop.step(float(t), 1.7e9 + t)
+
+            def event_thread_said() -> bool:
+                # Its events reach the next tick after the thread took them from the driver.
+                sent.extend(loop.step(45.0, 1.7e9 + 45))
+                return {"xid", "ecc"} <= {e.get("type") for e in _events_of(sent)}
+
+            wait_until(event_thread_said, 10, "the event thread's Xid and ECC events")
+        finally:
+            b.close()
+    out["events"] = _events_of(sent)
+    return out
+
+
+def _smi_stream_events(tmp: Path, model: str) -> list[dict[str, Any]]:
+    """The events the nvidia-smi stream says on a reconnect (from seq 5), read off the wire."""
+    with pytest.MonkeyPatch.context() as mp:
+        h, t = local_smi(tmp, mp, model)
+        stream = t.stream(samplercmd.attach_argv(t.ensure_sampler(), h, 5))
+        msgs = []
+        try:
+            for line in stream:
+                msgs.append(json.loads(line))
+                if msgs[-1]["kind"] == protocol.KIND_SAMPLE:
+                    break
+        finally:
+            stream.close()
+            t.close()
+    return _events_of(msgs)
+
+
+def _watchdog_events(tmp: Path) -> list[dict[str, Any]]:
+    """A dry-run watchdog on one idle GPU: it warns, acts; armed again, it warns and stands
+    down once the GPU works; armed again, it warns and is cancelled; then disarmed."""
+    w = Watchdog(str(tmp / "wd.json"), {0: 80e9}, env={})
+    cfg = {"action": "shutdown", "idle_s": 10, "grace_s": 20, "clear_s": 5, "dry_run": True}
+    events: list[dict[str, Any]] = []
+
+    def run(util: float, t0: int, t1: int) -> None:
+        for t in range(t0, t1):
+            row: list[Any] = [0] + [None] * len(protocol.COLUMN_NAMES)
+            row[protocol.ROW_POS["util_gpu_pct"]] = util
+            row[protocol.ROW_POS["mem_used_bytes"]] = 1e9
+            events.extend(w.observe([row], 1000.0 + t, 1.7e9 + t))
+
+    w.arm(dict(cfg))
+    run(0.0, 0, 40)
+    w.arm(dict(cfg))
+    run(0.0, 40, 60)
+    run(95.0, 60, 70)
+    w.arm(dict(cfg))
+    run(0.0, 70, 90)
+    w.cancel()
+    w.disarm()
+    return events + w.take_queued()
 
 
 def _smi(name: str) -> Answers:
@@ -88,15 +176,22 @@ def _smi(name: str) -> Answers:
     return {"hello": hello, "info": None, "check": dict(smi.check_facts(xml)), "events": []}
 
 
+def _smi_with_stream(name: str, tmp: Path) -> Answers:
+    out = _smi(name)
+    out["events"] = _smi_stream_events(tmp, name)
+    return out
+
+
 # name -> how to run it. Every producer, on boards that differ in what they report: a
 # HBM board with NVLink, a GeForce without ECC or NVLink, MIG slices, a fault with events.
 PRODUCERS = {
     "nvml-h100x8": lambda tmp: _nvml("h100x8", tmp),
     "nvml-rtx4090x2": lambda tmp: _nvml("rtx4090x2", tmp),
     "nvml-h100-mig": lambda tmp: _nvml(mig_profile(), tmp),
+    "nvml-h100x8-fault": _nvml_fault,
     "sim-ecc-xid": lambda tmp: _sim("ecc-xid", tmp),
     "sim-power-capped-4090": lambda tmp: _sim("power-capped-4090", tmp),
-    "nvidia-smi-h200": lambda tmp: _smi("h200"),
+    "nvidia-smi-h200": lambda tmp: _smi_with_stream("h200", tmp),
     "nvidia-smi-rtx4090x2": lambda tmp: _smi("rtx4090x2"),
     "nvidia-smi-a100mig": lambda tmp: _smi("a100mig"),
 }
@@ -186,14 +281,49 @@ def test_info_says_the_schema(answers: dict[str, Answers], name: str) -> None:
 
 
 def test_events_say_the_schema(answers: dict[str, Answers]) -> None:
-    name = "sim-ecc-xid"
-    events = answers[name]["events"]
-    assert events
-    for e in events:
-        assert e["type"] in protocol.EVENT_TYPES
-        # A type may add its own keys (a watchdog's phase); the four are always there.
-        own = {k: v for k, v in e.items() if k in S.names(S.EVENT_KEYS)}
-        assert S.problems((S.EVENT_KEYS,), own, (), f"{name}: ") == []
+    # Every producer's events, as sent (kind, seq, t, the four, the type's own keys).
+    found = [
+        p
+        for name, a in answers.items()
+        for i, e in enumerate(a["events"])
+        for p in S.event_problems(e, f"{name}.events[{i}].")
+    ]
+    assert found == []
+    said = {name: sorted({e["type"] for e in a["events"]}) for name, a in answers.items()}
+    assert said["nvml-h100x8-fault"] == ["ecc", "gpu_lost", "remap", "xid"]
+    assert said["sim-ecc-xid"] == ["ecc", "gpu_lost", "remap", "xid"]
+    assert said["nvidia-smi-h200"] == ["note"]
+    # The same keys from every producer, the loop's numbering included.
+    keys = {tuple(sorted(e)) for a in answers.values() for e in a["events"]}
+    assert keys == {tuple(sorted(S.names(S.EVENT_HEADER, S.EVENT_KEYS)))}
+    xid = next(e for e in answers["nvml-h100x8-fault"]["events"] if e["type"] == "xid")
+    assert (xid["gpu"], xid["code"]) == (5, 48) and "Xid 48" in xid["message"]
+
+
+def test_the_watchdogs_events_say_the_schema(tmp_path: Path) -> None:
+    events = _watchdog_events(tmp_path)
+    assert [e["message"].split(":")[0] for e in events] == [
+        "idle for 10 s",
+        "done",
+        "idle for 10 s",
+        "the host is working again",
+        "idle for 10 s",
+        "cancelled",
+    ]
+    assert [p for e in events for p in S.event_problems(e)] == []
+
+
+def test_an_event_key_its_type_lacks_fails() -> None:
+    ev = protocol_schema.event(
+        protocol.EVENT_NOTE, None, None, "gap", gap_from=1, gap_to=3, reason="ring"
+    )
+    assert S.event_problems(protocol_schema.numbered(4, 1.7e9, ev)) == []
+    assert S.event_problems(dict(ev, gap_to="3")) == ["gap_to: '3' is not int"]
+    assert S.event_problems({k: v for k, v in ev.items() if k != "message"}) == ["message: missing"]
+    with pytest.raises(S.SchemaError, match="keys a 'xid' event does not define: \\['phase'\\]"):
+        protocol_schema.event(protocol.EVENT_XID, 0, 48, "Xid 48", phase="pending")
+    with pytest.raises(S.SchemaError, match="'fault' is not one of"):
+        protocol_schema.event("fault", 0, None, "?")
 
 
 @pytest.mark.parametrize("part", ["check", "check-gpu", "hello", "card"])

@@ -63,8 +63,17 @@ def render_check_gpu() -> str:
     return "\n".join(lines)
 
 
+def render_event_keys() -> str:
+    lines = ["| `type` | key | type | meaning |", "|---|---|---|---|"]
+    for typ, facts in protocol_schema.EVENT_TYPE_KEYS.items():
+        for name, types, desc in facts:
+            lines.append(f"| `{typ}` | `{name}` | {_cell(types)} | {_cell(desc)} |")
+    return "\n".join(lines)
+
+
 GENERATED = {
     "check_gpu": render_check_gpu,
+    "event_keys": render_event_keys,
     "columns": render_columns,
     "reasons": render_reasons,
     "link_columns": render_link_columns,

@@ -59,7 +59,7 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Deque, Dict, List, Optional, Tuple
 
-from gpufleet_sampler import protocol
+from gpufleet_sampler import protocol, protocol_schema
 from gpufleet_sampler.backends import nvml_lib as lib
 from gpufleet_sampler.backends import nvml_mig, nvml_pool
 from gpufleet_sampler.backends.nvml_events import EventThread
@@ -360,14 +360,14 @@ class NvmlBackend(NvmlProcs):
         if prev is not None and ok and up < prev:
             self._link_trouble = True
             self._events.append(
-                {
-                    "type": protocol.EVENT_NVLINK,
-                    "gpu": g.index,
-                    "code": up,
-                    "message": "GPU {}: NVLink links up fell from {} to {} of {}".format(
+                protocol_schema.event(
+                    protocol.EVENT_NVLINK,
+                    g.index,
+                    up,
+                    "GPU {}: NVLink links up fell from {} to {} of {}".format(
                         g.index, prev, up, g.nvlink_links
                     ),
-                }
+                )
             )
 
     def _links_read(self, g: _Gpu) -> None:
@@ -436,22 +436,20 @@ class NvmlBackend(NvmlProcs):
             g.remap = cur
             if not first and prev is not None and cur != prev:
                 self._events.append(
-                    {
-                        "type": protocol.EVENT_REMAP,
-                        "gpu": idx,
-                        "code": cur[2],
-                        "message": (
-                            "GPU {}: remapped rows changed (correctable {}, uncorrectable {}, "
-                            "pending {}, failed {}){}".format(
-                                idx,
-                                cur[0],
-                                cur[1],
-                                cur[2],
-                                cur[3],
-                                ": reset the GPU to apply" if cur[2] else "",
-                            )
+                    protocol_schema.event(
+                        protocol.EVENT_REMAP,
+                        idx,
+                        cur[2],
+                        "GPU {}: remapped rows changed (correctable {}, uncorrectable {}, "
+                        "pending {}, failed {}){}".format(
+                            idx,
+                            cur[0],
+                            cur[1],
+                            cur[2],
+                            cur[3],
+                            ": reset the GPU to apply" if cur[2] else "",
                         ),
-                    }
+                    )
                 )
         fn = self._fn("nvmlDeviceGetRetiredPagesPendingStatus")
         rp = self._call(g, "nvmlDeviceGetRetiredPagesPendingStatus", fn) if fn else None
@@ -460,14 +458,12 @@ class NvmlBackend(NvmlProcs):
             g.retired_pending = int(rp)
             if not first and prev_rp is not None and int(rp) and not prev_rp:
                 self._events.append(
-                    {
-                        "type": protocol.EVENT_RETIRED,
-                        "gpu": idx,
-                        "code": 1,
-                        "message": "GPU {}: a page retirement is pending (reset the GPU)".format(
-                            idx
-                        ),
-                    }
+                    protocol_schema.event(
+                        protocol.EVENT_RETIRED,
+                        idx,
+                        1,
+                        "GPU {}: a page retirement is pending (reset the GPU)".format(idx),
+                    )
                 )
         if g.ecc_vol_call and "ecc_sbe_vol" not in g.unsupported:
             f = lib.N.nvmlDeviceGetTotalEccErrors
@@ -517,15 +513,15 @@ class NvmlBackend(NvmlProcs):
                     if not first and prev_total is not None and total > prev_total:
                         self._link_trouble = True
                         self._events.append(
-                            {
-                                "type": protocol.EVENT_NVLINK,
-                                "gpu": idx,
-                                "code": total - prev_total,
-                                "message": "GPU {}: {} new NVLink errors (CRC, replay, recovery, "
+                            protocol_schema.event(
+                                protocol.EVENT_NVLINK,
+                                idx,
+                                total - prev_total,
+                                "GPU {}: {} new NVLink errors (CRC, replay, recovery, "
                                 "ECC) in the last {:.0f} s".format(
                                     idx, total - prev_total, self.slow_s
                                 ),
-                            }
+                            )
                         )
 
     def _dbe_check(self, g: _Gpu, dbe: int, first: bool) -> None:
@@ -535,14 +531,14 @@ class NvmlBackend(NvmlProcs):
             return
         if dbe > prev:
             self._events.append(
-                {
-                    "type": protocol.EVENT_ECC,
-                    "gpu": g.index,
-                    "code": dbe - prev,
-                    "message": "GPU {}: {} new uncorrectable (double-bit) ECC errors".format(
+                protocol_schema.event(
+                    protocol.EVENT_ECC,
+                    g.index,
+                    dbe - prev,
+                    "GPU {}: {} new uncorrectable (double-bit) ECC errors".format(
                         g.index, dbe - prev
                     ),
-                }
+                )
             )
 
     # ------------------------------------------------------------------ per tick
@@ -1004,13 +1000,13 @@ class NvmlBackend(NvmlProcs):
             return
         self._lost_reported[g.index] = True
         self._events.append(
-            {
-                "type": protocol.EVENT_GPU_LOST,
-                "gpu": g.index,
-                "code": None,
-                "message": "GPU {} is lost ({}): NVML reports it fell off the bus; "
+            protocol_schema.event(
+                protocol.EVENT_GPU_LOST,
+                g.index,
+                None,
+                "GPU {} is lost ({}): NVML reports it fell off the bus; "
                 "the other GPUs are still sampled".format(g.index, when),
-            }
+            )
         )
 
     def _on_event_lost(self, index: int) -> None:

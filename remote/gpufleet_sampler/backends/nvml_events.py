@@ -13,7 +13,7 @@ import ctypes
 import threading
 from typing import Any, Callable, Deque, Dict, List, Optional, Tuple
 
-from gpufleet_sampler import protocol
+from gpufleet_sampler import protocol, protocol_schema
 
 # Well-known Xid codes, with what they usually mean for someone renting the GPU
 # (NVIDIA's "Xid Errors" table, abridged). Unknown codes still produce an event.
@@ -150,35 +150,30 @@ class EventThread(object):
         code = int(data.eventData)
         idx = -1 if gpu is None else gpu
         if etype & int(getattr(n, "nvmlEventTypeXidCriticalError", 0)):
-            ev = {
-                "type": protocol.EVENT_XID,
-                "gpu": gpu,
-                "code": code,
-                "message": xid_message(idx, code),
-            }
+            ev = protocol_schema.event(protocol.EVENT_XID, gpu, code, xid_message(idx, code))
             if code == 79:
                 self._on_lost(idx)
         elif etype & int(getattr(n, "nvmlEventTypeDoubleBitEccError", 0)):
-            ev = {
-                "type": protocol.EVENT_ECC,
-                "gpu": gpu,
-                "code": code,
-                "message": "double-bit (uncorrectable) ECC error on GPU {}".format(idx),
-            }
+            ev = protocol_schema.event(
+                protocol.EVENT_ECC,
+                gpu,
+                code,
+                "double-bit (uncorrectable) ECC error on GPU {}".format(idx),
+            )
         elif etype & int(getattr(n, "nvmlEventTypeDramRetirementFailure", 0)):
-            ev = {
-                "type": protocol.EVENT_RETIRED,
-                "gpu": gpu,
-                "code": code,
-                "message": "page retirement / row remapping failed on GPU {}".format(idx),
-            }
+            ev = protocol_schema.event(
+                protocol.EVENT_RETIRED,
+                gpu,
+                code,
+                "page retirement / row remapping failed on GPU {}".format(idx),
+            )
         else:
-            ev = {
-                "type": protocol.EVENT_RETIRED,
-                "gpu": gpu,
-                "code": code,
-                "message": "memory page retirement event on GPU {}".format(idx),
-            }
+            ev = protocol_schema.event(
+                protocol.EVENT_RETIRED,
+                gpu,
+                code,
+                "memory page retirement event on GPU {}".format(idx),
+            )
         self._sink.append(ev)
 
     def stop(self) -> None:

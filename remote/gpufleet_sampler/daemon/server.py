@@ -19,7 +19,7 @@ from collections import deque
 from types import FrameType
 from typing import Any, Deque, Dict, List, Optional
 
-from gpufleet_sampler import protocol, stream
+from gpufleet_sampler import protocol, protocol_schema, stream
 from gpufleet_sampler import watchdog as wd
 from gpufleet_sampler.daemon import keeper
 from gpufleet_sampler.loop import Sampler
@@ -371,15 +371,10 @@ class Daemon(object):
             line = (protocol.encode(m) + "\n").encode("utf-8")
         except (TypeError, ValueError) as e:
             # Keep the seq: a message that cannot be encoded becomes a note, not a gap.
-            note = {
-                "kind": protocol.KIND_EVENT,
-                "seq": seq,
-                "t": m.get("t"),
-                "type": protocol.EVENT_NOTE,
-                "gpu": None,
-                "code": None,
-                "message": "a {} message could not be encoded: {}".format(m.get("kind"), e),
-            }
+            text = "a {} message could not be encoded: {}".format(m.get("kind"), e)
+            note = protocol_schema.numbered(
+                seq, m.get("t"), protocol_schema.event(protocol.EVENT_NOTE, None, None, text)
+            )
             line = (protocol.encode(note) + "\n").encode("utf-8")
         kind = str(m.get("kind"))
         fp = None
@@ -583,18 +578,10 @@ class Daemon(object):
 
     def _gap_note(self, seq: int, gap_from: int, gap_to: int, reason: str, text: str) -> bytes:
         # seq is the client's own N: it neither advances nor rewinds the client's counter.
-        note = {
-            "kind": protocol.KIND_EVENT,
-            "seq": seq,
-            "t": round(time.time(), 3),
-            "type": protocol.EVENT_NOTE,
-            "gpu": None,
-            "code": None,
-            "message": text,
-            "gap_from": gap_from,
-            "gap_to": gap_to,
-            "reason": reason,
-        }
+        ev = protocol_schema.event(
+            protocol.EVENT_NOTE, None, None, text, gap_from=gap_from, gap_to=gap_to, reason=reason
+        )
+        note = protocol_schema.numbered(seq, round(time.time(), 3), ev)
         return (protocol.encode(note) + "\n").encode("utf-8")
 
     def _flush(self, c: _Client) -> None:

@@ -28,7 +28,7 @@ import time
 from collections.abc import Iterator
 from typing import Any, Final
 
-from gpufleet_sampler import protocol
+from gpufleet_sampler import protocol, protocol_schema
 
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.link.channel import LineStream, Transport, TransportError, last_line
@@ -214,18 +214,14 @@ class SmiStream(LineStream):
         hello["limits"] = f"{smi.LIMITS} ({self._why})" if self._why else smi.LIMITS
         yield self._line(hello)
         if self._from_seq > 0:
-            yield self._line(
-                {
-                    "kind": protocol.KIND_EVENT,
-                    "seq": next(self._seq),
-                    "t": time.time(),
-                    "type": protocol.EVENT_NOTE,
-                    "gpu": None,
-                    "code": None,
-                    "message": "reconnected through nvidia-smi: what happened while "
-                    "disconnected was not recorded (there is no sampler ring on this host)",
-                }
+            note = protocol_schema.event(
+                protocol.EVENT_NOTE,
+                None,
+                None,
+                "reconnected through nvidia-smi: what happened while "
+                "disconnected was not recorded (there is no sampler ring on this host)",
             )
+            yield self._line(protocol_schema.numbered(next(self._seq), time.time(), note))
         xml_every = math.ceil(smi.SLICE_MEMORY_EVERY_S / APPS_INTERVAL_S) if inv.slices() else 0
         apps = self._open(["/bin/sh", "-c", _apps_script(APPS_INTERVAL_S, xml_every)])
         if apps is not None:

@@ -8,9 +8,11 @@ into the sentences the window, the tray, the webhooks and the CLI show.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
+from gpufleet.core.model import evidence as rec
 from gpufleet.core.model.alert import Alert
+from gpufleet.core.model.evidence import values_of
 from gpufleet.core.text.format import (
     alert_where,
     bytes_h,
@@ -775,21 +777,22 @@ def alert_values(alert: Alert) -> dict[str, Any]:
         "window": duration(ev.get("window_s")),
         "price": money(price, cur),
     }
+    lim = _limits(alert, th)
     clock, cmax = v.get("sm_clock_mhz"), v.get("sm_clock_max_mhz")
     clock_frac = float(clock) / float(cmax) if clock is not None and cmax else None
     out.update(
         clock=num(clock),
         clock_max=num(cmax),
         clock_pct=pct(clock_frac),
-        temp=num(v.get("temp_gpu_c", v.get("temp_c", v.get("temp_mem_c")))),
+        temp=num(lim.temp),
         slowdown=num(v.get("temp_slowdown_c")),
         reasons=", ".join(reason_name(str(r)) for r in v.get("reasons") or []) or "?",
         util=num(v.get("util_gpu_pct")),
         power=num(v.get("power_w")),
-        limit=num(v.get("power_limit_w", v.get("limit_c"))),
+        limit=num(lim.limit),
         default=num(v.get("power_default_w")),
         margin=num(th.get("margin_c")),
-        above=num(v.get("above_c", th.get("above_c"))),
+        above=num(lim.above),
         procs=procs_text(v.get("processes")),
         pstate=num(v.get("pstate")),
         before=num(v.get("ecc_dbe_before")),
@@ -815,7 +818,7 @@ def alert_values(alert: Alert) -> dict[str, Any]:
         message=v.get("message") or "",
         metric=v.get("metric") or "?",
         value=num(v.get("value"), 1),
-        threshold=num(v.get("above", v.get("below")), 1),
+        threshold=num(lim.threshold, 1),
         hidden=bytes_h(v.get("mem_hidden_bytes")),
         used=bytes_h(v.get("mem_used_bytes")),
         held=bytes_h(v.get("mem_procs_bytes")),
@@ -845,23 +848,17 @@ def alert_values(alert: Alert) -> dict[str, Any]:
         out["held_share"] = pct(thr.get("share"))
         out["held_window"] = duration(thr.get("span_s"))
         out["held_by"] = held_by(thr)
-    if alert.condition == "power_limit_low":
-        out["limit_pct"] = pct(
-            float(v["power_limit_w"]) / float(v["power_default_w"])
-            if v.get("power_limit_w") is not None and v.get("power_default_w")
-            else None
-        )
-    # What it costs: the share of compute lost, at the host's price.
     lost: float | None = None
-    if alert.condition in _CLOCK_LOSS and clock_frac is not None:
+    if alert.condition == "power_limit_low":
+        pl = values_of(alert, rec.PowerLimitLowEvidence)
+        limit_w, default_w = pl.get("power_limit_w"), pl.get("power_default_w")
+        share = float(limit_w) / float(default_w) if limit_w is not None and default_w else None
+        out["limit_pct"] = pct(share)
+        # What it costs: the share of compute lost, at the host's price.
+        if share is not None and limit_w and pl.get("binding", True):
+            lost = max(0.0, 1.0 - share)
+    elif alert.condition in _CLOCK_LOSS and clock_frac is not None:
         lost = max(0.0, 1.0 - clock_frac)
-    elif (
-        alert.condition == "power_limit_low"
-        and v.get("binding", True)
-        and v.get("power_limit_w")
-        and v.get("power_default_w")
-    ):
-        lost = max(0.0, 1.0 - float(v["power_limit_w"]) / float(v["power_default_w"]))
     out["lost_pct"] = pct(lost)
     out["waste"] = money(None if lost is None or price is None else lost * float(price), cur)
     if alert.condition == "idle_billed" and price is not None:
@@ -870,24 +867,85 @@ def alert_values(alert: Alert) -> dict[str, Any]:
             idle_s = alert.ended_t - float(ev["since_t"])
         out["spent"] = money(idle_s / 3600.0 * float(price), cur)
     if alert.condition == "watchdog":
-        action = str(v.get("action") or "")
-        out["deadline"] = clock_time(v.get("deadline_t"))
+        wd = values_of(alert, rec.WatchdogEvidence)
+        action = str(wd.get("action") or "")
+        out["deadline"] = clock_time(wd.get("deadline_t"))
         out["act"] = translated("Alerts", _WATCHDOG_ACT.get(action, _WATCHDOG_ACT[""]))
         out["acted"] = translated("Alerts", _WATCHDOG_ACTED.get(action, _WATCHDOG_ACTED[""]))
-        out["outcome"] = str(v.get("outcome") or "?")
+        out["outcome"] = str(wd.get("outcome") or "?")
         out["dry"] = (
             translated("Alerts", QT_TRANSLATE_NOOP("Alerts", " (a dry run: nothing is done)"))
-            if v.get("dry_run")
+            if wd.get("dry_run")
             else ""
         )
     if alert.condition == "budget":
-        frac = v.get("budget_frac")
-        out["budget_pct"] = pct(frac)
-        out["used"] = money(v.get("budget_used"), cur)
-        out["budget"] = money(v.get("budget"), cur)
+        bud = values_of(alert, rec.BudgetEvidence)
+        out["budget_pct"] = pct(bud.get("budget_frac"))
+        out["used"] = money(bud.get("budget_used"), cur)
+        out["budget"] = money(bud.get("budget"), cur)
     for hook in ALERT_VALUE_HOOKS:
         out.update(hook(alert))
     return out
+
+
+class _Limits(NamedTuple):
+    """The temperature, the limit it is held against, the level a rule fires above, and a
+    user rule's threshold: which key holds each depends on the condition."""
+
+    temp: Any = None
+    limit: Any = None
+    above: Any = None
+    threshold: Any = None
+
+
+def _limits(alert: Alert, th: Mapping[str, Any]) -> _Limits:
+    above = th.get("above_c")
+    match alert.condition:
+        case "thermal_throttle":
+            return _Limits(
+                values_of(alert, rec.ThermalThrottleEvidence).get("temp_gpu_c"), None, above
+            )
+        case "clocks_below_nominal":
+            ev_c = values_of(alert, rec.ClocksBelowNominalEvidence)
+            return _Limits(ev_c.get("temp_gpu_c"), None, above)
+        case "hw_slowdown":
+            hw = values_of(alert, rec.HwSlowdownEvidence)
+            return _Limits(hw.get("temp_gpu_c"), hw.get("power_limit_w"), above)
+        case "power_limit_low":
+            return _Limits(
+                None, values_of(alert, rec.PowerLimitLowEvidence).get("power_limit_w"), above
+            )
+        case "power_cap_active":
+            return _Limits(
+                None, values_of(alert, rec.PowerCapActiveEvidence).get("power_limit_w"), above
+            )
+        case "temp_near_slowdown" | "mem_temp_near_max":
+            near = values_of(alert, rec.NearLimitEvidence)
+            return _Limits(near.get("temp_c"), near.get("limit_c"), above)
+        case "mem_temp_high":
+            mem = values_of(alert, rec.MemTempHighEvidence)
+            return _Limits(mem.get("temp_mem_c"), mem.get("limit_c"), mem.get("above_c", above))
+        case "metric_above":
+            return _Limits(
+                None, None, above, values_of(alert, rec.MetricAboveEvidence).get("above")
+            )
+        case "metric_below":
+            return _Limits(
+                None, None, above, values_of(alert, rec.MetricBelowEvidence).get("below")
+            )
+    if alert.condition in rec.RECORDS:
+        return _Limits(above=above)  # its record has none of them
+    return _plain_limits(rec.raw_values(alert), above)
+
+
+def _plain_limits(v: Mapping[str, Any], above: Any) -> _Limits:
+    """A condition that declares no record (a plain mapping): the first key it has."""
+    return _Limits(
+        v.get("temp_gpu_c", v.get("temp_c", v.get("temp_mem_c"))),
+        v.get("power_limit_w", v.get("limit_c")),
+        v.get("above_c", above),
+        v.get("above", v.get("below")),
+    )
 
 
 _WATCHDOG_ACT: Final = {
@@ -915,26 +973,29 @@ ALERT_VARIANT_HOOKS: Final[list[Callable[[Alert], str | None]]] = []
 
 
 def _alert_variant(alert: Alert) -> str | None:
-    v: Mapping[str, Any] = alert.evidence.get("values") or {}
-    c = alert.condition
     for hook in ALERT_VARIANT_HOOKS:
         variant = hook(alert)
         if variant is not None:
             return variant
-    if c == "hw_slowdown" and v.get("power_brake"):
-        return "brake"
-    if c == "power_limit_low" and v.get("binding") is False:
-        return "not_binding"
-    if c == "temp_near_slowdown" and v.get("over"):
-        return "over"
-    if c == "mem_temp_high" and v.get("own_limit"):
-        return "own"
-    if c == "nvlink_slow" and v.get("variant"):
-        return str(v["variant"])
-    if c == "sampler_restarted" and v.get("lost"):
-        return "lost"
-    if c == "watchdog" and v.get("state") in ("done", "failed", "unready"):
-        return str(v["state"])
+    match alert.condition:
+        case "hw_slowdown" if values_of(alert, rec.HwSlowdownEvidence).get("power_brake"):
+            return "brake"
+        case "power_limit_low" if (
+            values_of(alert, rec.PowerLimitLowEvidence).get("binding") is False
+        ):
+            return "not_binding"
+        case "temp_near_slowdown" if values_of(alert, rec.NearLimitEvidence).get("over"):
+            return "over"
+        case "mem_temp_high" if values_of(alert, rec.MemTempHighEvidence).get("own_limit"):
+            return "own"
+        case "nvlink_slow":
+            variant = values_of(alert, rec.NvlinkSlowEvidence).get("variant")
+            return str(variant) if variant else None
+        case "sampler_restarted" if values_of(alert, rec.SamplerRestartedEvidence).get("lost"):
+            return "lost"
+        case "watchdog":
+            state = values_of(alert, rec.WatchdogEvidence).get("state")
+            return str(state) if state in ("done", "failed", "unready") else None
     return None
 
 
@@ -987,8 +1048,8 @@ def alert_sentence(alert: Alert) -> str:
         elif alert.condition in _COST_RELEVANT:
             parts.append(translated("Alerts", NO_PRICE))
     if alert.condition == "xid":
-        v = alert.evidence.get("values") or {}
-        todo = XID_TODO_CRITICAL if v.get("critical") else XID_TODO_APP
+        critical = values_of(alert, rec.XidEvidence).get("critical")
+        todo = XID_TODO_CRITICAL if critical else XID_TODO_APP
     if todo:
         parts.append(fill("Alerts", todo, values))
     if alert.ended_t is not None:

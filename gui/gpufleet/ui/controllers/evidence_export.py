@@ -16,16 +16,17 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from PySide6.QtCore import QObject, Qt, QUrl, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QUrl, Signal, SignalInstance, Slot
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import QFileDialog, QProgressBar, QPushButton, QWidget
+from PySide6.QtWidgets import QFileDialog, QProgressBar, QPushButton, QStatusBar, QWidget
 
 from gpufleet.core.config import paths
 from gpufleet.core.history.audit import read_audit
 from gpufleet.core.history.store import Store
 from gpufleet.core.history.timeparse import format_utc
+from gpufleet.core.model.alert import Alert
 from gpufleet.core.verdicts.bundle import BundleReport, PlotData, build_bundle
 from gpufleet.ui.background.worker import run_in_pool
 from gpufleet.ui.offscreen.evidence import render_plots
@@ -35,10 +36,22 @@ BEFORE_S = 600.0
 AFTER_S = 60.0
 
 
-def alert_window(alert: Any, now: float) -> tuple[float, float]:
+class ExportWindow(Protocol):
+    """What the exporter needs of the main window: its status bar, a place to say the
+    outcome, and the two requests it answers (a host over a range; an alert)."""
+
+    evidence_requested: SignalInstance  # (host, t0, t1)
+    alert_evidence_requested: SignalInstance  # (Alert)
+
+    def statusBar(self) -> QStatusBar: ...  # Qt's name
+
+    def show_outcome(self, text: str, ok: bool = True) -> None: ...
+
+
+def alert_window(alert: Alert, now: float) -> tuple[float, float]:
     """From BEFORE_S before the condition first held to AFTER_S after the alert ended
     (now, while it fires)."""
-    since = alert.evidence.get("since_t") if hasattr(alert, "evidence") else None
+    since = alert.evidence.get("since_t")
     start = float(since) if isinstance(since, (int, float)) else float(alert.started_t)
     start = min(start, float(alert.started_t))
     end = float(alert.ended_t) + AFTER_S if alert.ended_t is not None else now
@@ -83,8 +96,8 @@ class EvidenceExporter(QObject):
     finished = Signal(object)  # BundleReport
     failed = Signal(str)
 
-    def __init__(self, window: Any, *, demo: bool = False) -> None:
-        super().__init__(window)
+    def __init__(self, window: ExportWindow, *, demo: bool = False) -> None:
+        super().__init__(window if isinstance(window, QObject) else None)
         self.window = window
         self.demo = demo
         self.renderer = _Renderer()
@@ -180,7 +193,7 @@ class EvidenceExporter(QObject):
         run_in_pool(build, done, failed)
         return str(out)
 
-    def export_alert(self, alert: Any) -> str | None:
+    def export_alert(self, alert: Alert) -> str | None:
         t0, t1 = alert_window(alert, time.time())
         return self.export(str(alert.host), t0, t1)
 

@@ -12,6 +12,7 @@ from typing import Any, Final
 from gpufleet.core.alerts import throttle
 from gpufleet.core.alerts.clock_history import ClockHistory
 from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.model.evidence import SamplerRestartedEvidence
 from gpufleet.core.wire.messages import Hello, LinkRow, Proc, Value
 
 CLEAR: Final = 0
@@ -118,7 +119,7 @@ class HostState:
     pcie_replays: dict[int, deque[tuple[float, float]]] = field(default_factory=dict)
     last_seq: int | None = None
     thinned_to_seq: int | None = None  # a daemon note: samples up to here are the day tier
-    restart: dict[str, Any] | None = None  # the latest sampler restart (new run_id)
+    restart: SamplerRestartedEvidence | None = None  # the latest sampler restart (new run_id)
     # The latest event of the instance's watchdog: t, phase, action, deadline_t, ok, ...
     watchdog: dict[str, Any] | None = None
     # Per condition of the later modules (``held``, ``intruders``): their own

@@ -3,8 +3,6 @@ clocks under nominal, temperatures near their limits."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from gpufleet_sampler import protocol
 
 from gpufleet.core.alerts import throttle
@@ -14,7 +12,6 @@ from gpufleet.core.alerts.conditions.base import (
     HOLD,
     REASON_EXPLAINING_MASK,
     REASON_POWER_CAP,
-    Answer,
     GpuView,
     HostState,
     Params,
@@ -22,6 +19,17 @@ from gpufleet.core.alerts.conditions.base import (
     is_busy,
 )
 from gpufleet.core.alerts.throttle import ThrottleShare, throttled_share
+from gpufleet.core.model.evidence import (
+    ClocksBelowNominalEvidence,
+    ClockSettingLowEvidence,
+    ClockValues,
+    HwSlowdownEvidence,
+    MemTempHighEvidence,
+    NearLimitEvidence,
+    PowerCapActiveEvidence,
+    PowerLimitLowEvidence,
+    ThermalThrottleEvidence,
+)
 from gpufleet.core.wire.messages import Value
 
 
@@ -56,7 +64,7 @@ def _recent_bits(h: HostState, gpu: int, t: float, mask: int, window: float) -> 
     return hist is not None and hist.any_bits_since(t - window, mask)
 
 
-def _clock_values(g: GpuView) -> dict[str, Any]:
+def _clock_values(g: GpuView) -> ClockValues:
     clock, cmax = g.v("sm_clock_mhz"), g.nom("sm_clock_max_mhz")
     return {
         "sm_clock_mhz": clock,
@@ -71,7 +79,9 @@ def _clock_values(g: GpuView) -> dict[str, Any]:
     ("sample",),
     {"mask": protocol.REASON_THERMAL_MASK, "flicker_s": 10.0},
 )
-def thermal_throttle(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+def thermal_throttle(
+    h: HostState, g: GpuView, t: float, p: Params
+) -> ThermalThrottleEvidence | int:
     reasons = g.v("clock_reasons")
     if reasons is None:
         return HOLD
@@ -91,7 +101,7 @@ def thermal_throttle(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
 
 
 @condition("hw_slowdown", GPU, ("sample",), {"mask": throttle.HW_SLOWDOWN_MASK, "flicker_s": 10.0})
-def hw_slowdown(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+def hw_slowdown(h: HostState, g: GpuView, t: float, p: Params) -> HwSlowdownEvidence | int:
     """HW slowdown (0x8) or HW power brake (0x80): the board's own protection signals,
     asserted by its power supply or an over-temperature input. Busy or not, a healthy
     GPU never shows them; they are the classic sign of a provider-side power or cooling
@@ -127,7 +137,9 @@ def hw_slowdown(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
     ("sample",),
     {"mask": throttle.SETTING_MASK, "busy_util_pct": 80.0, "below_frac": 0.85},
 )
-def clock_setting_low(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+def clock_setting_low(
+    h: HostState, g: GpuView, t: float, p: Params
+) -> ClockSettingLowEvidence | int:
     """Busy, well under the max clock, held there by a setting: applications clocks set
     below the maximum (nvidia-smi -ac), a sync boost group, or the display clock. Each is
     deliberate, but on a rented GPU it is someone else's choice and costs you speed."""
@@ -157,7 +169,7 @@ def _limit_and_default(g: GpuView) -> tuple[Value, Value]:
 
 
 @condition("power_limit_low", GPU, ("sample",), {"below_frac": 0.95, "binding_frac": 0.9})
-def power_limit_low(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+def power_limit_low(h: HostState, g: GpuView, t: float, p: Params) -> PowerLimitLowEvidence | int:
     """An enforced limit under the default. Whether it slows the job now depends on the
     draw: "binding" when the power-cap bit is set or the card draws near the limit."""
     limit, default = _limit_and_default(g)
@@ -180,7 +192,7 @@ def power_limit_low(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
 
 
 @condition("power_cap_active", GPU, ("sample",), {"busy_util_pct": 50.0, "below_frac": 0.95})
-def power_cap_active(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+def power_cap_active(h: HostState, g: GpuView, t: float, p: Params) -> PowerCapActiveEvidence | int:
     """The power-cap bit while busy at the default limit: working as designed, a note."""
     reasons = g.v("clock_reasons")
     busy = is_busy(g, p)
@@ -201,7 +213,9 @@ def power_cap_active(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
 
 
 @condition("clocks_below_nominal", GPU, ("sample",), {"busy_util_pct": 80.0, "below_frac": 0.85})
-def clocks_below_nominal(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+def clocks_below_nominal(
+    h: HostState, g: GpuView, t: float, p: Params
+) -> ClocksBelowNominalEvidence | int:
     """Busy, clocks well under the max, and no reason reported: an invisible cap (often a
     host-side limit that a virtualized guest cannot see). Every reason but "GPU idle" has
     a rule of its own, so any of them explains the clock here."""
@@ -224,7 +238,7 @@ def clocks_below_nominal(h: HostState, g: GpuView, t: float, p: Params) -> Answe
     return CLEAR
 
 
-def _near(value: Value, limit: Value, p: Params) -> Answer:
+def _near(value: Value, limit: Value, p: Params) -> NearLimitEvidence | int:
     if value is None or not limit:
         return HOLD
     fire_at = limit - float(p["margin_c"])
@@ -236,12 +250,12 @@ def _near(value: Value, limit: Value, p: Params) -> Answer:
 
 
 @condition("temp_near_slowdown", GPU, ("sample",), {"margin_c": 5.0, "hysteresis_c": 3.0})
-def temp_near_slowdown(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+def temp_near_slowdown(h: HostState, g: GpuView, t: float, p: Params) -> NearLimitEvidence | int:
     return _near(g.v("temp_gpu_c"), g.nom("temp_slowdown_c"), p)
 
 
 @condition("mem_temp_near_max", GPU, ("sample",), {"margin_c": 5.0, "hysteresis_c": 3.0})
-def mem_temp_near_max(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+def mem_temp_near_max(h: HostState, g: GpuView, t: float, p: Params) -> NearLimitEvidence | int:
     """Within ``margin_c`` of the memory's own limit (NVML's MEM_MAX threshold), below it:
     at or over the limit, ``mem_temp_high`` speaks instead."""
     temp, limit = g.v("temp_mem_c"), g.nom("temp_mem_max_c")
@@ -256,7 +270,7 @@ def mem_temp_near_max(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
     ("sample",),
     {"above_c": 100.0, "clear_below_c": 95.0, "hysteresis_c": 3.0},
 )
-def mem_temp_high(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+def mem_temp_high(h: HostState, g: GpuView, t: float, p: Params) -> MemTempHighEvidence | int:
     """Memory at or over its own limit where the GPU reports one (NVML's MEM_MAX
     threshold: 95 °C on an H200), else over ``above_c`` (the guide's 100 °C for GDDR6X)."""
     temp = g.v("temp_mem_c")

@@ -17,12 +17,18 @@ from gpufleet.core.alerts.conditions.base import (
     condition,
 )
 from gpufleet.core.alerts.conditions.usage import proc_evidence
+from gpufleet.core.model.evidence import (
+    EccDbeEvidence,
+    GpuLostEvidence,
+    MemUnaccountedEvidence,
+    XidEvidence,
+)
 
 # --- memory errors, Xid, lost GPU ----------------------------------------------------------
 
 
 @condition("ecc_dbe_increase", GPU, ("sample", "event"), {"hold_s": EVENT_HOLD_S})
-def ecc_dbe_increase(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+def ecc_dbe_increase(h: HostState, g: GpuView, t: float, p: Params) -> EccDbeEvidence | int:
     jump = h.dbe_jump.get(g.gpu)
     if jump is None:
         return CLEAR
@@ -54,11 +60,11 @@ condition("retired_pending", GPU, ("sample",), {})(_flag("retired_pending"))
     {"hold_s": EVENT_HOLD_S, "critical_codes": list(XID_CRITICAL), "ignore_codes": []},
     multi=True,
 )
-def xid(h: HostState, g: GpuView, t: float, p: Params) -> list[tuple[str, Answer]]:
+def xid(h: HostState, g: GpuView, t: float, p: Params) -> list[tuple[str, XidEvidence | int]]:
     seen = h.xids.get(g.gpu)
     if not seen:
         return []
-    out: list[tuple[str, Answer]] = []
+    out: list[tuple[str, XidEvidence | int]] = []
     critical = set(p["critical_codes"])
     ignore = set(p["ignore_codes"])
     hold = float(p["hold_s"])
@@ -66,7 +72,7 @@ def xid(h: HostState, g: GpuView, t: float, p: Params) -> list[tuple[str, Answer
         if code in ignore:
             continue
         if t - x.last_t <= hold:
-            ans: Answer = {
+            ans: XidEvidence | int = {
                 "xid": code,
                 "count": x.count,
                 "first_t": x.first_t,
@@ -82,7 +88,7 @@ def xid(h: HostState, g: GpuView, t: float, p: Params) -> list[tuple[str, Answer
 
 
 @condition("gpu_lost", GPU, ("sample", "event"), {})
-def gpu_lost(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+def gpu_lost(h: HostState, g: GpuView, t: float, p: Params) -> GpuLostEvidence | int:
     lost = g.v("lost")
     if lost or g.gpu in h.lost_t:
         return {"lost_since_t": h.lost_t.get(g.gpu, t)}
@@ -98,7 +104,7 @@ def gpu_lost(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
     ("sample", "procs"),
     {"min_bytes": float(2 << 30), "min_frac": 0.03, "procs_age_s": 30.0},
 )
-def mem_unaccounted(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+def mem_unaccounted(h: HostState, g: GpuView, t: float, p: Params) -> MemUnaccountedEvidence | int:
     """Memory in use that no listed process holds (used - sum of the processes' memory):
     another tenant's job, a hidden reservation of the virtualization layer, or a context
     leaked by a killed process. A top cause of out-of-memory errors on rented cards.

@@ -13,12 +13,21 @@ from gpufleet.core.alerts.conditions.base import (
     GPU,
     HOLD,
     HOST,
-    Answer,
     GpuView,
     HostState,
     Params,
     condition,
     row_value,
+)
+from gpufleet.core.model.evidence import (
+    BudgetEvidence,
+    HostUnreachableEvidence,
+    MemNearlyFullEvidence,
+    MetricAboveEvidence,
+    MetricBelowEvidence,
+    SamplerRestartedEvidence,
+    SamplerStalledEvidence,
+    WatchdogEvidence,
 )
 
 # --- host-level: link, sampler, budget -----------------------------------------------------
@@ -27,7 +36,9 @@ UNREACHABLE_STATES: Final = frozenset({"reconnecting", "failed"})
 
 
 @condition("host_unreachable", HOST, ("status", "tick"), {})
-def host_unreachable(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+def host_unreachable(
+    h: HostState, g: GpuView, t: float, p: Params
+) -> HostUnreachableEvidence | int:
     if h.status in UNREACHABLE_STATES:
         return {"status": h.status, "reason": h.status_reason, "since_t": h.status_since}
     if h.status in ("streaming", "stopped"):
@@ -36,7 +47,7 @@ def host_unreachable(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
 
 
 @condition("sampler_stalled", HOST, ("tick", "sample"), {"stall_s": 30.0, "stall_intervals": 5.0})
-def sampler_stalled(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+def sampler_stalled(h: HostState, g: GpuView, t: float, p: Params) -> SamplerStalledEvidence | int:
     """No sample for a while although the link is up and the sampler did not restart.
 
     Live, the fleet calls ``RuleEngine.tick(now)``: ``now`` and the arrival times are the
@@ -56,15 +67,18 @@ def sampler_stalled(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
 
 
 @condition("sampler_restarted", HOST, ("sample",), {"hold_s": 600.0})
-def sampler_restarted(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+def sampler_restarted(
+    h: HostState, g: GpuView, t: float, p: Params
+) -> SamplerRestartedEvidence | int:
     """The sampler started a new run (a new ``run_id`` in a new ``hello``): the daemon or
     the host restarted, or a plain ``stream`` sampler was started again. A note, shown for
     ``hold_s``: what was not recorded before the restart is gone."""
     r = h.restart
-    if r is None or r.get("first_t") is None:
+    first = None if r is None else r.get("first_t")
+    if r is None or first is None:
         return CLEAR
-    if t - float(r["first_t"]) <= float(p["hold_s"]):
-        return dict(r)
+    if t - first <= float(p["hold_s"]):
+        return r.copy()
     return CLEAR
 
 
@@ -74,7 +88,7 @@ WATCHDOG_LATE_S = 300.0
 
 
 @condition("watchdog", HOST, ("event", "sample", "tick"), {"on": "pending", "hold_s": 3600.0})
-def watchdog(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+def watchdog(h: HostState, g: GpuView, t: float, p: Params) -> WatchdogEvidence | int:
     """What the instance's own watchdog said last, as one of three states a rule asks for
     (``on``): ``unready`` (armed, but the action it would take cannot run now: a revoked
     key, a changed API), ``pending`` (the host was idle while billed; it will act at its deadline
@@ -120,7 +134,7 @@ def stall_threshold(h: HostState, p: Params) -> float:
 
 
 @condition("budget", HOST, ("sample",), {"frac": 0.8})
-def budget(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+def budget(h: HostState, g: GpuView, t: float, p: Params) -> BudgetEvidence | int:
     if h.budget_frac is None:
         return HOLD
     if h.budget_frac >= float(p["frac"]):
@@ -142,7 +156,7 @@ def budget(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
     ("sample",),
     {"above_frac": 0.90, "clear_below_frac": 0.85, "slices_only": False},
 )
-def mem_nearly_full(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+def mem_nearly_full(h: HostState, g: GpuView, t: float, p: Params) -> MemNearlyFullEvidence | int:
     """Memory used over a share of the GPU's own capacity. A MIG slice is judged against its
     own size (10 GB of a 1g.10gb slice), not the card's; with ``slices_only`` whole cards are
     left alone (a framework's caching allocator holds most of a card on purpose)."""
@@ -177,7 +191,7 @@ def mem_nearly_full(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
 
 
 @condition("metric_above", GPU, ("sample",), {"metric": "", "above": 0.0, "clear_below": 0.0})
-def metric_above(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+def metric_above(h: HostState, g: GpuView, t: float, p: Params) -> MetricAboveEvidence | int:
     v = g.v(str(p["metric"]))
     if v is None:
         return HOLD
@@ -189,7 +203,7 @@ def metric_above(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
 
 
 @condition("metric_below", GPU, ("sample",), {"metric": "", "below": 0.0, "clear_above": 0.0})
-def metric_below(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+def metric_below(h: HostState, g: GpuView, t: float, p: Params) -> MetricBelowEvidence | int:
     v = g.v(str(p["metric"]))
     if v is None:
         return HOLD

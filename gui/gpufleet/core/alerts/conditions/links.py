@@ -4,25 +4,31 @@ against its siblings."""
 from __future__ import annotations
 
 import statistics
-from typing import Any
 
 from gpufleet.core.alerts.conditions.base import (
     CLEAR,
     GPU,
     HOLD,
-    Answer,
     GpuView,
     HostState,
     Params,
     condition,
     is_busy,
 )
+from gpufleet.core.model.evidence import (
+    NvlinkDownEvidence,
+    NvlinkSlowEvidence,
+    PcieDowntrainedEvidence,
+    PcieReplaysEvidence,
+)
 
 # --- PCIe and NVLink -----------------------------------------------------------------------
 
 
 @condition("pcie_downtrained", GPU, ("sample",), {"busy_util_pct": 50.0, "pstate_max": 2})
-def pcie_downtrained(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+def pcie_downtrained(
+    h: HostState, g: GpuView, t: float, p: Params
+) -> PcieDowntrainedEvidence | int:
     """Link below its max while busy. Idle GPUs drop to Gen1 on purpose (P8), so idle
     moments neither fire nor clear."""
     gen, width = g.v("pcie_gen"), g.v("pcie_width")
@@ -44,7 +50,7 @@ def pcie_downtrained(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
 
 
 @condition("pcie_replays", GPU, ("sample",), {"min_replays": 100.0, "window_s": 600.0})
-def pcie_replays(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+def pcie_replays(h: HostState, g: GpuView, t: float, p: Params) -> PcieReplaysEvidence | int:
     """The PCIe replay counter rising: link-level retransmissions (signal integrity, a bad
     riser or slot). A healthy link replays rarely, if ever; judged on the rise over
     ``window_s``, not on the count since boot."""
@@ -75,7 +81,7 @@ def pcie_replays(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
 
 
 @condition("nvlink_down", GPU, ("sample",), {})
-def nvlink_down(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+def nvlink_down(h: HostState, g: GpuView, t: float, p: Params) -> NvlinkDownEvidence | int:
     links, up = g.nom("nvlink_links"), g.v("nvlink_up")
     if not links or up is None:
         return HOLD
@@ -97,7 +103,7 @@ def nvlink_down(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
         "errors_window_s": 600.0,
     },
 )
-def nvlink_slow(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+def nvlink_slow(h: HostState, g: GpuView, t: float, p: Params) -> NvlinkSlowEvidence | int:
     """NVLink judged against what the job asks, never against nominal alone: an all-reduce
     that carries 35 % of nominal on every GPU is a normal job. It fires when this GPU
     carries under half what the host's other NVLink GPUs carry (smoothed over a minute),
@@ -107,7 +113,7 @@ def nvlink_slow(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
     if not links:
         return HOLD
     judged = False
-    found: dict[str, Any] | None = None
+    found: NvlinkSlowEvidence | None = None
     mine = h.nvlink_ema.get(g.gpu)
     peers = [v for k, v in h.nvlink_ema.items() if k != g.gpu]
     min_traffic = float(p["min_traffic_bps"])

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from typing import Any
 
 from gpufleet.core.alerts.conditions.base import (
     CLEAR,
@@ -13,20 +12,26 @@ from gpufleet.core.alerts.conditions.base import (
     HOLD,
     HOST,
     MINER_NAMES,
-    Answer,
     GpuView,
     HostState,
     Params,
     condition,
 )
 from gpufleet.core.cost.idle import gpu_is_idle
+from gpufleet.core.model.evidence import (
+    ForeignProcessEvidence,
+    IdleBilledEvidence,
+    MinerProcessEvidence,
+    P8WithProcessEvidence,
+    ProcEvidence,
+)
 from gpufleet.core.wire.messages import Proc
 
 # --- idle while billed -------------------------------------------------------------------
 
 
 @condition("idle_billed", HOST, ("sample",), {"util_below_pct": 5.0, "mem_below_frac": 0.10})
-def idle_billed(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+def idle_billed(h: HostState, g: GpuView, t: float, p: Params) -> IdleBilledEvidence | int:
     rows = h.row_by_gpu
     iu, im = h.pos.get("util_gpu_pct"), h.pos.get("mem_used_bytes")
     if not rows or iu is None:
@@ -75,7 +80,7 @@ def _matches(proc: Proc, patterns: tuple[str, ...] | list[str]) -> bool:
     return any(fnmatch.fnmatchcase(n, pat.lower()) for n in names for pat in patterns)
 
 
-def proc_evidence(procs: list[Proc]) -> list[dict[str, Any]]:
+def proc_evidence(procs: list[Proc]) -> list[ProcEvidence]:
     return [
         {"pid": p.pid, "name": p.name, "user": p.user, "mem_bytes": p.mem_bytes, "cmd": p.cmd}
         for p in procs
@@ -90,7 +95,7 @@ def _allowed(h: HostState, p: Params) -> list[str]:
 
 
 @condition("foreign_process", GPU, ("procs",), {"allowed": []})
-def foreign_process(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+def foreign_process(h: HostState, g: GpuView, t: float, p: Params) -> ForeignProcessEvidence | int:
     """A process not in the host's allow-list (only when the host has one)."""
     allowed = _allowed(h, p)
     if not allowed:
@@ -106,7 +111,7 @@ def foreign_process(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
 
 
 @condition("miner_process", GPU, ("procs",), {"names": list(MINER_NAMES)})
-def miner_process(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+def miner_process(h: HostState, g: GpuView, t: float, p: Params) -> MinerProcessEvidence | int:
     allowed = _allowed(h, {})
     names = [str(n).lower() for n in p["names"]]
     found = []
@@ -124,7 +129,7 @@ def miner_process(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
 
 
 @condition("p8_with_process", GPU, ("sample", "procs"), {"pstate_min": 8})
-def p8_with_process(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+def p8_with_process(h: HostState, g: GpuView, t: float, p: Params) -> P8WithProcessEvidence | int:
     """A low-power P-state while a process is working on the GPU (a driver or job problem).
 
     "Working" = the GPU reports some utilization or a process some SM share: a Jupyter kernel
