@@ -282,6 +282,65 @@ class FlagEvidence(TypedDict, total=False):
     retired_pending: float | int
 
 
+# ------------------------------------------------------------- held, growing, suspect
+
+
+class IdleHeldEvidence(TypedDict):
+    """``idle_held``: no work while a process holds the memory (a hung job, a notebook)."""
+
+    kind: str  # "hung", "notebook" or "plain"
+    quiet_since_t: float
+    idle_s: float
+    worked_t: float | None
+    mem_used_bytes: Value
+    mem_total_bytes: Value
+    used_frac: float
+    util_gpu_pct: Value
+    sm_active_pct: Value
+    pstate: Value
+    sm_clock_mhz: Value
+    power_w: Value
+    processes: list[ProcEvidence]
+    cost_so_far: float | None
+
+
+class MemGrowthEvidence(TypedDict):
+    """``mem_growth``: used memory rising steadily towards the usable total."""
+
+    mem_used_bytes: Value
+    mem_usable_bytes: float
+    mem_total_bytes: Value
+    used_frac: float
+    growth_bps: float
+    fit_span_s: float
+    rise_bytes: float
+    eta_s: float
+    full_at_t: float
+    processes: list[ProcEvidence]
+
+
+class SuspectProcEvidence(TypedDict):
+    """One process ``proc_suspect`` names, with why it looks foreign."""
+
+    pid: int
+    name: str | None
+    user: str | None
+    mem_bytes: int | None
+    sm_pct: float | None
+    cmd: str | None
+    why: str
+    first_seen_t: float | None
+
+
+class ProcSuspectEvidence(TypedDict):
+    """``proc_suspect``: a kernel thread's name holding memory, or a late outsider."""
+
+    processes: list[SuspectProcEvidence]
+    why: str
+    job_user: str | None
+    job_t: float | None
+
+
 # Condition -> its record. A condition missing here answers a plain mapping.
 RECORDS: Mapping[str, type[Mapping[str, Any]]] = {
     "thermal_throttle": ThermalThrottleEvidence,
@@ -316,6 +375,9 @@ RECORDS: Mapping[str, type[Mapping[str, Any]]] = {
     "mem_nearly_full": MemNearlyFullEvidence,
     "metric_above": MetricAboveEvidence,
     "metric_below": MetricBelowEvidence,
+    "idle_held": IdleHeldEvidence,
+    "mem_growth": MemGrowthEvidence,
+    "proc_suspect": ProcSuspectEvidence,
 }
 
 R = TypeVar("R", bound=Mapping[str, Any])

@@ -26,7 +26,6 @@ from gpufleet.core.alerts.conditions.base import (
     CLEAR,
     GPU,
     HOLD,
-    Answer,
     GpuView,
     HostState,
     Params,
@@ -36,6 +35,7 @@ from gpufleet.core.alerts.conditions.usage import (
     proc_evidence,
     proc_names,
 )
+from gpufleet.core.model.evidence import IdleHeldEvidence, MemGrowthEvidence
 
 # Names that say "a notebook kernel": a forgotten notebook, not a hung job.
 NOTEBOOK_MARKS: Final = ("ipykernel", "jupyter", "colab_kernel", "spyder_kernels")
@@ -112,7 +112,7 @@ def held_kind(procs: list[Any], worked: bool) -> str:
         "cold_s": 900.0,
     },
 )
-def idle_held(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+def idle_held(h: HostState, g: GpuView, t: float, p: Params) -> IdleHeldEvidence | int:
     """No work while memory is held; held ``after_work_s`` when the GPU had worked within
     ``worked_within_s`` before it went quiet, else ``cold_s``."""
     st: _Quiet = _memo(h, "idle_held").setdefault(g.gpu, _Quiet())
@@ -237,7 +237,7 @@ def _steady(tr: Trend, usable: float, p: Params) -> bool:
         "r2_min": 0.9,
     },
 )
-def mem_growth(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+def mem_growth(h: HostState, g: GpuView, t: float, p: Params) -> MemGrowthEvidence | int:
     """Used memory rising steadily: fires while the projected time to full is within
     ``horizon_s``; clears when the rise stops (the process died, or the growth settled)."""
     st: _Growth = _memo(h, "mem_growth").setdefault(g.gpu, _Growth())

@@ -18,7 +18,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
 from gpufleet_sampler import protocol
 
@@ -27,7 +27,6 @@ from gpufleet.core.alerts.conditions.base import (
     GPU,
     HOLD,
     MINER_NAMES,
-    Answer,
     GpuView,
     HostState,
     Params,
@@ -38,6 +37,7 @@ from gpufleet.core.alerts.conditions.usage import (
     _matches,
     proc_names,
 )
+from gpufleet.core.model.evidence import ProcSuspectEvidence, SuspectProcEvidence
 from gpufleet.core.wire.messages import Proc
 
 # What the kernel's own threads are called (``ps`` shows them in brackets).
@@ -100,7 +100,7 @@ def _why(pr: Proc, st: _Seen, p: Params) -> str | None:
     return None
 
 
-def _evidence(pr: Proc, why: str, first_t: float | None) -> dict[str, Any]:
+def _evidence(pr: Proc, why: str, first_t: float | None) -> SuspectProcEvidence:
     return {
         "pid": pr.pid,
         "name": pr.name,
@@ -114,7 +114,7 @@ def _evidence(pr: Proc, why: str, first_t: float | None) -> dict[str, Any]:
 
 
 @condition("proc_suspect", GPU, ("procs",), {"late_s": 1800.0, "min_mem_bytes": float(64 << 20)})
-def proc_suspect(h: HostState, g: GpuView, t: float, p: Params) -> Answer:
+def proc_suspect(h: HostState, g: GpuView, t: float, p: Params) -> ProcSuspectEvidence | int:
     """A process on this GPU under a kernel thread's name, or a late outsider."""
     st = _seen(h)
     if st.noted_t != h.procs_t:
