@@ -35,6 +35,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports pyproject.toml
+	$(BIN)/python tools/module_ceiling.py
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

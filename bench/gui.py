@@ -27,16 +27,22 @@ import threading
 import time
 import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "gui"), str(ROOT / "remote")]
 
+from gpufleet.core.alerts.rules import RuleEngine  # noqa: E402
 from gpufleet.core.config.hostconfig import HostConfig  # noqa: E402
 from gpufleet.core.fleet.events import HostMessage, HostStatus  # noqa: E402
 from gpufleet.core.live.buffers import LiveBuffers  # noqa: E402
 from gpufleet.core.wire.messages import Hello, Sample  # noqa: E402
 from gpufleet.core.wire.synth import make_hello, make_procs, rows_of, sample_values  # noqa: E402
+from PySide6.QtCore import QCoreApplication, QEvent, QObject  # noqa: E402
+
+if TYPE_CHECKING:
+    from gpufleet.ui.window.main_window import MainWindow
 
 STARTUP_S = 2.0
 
@@ -69,6 +75,123 @@ class Feed:
         return Sample(self.seq[host], t, t, hello.columns, self.rows[i % 3600])
 
 
+class PaintTimer(QObject):
+    """Times the paints of the views of the redraw in ``pending`` (adds them to it)."""
+
+    def __init__(self, pending: dict[str, object]) -> None:
+        super().__init__()
+        self.busy = False
+        self.pending = pending
+
+    def eventFilter(self, obj: QObject, ev: QEvent) -> bool:
+        if ev.type() != QEvent.Type.Paint or self.busy:
+            return False
+        self.busy = True
+        t0, c0 = time.perf_counter(), time.thread_time()
+        try:
+            # Deliver the paint event now (still inside Qt's paint of this widget).
+            QCoreApplication.sendEvent(obj, ev)
+        finally:
+            self.busy = False
+        pending = self.pending
+        if pending and obj in views_of(pending["tab"]):
+            pending["ms"] = float(pending["ms"]) + (time.perf_counter() - t0) * 1000  # type: ignore[arg-type]
+            pending["cpu"] = float(pending["cpu"]) + (time.thread_time() - c0) * 1000  # type: ignore[arg-type]
+        return True
+
+
+class RedrawTimes:
+    """Each tab's redraw times: the tab's refresh plus the paints of its views that follow
+    it (Qt paints in a later turn of the event loop, only what was invalidated, as in the
+    app). The paints are timed by an event filter on the views' viewports; a redraw is
+    recorded when the next timer tick comes."""
+
+    def __init__(self, w: MainWindow, names: tuple[str, ...]) -> None:
+        self.w = w
+        self.names = names
+        self.ms: dict[str, list[float]] = {n: [] for n in names}
+        self.cpu: dict[str, list[float]] = {n: [] for n in names}
+        self.summary_ms: list[float] = []
+        self.skipped = 0
+        self.pending: dict[str, object] = {}
+        self.orig_redraw, self.orig_summaries = w.redraw, w.update_summaries
+
+    def install(self) -> None:
+        """Time the window's redraws and summaries from now on."""
+        paint_timer = self.paint_timer = PaintTimer(self.pending)
+        for tab in self.w.tab_list:
+            for vp in views_of(tab):
+                vp.installEventFilter(paint_timer)
+        self.w.redraw = self.redraw  # type: ignore[method-assign]
+        self.w.update_summaries = self.summaries  # type: ignore[method-assign]
+
+    def flush(self) -> None:
+        pending = self.pending
+        if pending:
+            name = str(pending["name"])
+            self.ms[name].append(float(pending["ms"]))  # type: ignore[arg-type]
+            self.cpu[name].append(float(pending["cpu"]))  # type: ignore[arg-type]
+            pending.clear()
+
+    def redraw(self, force: bool = True) -> bool:
+        self.flush()
+        t0, c0 = time.perf_counter(), time.thread_time()
+        if not self.orig_redraw(force):
+            # Nothing the visible tab shows changed: no refresh, and Qt repaints nothing.
+            self.skipped += 1
+            return False
+        self.pending.update(
+            name=self.names[self.w.tabs.currentIndex()],
+            ms=(time.perf_counter() - t0) * 1000,
+            cpu=(time.thread_time() - c0) * 1000,
+            tab=self.w.current_tab(),
+        )
+        return True
+
+    def summaries(self) -> None:
+        t0 = time.perf_counter()
+        self.orig_summaries()
+        self.summary_ms.append((time.perf_counter() - t0) * 1000)
+
+
+def views_of(tab: object) -> list[QObject]:
+    out = []
+    for attr in ("glw", "table"):
+        v = getattr(tab, attr, None)
+        if v is not None:
+            out.append(v.viewport())
+    return out
+
+
+class EventGaps(QObject):
+    """An application-wide filter: the gap after an event is how long its handling (and
+    whatever it sent on) kept the GUI thread; the probe timer bounds idle gaps at 10 ms."""
+
+    def __init__(self, slow_events: collections.Counter[str]) -> None:
+        super().__init__()
+        self.slow_events = slow_events
+        self.last: tuple[float, str] = (0.0, "")
+        self.recent: collections.deque[tuple[float, str]] = collections.deque(maxlen=400)
+
+    def eventFilter(self, obj: QObject, ev: QEvent) -> bool:
+        now = time.perf_counter()
+        t, what = self.last
+        if t and now - t > 0.04:
+            self.slow_events[what] += 1
+        self.last = (now, f"{type(obj).__name__}/{obj.objectName()}:{ev.type().name}")
+        self.recent.append(self.last)
+        return False
+
+    def during(self, t0: float, t1: float) -> str:
+        """The events handled between t0 and t1 with the ms to the next, the long ones."""
+        evs = [e for e in self.recent if t0 <= e[0] <= t1]
+        parts = []
+        for (ta, wa), (tb, _) in zip(evs, [*evs[1:], (t1, "")], strict=True):
+            if tb - ta > 0.005:
+                parts.append(f"{wa} {1000 * (tb - ta):.0f}")
+        return "; ".join(parts)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hosts", type=int, default=32)
@@ -98,7 +221,7 @@ def main() -> int:
     from gpufleet.ui.app import make_qapp, setup_theme
     from gpufleet.ui.controllers.bridge import FleetBridge
     from gpufleet.ui.window.main_window import MainWindow
-    from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer
+    from PySide6.QtCore import QTimer
 
     qapp = make_qapp()
     theme = setup_theme(qapp, dark=True)
@@ -115,15 +238,7 @@ def main() -> int:
     prefill = int(args.prefill_minutes * 60)
     live_s = int(args.minutes * 60)
     t_start = time.time() - prefill
-    # Prefill: the ring buffers hold most of their hour, as after a long session.
-    for h in feed.hosts:
-        live.feed(h, feed.hellos[h])
-        if rules is not None:
-            rules.feed(h, feed.hellos[h])
-        for i in range(prefill):
-            s = feed.sample(h, t_start + i, i)
-            live.feed(h, s)
-        live.feed(h, make_procs(t_start + prefill, feed.seq[h] + 1, args.gpus))
+    prefill_live(feed, live, rules, t_start, prefill, args.gpus)
     sim_now = [t_start + prefill]
     events: queue.Queue[object] = queue.Queue()
     hub = PipelineHub(
@@ -146,80 +261,8 @@ def main() -> int:
     qapp.processEvents()
 
     names = ("overview", "clocks", "thermal", "memory", "interconnect", "cost")
-    redraw_ms: dict[str, list[float]] = {n: [] for n in names}
-    redraw_cpu: dict[str, list[float]] = {n: [] for n in names}
-    summary_ms: list[float] = []
-    orig_redraw, orig_summaries = w.redraw, w.update_summaries
-
-    skipped = [0]
-    # A redraw = the tab's refresh plus the paints of its views that follow it (Qt paints
-    # in a later turn of the event loop, only what was invalidated, as in the app). The
-    # paints are timed by an event filter on the views' viewports; a redraw is recorded
-    # when the next timer tick comes.
-    pending: dict[str, object] = {}
-
-    def flush() -> None:
-        if pending:
-            name = str(pending["name"])
-            redraw_ms[name].append(float(pending["ms"]))  # type: ignore[arg-type]
-            redraw_cpu[name].append(float(pending["cpu"]))  # type: ignore[arg-type]
-            pending.clear()
-
-    def timed_redraw(force: bool = True) -> bool:
-        flush()
-        t0, c0 = time.perf_counter(), time.thread_time()
-        if not orig_redraw(force):
-            # Nothing the visible tab shows changed: no refresh, and Qt repaints nothing.
-            skipped[0] += 1
-            return False
-        pending.update(
-            name=names[w.tabs.currentIndex()],
-            ms=(time.perf_counter() - t0) * 1000,
-            cpu=(time.thread_time() - c0) * 1000,
-            tab=w.current_tab(),
-        )
-        return True
-
-    class PaintTimer(QObject):
-        def __init__(self) -> None:
-            super().__init__()
-            self.busy = False
-
-        def eventFilter(self, obj: QObject, ev: QEvent) -> bool:
-            if ev.type() != QEvent.Type.Paint or self.busy:
-                return False
-            self.busy = True
-            t0, c0 = time.perf_counter(), time.thread_time()
-            try:
-                # Deliver the paint event now (still inside Qt's paint of this widget).
-                QCoreApplication.sendEvent(obj, ev)
-            finally:
-                self.busy = False
-            if pending and obj in views_of(pending["tab"]):
-                pending["ms"] = float(pending["ms"]) + (time.perf_counter() - t0) * 1000  # type: ignore[arg-type]
-                pending["cpu"] = float(pending["cpu"]) + (time.thread_time() - c0) * 1000  # type: ignore[arg-type]
-            return True
-
-    def views_of(tab: object) -> list[QObject]:
-        out = []
-        for attr in ("glw", "table"):
-            v = getattr(tab, attr, None)
-            if v is not None:
-                out.append(v.viewport())
-        return out
-
-    paint_timer = PaintTimer()
-    for tab in w.tab_list:
-        for vp in views_of(tab):
-            vp.installEventFilter(paint_timer)
-
-    def timed_summaries() -> None:
-        t0 = time.perf_counter()
-        orig_summaries()
-        summary_ms.append((time.perf_counter() - t0) * 1000)
-
-    w.redraw = timed_redraw  # type: ignore[method-assign]
-    w.update_summaries = timed_summaries  # type: ignore[method-assign]
+    times = RedrawTimes(w, names)
+    times.install()
 
     # Stall probe: a 10 ms timer; its lateness is how long the GUI thread was busy.
     # A stall that began with a tab switch or host selection (the user's own action) is
@@ -251,49 +294,11 @@ def main() -> int:
     stall_stacks: collections.Counter[str] = collections.Counter()
     gui_ident = threading.get_ident()
 
-    def stall_watch() -> None:
-        # While the 10 ms probe is late by over 40 ms, the GUI thread is stuck: note where.
-        while not stop.wait(0.005):
-            if (time.perf_counter() - stall["last"]) * 1000 > 40:
-                frame = sys._current_frames().get(gui_ident)
-                if frame is not None:
-                    stack = traceback.extract_stack(frame, limit=8)
-                    stall_stacks[
-                        " < ".join(f"{Path(f.filename).name}:{f.name}" for f in reversed(stack))
-                    ] += 1
-
     slow_events: collections.Counter[str] = collections.Counter()
-
-    class EventGaps(QObject):
-        """An application-wide filter: the gap after an event is how long its handling (and
-        whatever it sent on) kept the GUI thread; the probe timer bounds idle gaps at 10 ms."""
-
-        def __init__(self) -> None:
-            super().__init__()
-            self.last: tuple[float, str] = (0.0, "")
-            self.recent: collections.deque[tuple[float, str]] = collections.deque(maxlen=400)
-
-        def eventFilter(self, obj: QObject, ev: QEvent) -> bool:
-            now = time.perf_counter()
-            t, what = self.last
-            if t and now - t > 0.04:
-                slow_events[what] += 1
-            self.last = (now, f"{type(obj).__name__}/{obj.objectName()}:{ev.type().name}")
-            self.recent.append(self.last)
-            return False
-
-        def during(self, t0: float, t1: float) -> str:
-            """The events handled between t0 and t1 with the ms to the next, the long ones."""
-            evs = [e for e in self.recent if t0 <= e[0] <= t1]
-            parts = []
-            for (ta, wa), (tb, _) in zip(evs, [*evs[1:], (t1, "")], strict=True):
-                if tb - ta > 0.005:
-                    parts.append(f"{wa} {1000 * (tb - ta):.0f}")
-            return "; ".join(parts)
 
     stall_log: list[tuple[float, str]] = []
 
-    event_gaps = EventGaps()
+    event_gaps = EventGaps(slow_events)
     if args.slow_events:
         qapp.installEventFilter(event_gaps)
 
@@ -302,23 +307,6 @@ def main() -> int:
     prober.timeout.connect(probe)
 
     stop = threading.Event()
-
-    def feeder() -> None:
-        i0 = prefill
-        start = time.monotonic()
-        for k in range(live_s):
-            due = start + k / args.speed
-            delay = due - time.monotonic()
-            if delay > 0 and stop.wait(delay):
-                return
-            t = t_start + i0 + k
-            sim_now[0] = t
-            for h in feed.hosts:
-                events.put(HostMessage(h, feed.sample(h, t, i0 + k)))
-            if k % 10 == 0:
-                for h in feed.hosts:
-                    events.put(HostMessage(h, make_procs(t, feed.seq[h] + 1, args.gpus)))
-        stop.set()
 
     rss: list[tuple[float, float]] = []
     wall = live_s / args.speed
@@ -368,17 +356,26 @@ def main() -> int:
     rss0 = rss_mib()
     t_start_perf[0] = time.perf_counter()
     bridge.start()
-    th = threading.Thread(target=feeder, name="bench-feeder")
+    th = threading.Thread(
+        target=feed_live,
+        args=(feed, events, sim_now, stop, t_start + prefill, prefill, live_s, args),
+        name="bench-feeder",
+    )
     th.start()
     watch = None
     if args.stall_trace:
-        watch = threading.Thread(target=stall_watch, name="bench-stall-watch", daemon=True)
+        watch = threading.Thread(
+            target=watch_stalls,
+            args=(stop, stall, gui_ident, stall_stacks),
+            name="bench-stall-watch",
+            daemon=True,
+        )
         watch.start()
     for t in (prober, rotator, sampler, done):
         t.start()
     w.tabs.setCurrentIndex(0)
     qapp.exec()
-    flush()
+    times.flush()
     if prof is not None:
         prof.disable()
         prof.dump_stats(args.profile)
@@ -391,10 +388,86 @@ def main() -> int:
         store.close()
     w.close()
 
+    print_redraws(args, store is not None, names, times.ms, times.cpu, times.summary_ms)
+    print_stalls(times.skipped, stall, startup_stall[0], action_stalls, gc_ms)
+    print_rss(args.speed, warmup_s, rss, rss0, rss1)
+    print(f"samples: {live.samples_total}; hub errors: {hub.bad_batches}")
+    print_hold_causes(slow_events, stall_log, stall_stacks)
+    return 0
+
+
+def prefill_live(
+    feed: Feed, live: LiveBuffers, rules: RuleEngine | None, t_start: float, prefill: int, gpus: int
+) -> None:
+    """The ring buffers hold most of their hour, as after a long session."""
+    for h in feed.hosts:
+        live.feed(h, feed.hellos[h])
+        if rules is not None:
+            rules.feed(h, feed.hellos[h])
+        for i in range(prefill):
+            s = feed.sample(h, t_start + i, i)
+            live.feed(h, s)
+        live.feed(h, make_procs(t_start + prefill, feed.seq[h] + 1, gpus))
+
+
+def feed_live(
+    feed: Feed,
+    events: queue.Queue[object],
+    sim_now: list[float],
+    stop: threading.Event,
+    t0: float,
+    i0: int,
+    live_s: int,
+    args: argparse.Namespace,
+) -> None:
+    """The feeder thread: one sample per host per simulated second at ``args.speed``, a
+    process list every 10; sets ``stop`` when the run is over."""
+    start = time.monotonic()
+    for k in range(live_s):
+        due = start + k / args.speed
+        delay = due - time.monotonic()
+        if delay > 0 and stop.wait(delay):
+            return
+        t = t0 + k
+        sim_now[0] = t
+        for h in feed.hosts:
+            events.put(HostMessage(h, feed.sample(h, t, i0 + k)))
+        if k % 10 == 0:
+            for h in feed.hosts:
+                events.put(HostMessage(h, make_procs(t, feed.seq[h] + 1, args.gpus)))
+    stop.set()
+
+
+def watch_stalls(
+    stop: threading.Event,
+    stall: dict[str, float],
+    gui_ident: int,
+    stall_stacks: collections.Counter[str],
+) -> None:
+    """While the 10 ms probe is late by over 40 ms, the GUI thread is stuck: note where."""
+    while not stop.wait(0.005):
+        if (time.perf_counter() - stall["last"]) * 1000 > 40:
+            frame = sys._current_frames().get(gui_ident)
+            if frame is not None:
+                stack = traceback.extract_stack(frame, limit=8)
+                stall_stacks[
+                    " < ".join(f"{Path(f.filename).name}:{f.name}" for f in reversed(stack))
+                ] += 1
+
+
+def print_redraws(
+    args: argparse.Namespace,
+    store_on: bool,
+    names: tuple[str, ...],
+    redraw_ms: dict[str, list[float]],
+    redraw_cpu: dict[str, list[float]],
+    summary_ms: list[float],
+) -> None:
+    """The run's header and each tab's redraw times (refresh and paint)."""
     print(
         f"GUI benchmark: {args.hosts} hosts × {args.gpus} GPUs, {args.minutes:g} simulated min fed "
         f"at 1 Hz ({args.speed:g}× real time = {args.hosts * args.speed:.0f} samples/s), "
-        f"{args.prefill_minutes:g} min prefilled; store {'off' if store is None else 'on'}; "
+        f"{args.prefill_minutes:g} min prefilled; store {'on' if store_on else 'off'}; "
         f"redraw at 3 Hz, window 1600×1000 offscreen"
     )
     print(
@@ -412,14 +485,25 @@ def main() -> int:
             f"{'summaries':<14}{len(summary_ms):>8}{statistics.median(summary_ms):>11.1f}"
             f"{pct(summary_ms, 99):>9.1f}{max(summary_ms):>9.1f}   (list, cards, overview, 1 Hz)"
         )
-    print(f"redraw ticks skipped (nothing new to show): {skipped[0]}")
+
+
+def print_stalls(
+    skipped: int,
+    stall: dict[str, float],
+    startup_stall: float,
+    action_stalls: list[float],
+    gc_ms: list[tuple[int, float]],
+) -> None:
+    """How long the GUI thread was held: in the background, at start-up, on the user's
+    actions, and by the garbage collector."""
+    print(f"redraw ticks skipped (nothing new to show): {skipped}")
     print(
         f"longest GUI-thread stall: {stall['max']:.0f} ms; stalls over 50 ms: {stall['over50']} "
         "(background: data arriving, summaries, redraws)"
     )
     print(
         f"start-up (first {STARTUP_S:g} s: first summaries and display): longest hold "
-        f"{startup_stall[0]:.0f} ms"
+        f"{startup_stall:.0f} ms"
     )
     if action_stalls:
         print(
@@ -431,6 +515,12 @@ def main() -> int:
         ms = [d for g, d in gc_ms if g == gen]
         if ms:
             print(f"GC generation {gen}: {len(ms)} collections, longest {max(ms):.1f} ms")
+
+
+def print_rss(
+    speed: float, warmup_s: float, rss: list[tuple[float, float]], rss0: float, rss1: float
+) -> None:
+    """Memory over the run, and its slope once every tab was shown (a leak)."""
     # Memory: every tab has been shown once after the first pass of the rotation (its items,
     # pixmap caches and the store's buffers are allocated by then); a leak is the slope of
     # RSS over the rest of the run.
@@ -442,7 +532,7 @@ def main() -> int:
         slope = sum((a - mt) * (b - my) for a, b in warm) / max(
             1e-9, sum((a - mt) ** 2 for a in xs_t)
         )
-        sim_slope = slope * 3600 / args.speed  # MiB per simulated hour
+        sim_slope = slope * 3600 / speed  # MiB per simulated hour
         print(
             f"RSS: {rss0:.0f} MiB after prefill, {warm[0][1]:.0f} MiB once every tab was shown "
             f"({warmup_s:.0f} s), {rss1:.0f} MiB at the end; slope after that "
@@ -453,7 +543,14 @@ def main() -> int:
         print(f"RSS: {rss0:.0f} → {rss1:.0f} MiB (run longer for a slope after the warm-up)")
     if os.environ.get("GPUFLEET_BENCH_RSS"):
         print("RSS series (s, MiB):", " ".join(f"{a:.0f}:{b:.0f}" for a, b in rss))
-    print(f"samples: {live.samples_total}; hub errors: {hub.bad_batches}")
+
+
+def print_hold_causes(
+    slow_events: collections.Counter[str],
+    stall_log: list[tuple[float, str]],
+    stall_stacks: collections.Counter[str],
+) -> None:
+    """What held the GUI thread (--slow-events, --stall-trace)."""
     if slow_events:
         print("events followed by a GUI-thread hold over 40 ms (count):")
         for what, count in slow_events.most_common(15):
@@ -466,7 +563,6 @@ def main() -> int:
         print("GUI thread during stalls (5 ms samples; innermost first):")
         for stack, count in stall_stacks.most_common(12):
             print(f"{count:6d}  {stack}")
-    return 0
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import socket
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Optional, Protocol, Tuple, Type
+from typing import Any, Callable, Optional, Protocol, Tuple, Type
 
 from gpufleet_sampler import metric_names as pn
 
@@ -102,7 +102,10 @@ def content_length(value: Optional[str], limit: int) -> Tuple[Optional[int], int
     return n, 0, ""
 
 
-def make_handler(state: Renderer) -> Any:
+def make_handler(state: Renderer, ready: Optional[Callable[[], bool]] = None) -> Any:
+    """The handler of ``/metrics`` (and ``/``); with ``ready``, also ``/-/ready``: 200 while
+    it answers True, 503 otherwise (a supervisor's or a load balancer's health probe)."""
+
     class Handler(BaseHTTPRequestHandler):
         server_version = "gpufleet-sampler"
         protocol_version = "HTTP/1.1"  # keep-alive: Prometheus reuses its connection
@@ -114,6 +117,10 @@ def make_handler(state: Renderer) -> Any:
                 self._send(200, pn.CONTENT_TYPE, state.render())
             elif path == "/":
                 self._send(200, "text/html; charset=utf-8", INDEX_PAGE)
+            elif path == "/-/ready" and ready is not None:
+                ok = ready()
+                self._send(200 if ok else 503, "text/plain; charset=utf-8",
+                           b"ready\n" if ok else b"not ready\n")  # fmt: skip
             else:
                 self._send(404, "text/plain; charset=utf-8", b"not found: try /metrics\n")
 
@@ -153,6 +160,8 @@ def make_handler(state: Renderer) -> Any:
     return Handler
 
 
-def make_server(state: Renderer, host: str, port: int) -> BoundedHTTPServer:
+def make_server(
+    state: Renderer, host: str, port: int, ready: Optional[Callable[[], bool]] = None
+) -> BoundedHTTPServer:
     """The /metrics server (not yet serving); raises OSError when the address is unusable."""
-    return bounded_server(host, port, make_handler(state))
+    return bounded_server(host, port, make_handler(state, ready))

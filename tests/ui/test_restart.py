@@ -10,7 +10,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gpufleet.core.config import paths
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.config.settings import (
     Settings,
@@ -21,6 +20,7 @@ from gpufleet.core.config.settings import (
 )
 from gpufleet.ui.app import App
 from pytestqt.qtbot import QtBot
+from restart_case import firing_posts, write_throttle_rule
 from ui_helpers import demo, wait_streaming
 from webhook_sink import WebhookSink
 
@@ -42,24 +42,11 @@ def test_ack_and_sent_state_hold_across_a_restart(
     store_webhook_url(name, url)
     try:
         save_settings(Settings(webhooks=(WebhookSetting(name, "json", "warning"),)))
-        rules = paths.rules_file()
-        rules.parent.mkdir(parents=True, exist_ok=True)
-        rules.write_text(
-            "[rules.thermal_throttle]\nfor_s = 2\nclear_for_s = 600\nactions = [\n"
-            f'  {{ type = "local", command = "echo ran >> {ran}", grace_s = 0.5 }},\n]\n',
-            encoding="utf-8",
-        )
-
-        def firing_posts() -> int:
-            return sum(
-                1
-                for b in bodies
-                if b["alert"]["rule_id"] == "thermal_throttle" and b["alert"]["state"] == "firing"
-            )
+        write_throttle_rule(ran)
 
         first = start_app(demo("h100-a"))
         qtbot.waitUntil(lambda: bool(_throttle(first)), timeout=90_000)
-        qtbot.waitUntil(lambda: firing_posts() == 1 and ran.exists(), timeout=30_000)
+        qtbot.waitUntil(lambda: firing_posts(bodies) == 1 and ran.exists(), timeout=30_000)
         alert = _throttle(first)[0]
         first.alert_wiring.ack(alert)
         qtbot.waitUntil(lambda: first.window.alerts[alert.id].acked, timeout=10_000)
@@ -76,7 +63,7 @@ def test_ack_and_sent_state_hold_across_a_restart(
         # second post or a second run of the action to have shown up.
         qtbot.wait(15_000)
         assert len(_throttle(second)) == 1 and _throttle(second)[0].acked
-        assert firing_posts() == 1
+        assert firing_posts(bodies) == 1
         assert ran.read_text().splitlines() == ["ran"]
         assert not [n for n in shown if "thermal" in str(getattr(n, "title", "")).lower()]
     finally:

@@ -732,95 +732,11 @@ class NvmlBackend(NvmlProcs):
         e = raw[_S_ENERGY]
         energy = e // 1000 if e is not None else None
 
-        held = g.fv_held
-        tmem, energy_f, vpow, vth, ptx, prx, ntx, nrx, pinst = held
         replays = sbe = dbe = None
         fv = raw[_S_FIELDS]
         if fv is not None:
-            t = _unpack(lay, fv)
-            # The offsets of a field's value as locals: read some 40 times a row.
-            ret, val, ts_at, items = _FV_RET, _FV_VAL, _FV_TS, _FV_ITEMS
-            role = lay[_L_ROLE]
-            cnt = g.cnt
-            b = role[_R_ENERGY]
-            if b >= 0:
-                energy_f = t[b + val] // 1000 if t[b + ret] == 0 else None
-            b = role[_R_MEMTEMP]
-            if b >= 0:
-                tmem = t[b + val] if t[b + ret] == 0 else None
-            b = role[_R_PCIE_TX]
-            if b >= 0:
-                ptx = _field_rate(t, b, cnt, _C_PCIE_TX, 1.0, _PCIE_CAP)
-            b = role[_R_PCIE_RX]
-            if b >= 0:
-                prx = _field_rate(t, b, cnt, _C_PCIE_RX, 1.0, _PCIE_CAP)
-            b = role[_R_REPLAY]
-            if b >= 0 and t[b + ret] == 0:
-                replays = t[b + val]
-                g.pcie_replays_call = replays  # (from field 94 here) sent until the next read
-            b = role[_R_NVL_TX]
-            if b >= 0:
-                ntx = _field_rate(t, b, cnt, _C_NVL_TX, 1024.0, _NVLINK_CAP)
-            b = role[_R_NVL_RX]
-            if b >= 0:
-                nrx = _field_rate(t, b, cnt, _C_NVL_RX, 1024.0, _NVLINK_CAP)
-            b = role[_R_VPOW]
-            if b >= 0:
-                vpow = None
-                if t[b + ret] == 0:
-                    ns = t[b + val]
-                    b2 = role[_R_VBRAKE]
-                    if b2 >= 0 and t[b2 + ret] == 0:
-                        ns += t[b2 + val]
-                    vpow = _pct(cnt, _C_VPOW, ns, t[b + ts_at])
-            ns = None
-            ts = 0
-            seen = False
-            b = role[_R_VSW]
-            if b >= 0:
-                seen = True
-                if t[b + ret] == 0:
-                    ns = t[b + val]
-                    ts = t[b + ts_at]
-            b = role[_R_VHW]
-            if b >= 0:
-                seen = True
-                if t[b + ret] == 0:
-                    ns = t[b + val] + (ns or 0)
-                    ts = t[b + ts_at]
-            b = role[_R_VOLD]
-            if b >= 0:
-                seen = True
-                if t[b + ret] == 0:
-                    ns = t[b + val]
-                    ts = t[b + ts_at]
-            if seen:
-                vth = _pct(cnt, _C_VTHERM, ns, ts) if ns is not None else None
-            b = role[_R_SBE]
-            if b >= 0 and t[b + ret] == 0:
-                sbe = t[b + val]
-                g.ecc_vol = (sbe, g.ecc_vol[1])
-            b = role[_R_DBE]
-            if b >= 0 and t[b + ret] == 0:
-                dbe = t[b + val]
-                g.ecc_vol = (g.ecc_vol[0], dbe)
-                if dbe != g.last_dbe:
-                    self._dbe_check(g, dbe, g.last_dbe is None)
-            b = role[_R_PINST]
-            if b >= 0:
-                pinst = t[b + val] / 1000.0 if t[b + ret] == 0 else None
-            b = lay[_L_STATES]
-            if b >= 0:
-                self._apply_link_states(
-                    g,
-                    [
-                        (1 if t[b + items * k + val] else 0)
-                        if t[b + items * k + ret] == 0
-                        else None
-                        for k in range(lay[_L_NSTATES])
-                    ],
-                )
-            held[:] = [tmem, energy_f, vpow, vth, ptx, prx, ntx, nrx, pinst]
+            replays, sbe, dbe = self._read_fields(g, lay, fv)
+        tmem, energy_f, vpow, vth, ptx, prx, ntx, nrx, pinst = g.fv_held
         r_all = g.role
         if r_all[_R_ENERGY] >= 0:
             energy = energy_f
@@ -905,6 +821,97 @@ class NvmlBackend(NvmlProcs):
             g.retired_pending,
             0,
         ]
+
+    def _read_fields(self, g: _Gpu, lay: Any, fv: Any) -> Tuple[Any, Any, Any]:
+        """Decode this tick's field read into ``g.fv_held`` (a field that failed keeps its
+        last value, or None where that is its meaning); returns (replays, sbe, dbe) where
+        this read gave them, else None for each."""
+        held = g.fv_held
+        tmem, energy_f, vpow, vth, ptx, prx, ntx, nrx, pinst = held
+        replays = sbe = dbe = None
+        t = _unpack(lay, fv)
+        # The offsets of a field's value as locals: read some 40 times a row.
+        ret, val, ts_at, items = _FV_RET, _FV_VAL, _FV_TS, _FV_ITEMS
+        role = lay[_L_ROLE]
+        cnt = g.cnt
+        b = role[_R_ENERGY]
+        if b >= 0:
+            energy_f = t[b + val] // 1000 if t[b + ret] == 0 else None
+        b = role[_R_MEMTEMP]
+        if b >= 0:
+            tmem = t[b + val] if t[b + ret] == 0 else None
+        b = role[_R_PCIE_TX]
+        if b >= 0:
+            ptx = _field_rate(t, b, cnt, _C_PCIE_TX, 1.0, _PCIE_CAP)
+        b = role[_R_PCIE_RX]
+        if b >= 0:
+            prx = _field_rate(t, b, cnt, _C_PCIE_RX, 1.0, _PCIE_CAP)
+        b = role[_R_REPLAY]
+        if b >= 0 and t[b + ret] == 0:
+            replays = t[b + val]
+            g.pcie_replays_call = replays  # (from field 94 here) sent until the next read
+        b = role[_R_NVL_TX]
+        if b >= 0:
+            ntx = _field_rate(t, b, cnt, _C_NVL_TX, 1024.0, _NVLINK_CAP)
+        b = role[_R_NVL_RX]
+        if b >= 0:
+            nrx = _field_rate(t, b, cnt, _C_NVL_RX, 1024.0, _NVLINK_CAP)
+        b = role[_R_VPOW]
+        if b >= 0:
+            vpow = None
+            if t[b + ret] == 0:
+                ns = t[b + val]
+                b2 = role[_R_VBRAKE]
+                if b2 >= 0 and t[b2 + ret] == 0:
+                    ns += t[b2 + val]
+                vpow = _pct(cnt, _C_VPOW, ns, t[b + ts_at])
+        ns = None
+        ts = 0
+        seen = False
+        b = role[_R_VSW]
+        if b >= 0:
+            seen = True
+            if t[b + ret] == 0:
+                ns = t[b + val]
+                ts = t[b + ts_at]
+        b = role[_R_VHW]
+        if b >= 0:
+            seen = True
+            if t[b + ret] == 0:
+                ns = t[b + val] + (ns or 0)
+                ts = t[b + ts_at]
+        b = role[_R_VOLD]
+        if b >= 0:
+            seen = True
+            if t[b + ret] == 0:
+                ns = t[b + val]
+                ts = t[b + ts_at]
+        if seen:
+            vth = _pct(cnt, _C_VTHERM, ns, ts) if ns is not None else None
+        b = role[_R_SBE]
+        if b >= 0 and t[b + ret] == 0:
+            sbe = t[b + val]
+            g.ecc_vol = (sbe, g.ecc_vol[1])
+        b = role[_R_DBE]
+        if b >= 0 and t[b + ret] == 0:
+            dbe = t[b + val]
+            g.ecc_vol = (g.ecc_vol[0], dbe)
+            if dbe != g.last_dbe:
+                self._dbe_check(g, dbe, g.last_dbe is None)
+        b = role[_R_PINST]
+        if b >= 0:
+            pinst = t[b + val] / 1000.0 if t[b + ret] == 0 else None
+        b = lay[_L_STATES]
+        if b >= 0:
+            self._apply_link_states(
+                g,
+                [
+                    (1 if t[b + items * k + val] else 0) if t[b + items * k + ret] == 0 else None
+                    for k in range(lay[_L_NSTATES])
+                ],
+            )
+        held[:] = [tmem, energy_f, vpow, vth, ptx, prx, ntx, nrx, pinst]
+        return replays, sbe, dbe
 
     def _tick_call(self, g: _Gpu, fn: Optional[Callable[..., Any]], args: Tuple[Any, ...]) -> Any:
         """One per-tick call on the slow path; a transient error is null for this tick only."""

@@ -54,7 +54,7 @@ from gpufleet.core.alerts.conditions import (
 from gpufleet.core.config import paths
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.cost.rental import CostTracker
-from gpufleet.core.model.alert import FIRING, RESOLVED, SEVERITIES, Alert
+from gpufleet.core.model.alert import FIRING, RESOLVED, SEVERITIES, Alert, Severity
 from gpufleet.core.wire.messages import ErrorMsg, Event, Hello, Links, Message, Procs, Sample
 
 try:
@@ -97,7 +97,7 @@ class RulesError(ValueError):
 class Rule:
     id: str
     condition: str
-    severity: str = "warning"
+    severity: Severity = "warning"
     for_s: float = 0.0
     clear_for_s: float = 0.0
     cooldown_s: float = 0.0

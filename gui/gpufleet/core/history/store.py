@@ -193,6 +193,11 @@ class Store(StoreReader):
             if not self._thread.is_alive():
                 return
 
+    def writing(self) -> bool:
+        """Whether the writer thread runs (open for writing, not closed, not dead)."""
+        th = self._thread
+        return not self._closed and th is not None and th.is_alive()
+
     def flush(self) -> None:
         """Wait until everything written before this call is committed."""
         self._wait(OP_FLUSH)

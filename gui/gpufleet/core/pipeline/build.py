@@ -86,10 +86,19 @@ class Pipeline:
     def engine(self) -> RuleEngine:
         return self.alerting.engine
 
+    def ready(self) -> bool:
+        """Whether the pipeline works: its hub's thread runs and the history (where there is
+        one) is open and committing (``/-/ready``)."""
+        store_ok = self.store is None or self.store.writing()
+        return self.hub.running() and store_ok
+
     def start_metrics(self, fleet: Fleet, listen: str, *, health_check: bool = True) -> str:
-        """Serve ``/metrics`` from this pipeline's hub (raises OSError / ValueError when the
-        address cannot be used); returns the URL. Call before ``hub.start``."""
-        server = MetricsServer(fleet, fleet.hosts(), listen, health_check=health_check)
+        """Serve ``/metrics`` (and ``/-/ready``) from this pipeline's hub (raises OSError /
+        ValueError when the address cannot be used); returns the URL. Call before
+        ``hub.start``."""
+        server = MetricsServer(
+            fleet, fleet.hosts(), listen, health_check=health_check, ready=self.ready
+        )
         server.start()
         self.metrics_server = server
         self.hub.metrics = server.metrics

@@ -99,6 +99,11 @@ class PipelineHub:
             self._thread = threading.Thread(target=self._run, name="gpufleet-hub", daemon=False)
             self._thread.start()
 
+    def running(self) -> bool:
+        """Whether the hub's thread is feeding the stages (started, not stopped, alive)."""
+        th = self._thread
+        return th is not None and th.is_alive()
+
     def stop(self, timeout: float = 5.0) -> None:
         self._stop.set()
         if self._thread is not None:

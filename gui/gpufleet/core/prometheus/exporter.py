@@ -33,7 +33,12 @@ from gpufleet_sampler.metrics_http import make_server
 
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.cost.rental import CostSummary
-from gpufleet.core.fleet.events import STREAMING, FleetEvent, HostMessage, HostStatus
+from gpufleet.core.fleet.events import (
+    STREAMING,
+    FleetEvent,
+    HostMessage,
+    HostStatus,
+)
 from gpufleet.core.fleet.fleet import Fleet
 from gpufleet.core.model.alert import Alert
 from gpufleet.core.model.errors import SessionState
@@ -271,8 +276,10 @@ class MetricsServer:
         *,
         health_check: bool = True,
         evaluate: Callable[[dict[str, Any], HostConfig | None], list[Finding]] | None = None,
+        ready: Callable[[], bool] | None = None,
     ) -> None:
         self.fleet = fleet
+        self._ready = ready  # answers /-/ready (absent without it)
         self._to_check: queue.Queue[str] = queue.Queue()
         self._health = health_check
         self.metrics = FleetMetrics(hosts, on_first_stream=self._queue_check)
@@ -288,7 +295,7 @@ class MetricsServer:
         return f"http://{host}:{self.port}/metrics"
 
     def start(self) -> None:
-        server = make_server(self.metrics, self.host, self.port)
+        server = make_server(self.metrics, self.host, self.port, self._ready)
         self.port = int(server.server_address[1])
         self._server = server
         self._spawn(server.serve_forever, "metrics-http", daemon=True)

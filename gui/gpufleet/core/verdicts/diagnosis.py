@@ -26,7 +26,7 @@ from gpufleet_sampler import protocol
 from gpufleet.core.alerts import throttle
 from gpufleet.core.alerts.conditions import REASON_EXPLAINING_MASK, XID_CRITICAL
 from gpufleet.core.alerts.throttle import ThrottleShare, sustained_level, throttled_share
-from gpufleet.core.model.findings import FAIL, INFO, PASS, WARN, Finding
+from gpufleet.core.model.findings import FAIL, INFO, PASS, WARN, Finding, Verdict
 from gpufleet.core.verdicts import utilization
 from gpufleet.core.wire.messages import Event, Hello, Procs, Sample
 
@@ -475,7 +475,7 @@ def _crash(
     stop = _stop_time(ss, gpus)
     for e in es:
         if e.type == "xid" and e.code is not None:
-            verdict = FAIL if e.code in XID_CRITICAL else WARN
+            verdict: Verdict = FAIL if e.code in XID_CRITICAL else WARN
             out.append(Finding("diag_xid", verdict, e.gpu, {"xid": e.code, "at_t": e.t}, e.t, e.t))
         elif e.type == "gpu_lost":
             out.append(Finding("diag_lost", FAIL, e.gpu, {"at_t": e.t}, e.t, e.t))

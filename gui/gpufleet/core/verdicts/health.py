@@ -93,6 +93,8 @@ def _gpu_findings(
     def add(fid: str, verdict: Verdict, **values: Any) -> None:
         out.append(Finding(fid, verdict, i, values))
 
+    verdict: Verdict  # each check's, below
+
     if g.get("lost"):
         add("gpu_lost", FAIL)
         return out

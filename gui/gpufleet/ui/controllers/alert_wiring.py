@@ -24,8 +24,7 @@ import functools
 import logging
 import os
 import time
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QPoint, Qt, QThreadPool, Signal
 from PySide6.QtWidgets import QListWidgetItem, QMenu
@@ -39,16 +38,21 @@ from gpufleet.core.alerts.actions import (
     ActionRun,
     ActionRunner,
 )
-from gpufleet.core.alerts.rules import RulesError, load_webhook_table
 from gpufleet.core.config.configfile import ConfigError
-from gpufleet.core.config.hostconfig import HostConfig
-from gpufleet.core.config.settings import Settings, load_settings, webhook_table
-from gpufleet.core.cost.billing import BillingState, record_and_apply
+from gpufleet.core.config.settings import Settings, load_settings
+from gpufleet.core.cost.billing import BillingState
 from gpufleet.core.fleet.fleet import Fleet
 from gpufleet.core.live.buffers import LiveBuffers
-from gpufleet.core.notify.webhooks import Delivery, Notifier, Webhook, load_webhooks
+from gpufleet.core.model.alert import Alert
+from gpufleet.core.notify.webhooks import Delivery, Notifier, Webhook
 from gpufleet.core.pipeline.build import Pipeline
-from gpufleet.core.providers.actions import failed_action_alert, run_provider_hook
+from gpufleet.core.pipeline.consumers import (
+    build_action_runner,
+    load_webhook_list,
+    start_webhooks,
+    webhook_specs,
+)
+from gpufleet.core.providers.actions import failed_action_alert
 from gpufleet.ui.background.worker import run_in_pool
 from gpufleet.ui.desktop.tray import Notifier as TrayNotifier
 from gpufleet.ui.widgets.theme import system_is_dark
@@ -91,31 +95,6 @@ def chosen_dark(settings: Settings | None = None) -> bool:
 # -- webhooks -----------------------------------------------------------------------------
 
 
-def webhook_specs(settings: Settings) -> tuple[dict[str, Any], frozenset[str], list[str]]:
-    """(name -> spec of every webhook, the names from the settings, problems)."""
-    table: dict[str, Any] = {}
-    problems: list[str] = []
-    try:
-        table.update(load_webhook_table())
-    except RulesError as e:
-        problems.append(str(e))
-    table.update(webhook_table(settings))
-    return table, frozenset(w.name for w in settings.webhooks), problems
-
-
-def load_webhook_list(table: Mapping[str, Any]) -> tuple[list[Webhook], list[str]]:
-    """The webhooks whose URL is in the keyring; one problem line for each other one (a
-    missing URL silences that webhook only). Blocking (the keyring): off the GUI thread."""
-    hooks: list[Webhook] = []
-    problems: list[str] = []
-    for name, spec in table.items():
-        try:
-            hooks.extend(load_webhooks({name: spec}, "webhooks"))
-        except Exception as e:  # WebhookError, SecretStoreUnavailable: one line each
-            problems.append(str(e))
-    return hooks, problems
-
-
 # -- the wiring ---------------------------------------------------------------------------
 
 
@@ -133,24 +112,10 @@ def make_action_runner(
     live: LiveBuffers,
     set_billing: Callable[[str, BillingState], None],
 ) -> ActionRunner:
-    """Rule actions of the running app: local commands, remote ones through the fleet, and
-    provider actions (stop / terminate the instance through its provider's API, skipped
-    while the instance's own watchdog is armed); a provider action that stops the bill
-    records the new billing state and hands it to the cost tracker (``set_billing``)."""
-
-    def run_remote(host: str, command: str) -> tuple[int, str]:
-        rc, out = fleet.run_shell(host, command)
-        return int(rc), str(out)
-
-    def host(name: str) -> HostConfig | None:
-        return next((h for h in fleet.hosts() if h.name == name), None)
-
-    run_provider = run_provider_hook(host, live.hello, on_billing=record_and_apply(set_billing))
-    return ActionRunner(
-        run_remote=run_remote,
-        demo=demo,
-        on_done=events.changed.emit,
-        run_provider=run_provider,
+    """The app's rule actions (``core.pipeline.consumers.build_action_runner``, the same as
+    ``gpufleet serve``'s), reporting to the GUI thread through ``events``."""
+    return build_action_runner(
+        fleet, demo=demo, hello_of=live.hello, on_done=events.changed.emit, set_billing=set_billing
     )
 
 
@@ -221,13 +186,11 @@ class AlertWiring(QObject):
                 self.tr("Webhook not used: %1").replace("%1", problems[0]), False
             )
         names = tuple(w.name for w in hooks)
-        new = Notifier(hooks, on_result=self.delivered.emit) if hooks else None
-        if new is not None:
-            new.start()
+        new, used = start_webhooks(hooks, subscribed, self.delivered.emit)
         alerting = self.alerting
 
         def swap() -> None:  # on the hub's thread, which reads the dispatcher
-            alerting.set_webhooks(new, subscribed & frozenset(names))
+            alerting.set_webhooks(new, used)
             self.webhooks_ready.emit(names)
 
         self.hub.post(swap)
@@ -279,13 +242,13 @@ class AlertWiring(QObject):
                 False,
             )
 
-    def mark(self, alert: Any) -> str:
+    def mark(self, alert: Alert) -> str:
         """A short note after the alert's sentence in the list (acknowledged, snoozed, an
         action waiting to run)."""
         notes = []
-        if getattr(alert, "acked", False):
+        if alert.acked:
             notes.append(self.tr("acknowledged"))
-        until = getattr(alert, "snoozed_until", None)
+        until = alert.snoozed_until
         if until is not None and until > time.time():
             notes.append(
                 self.tr("snoozed until %1").replace(
@@ -304,10 +267,10 @@ class AlertWiring(QObject):
     def pending_for(self, alert_id: str) -> list[ActionRun]:
         return [r for r in self.runner.pending() if r.alert_id == alert_id]
 
-    def ack(self, alert: Any) -> None:
+    def ack(self, alert: Alert) -> None:
         self.hub.ack(alert.id)
 
-    def snooze(self, alert: Any, hours: float) -> None:
+    def snooze(self, alert: Alert, hours: float) -> None:
         self.hub.snooze(alert.id, time.time() + hours * 3600.0)
 
     def cancel(self, run_id: str) -> bool:
@@ -316,7 +279,7 @@ class AlertWiring(QObject):
             self.window.show_outcome(self.tr("Too late to cancel: the action has started."), False)
         return ok
 
-    def alert_menu(self, alert: Any) -> QMenu:
+    def alert_menu(self, alert: Alert) -> QMenu:
         """The context menu of one alert (built here so tests can trigger its actions)."""
         menu = QMenu(self.window)
         menu.addAction(
@@ -324,7 +287,7 @@ class AlertWiring(QObject):
         )
         ours = not str(alert.id).startswith("am:")  # Alertmanager's alerts are silenced there
         act = menu.addAction(self.tr("Acknowledge"), lambda: self.ack(alert))
-        act.setEnabled(ours and not getattr(alert, "acked", False))
+        act.setEnabled(ours and not alert.acked)
         snooze = menu.addMenu(self.tr("Snooze"))
         snooze.setEnabled(ours)
         for h in SNOOZE_CHOICES_H:

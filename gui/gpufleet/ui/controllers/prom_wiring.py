@@ -24,19 +24,16 @@ the status bar; the app runs on without it.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import queue
 from typing import Any
 
 from PySide6.QtCore import QObject
 
 from gpufleet.core.config.configfile import AppConfig, load_config
-from gpufleet.core.config.hostconfig import HostConfig
-from gpufleet.core.config.prometheus_sources import PromSourceConfig, parse_sources
-from gpufleet.core.fleet.events import FleetEvent
+from gpufleet.core.config.prometheus_sources import PromSourceConfig
 from gpufleet.core.fleet.fleet import Fleet
 from gpufleet.core.pipeline.build import Pipeline
+from gpufleet.core.pipeline.prom_consumers import PromSources, start_am_receiver
 from gpufleet.core.prometheus.am_receiver import AlertmanagerReceiver, ReceiverError
 from gpufleet.core.prometheus.source import PromPoller
 from gpufleet.core.wire.messages import Hello
@@ -64,6 +61,7 @@ class PromWiring(QObject):
         self.pollers: list[PromPoller] = []
         self.sources: dict[str, PromSourceConfig] = {}  # group name -> its config
         self.receiver: AlertmanagerReceiver | None = None
+        self.prom: PromSources | None = None
         self.metrics_url: str | None = None
         self.problems: list[str] = []
 
@@ -95,39 +93,24 @@ class PromWiring(QObject):
         if not tables:
             return
         try:
-            sources = parse_sources(tables)
+            self.prom = PromSources.from_tables(self.pipeline.hub, tables)
         except ValueError as e:
             self.problems.append(str(e))
             return
-        events = self.pipeline.hub.events
+        self.sources = self.prom.sources
         win = self.window
-
-        def publish(ev: FleetEvent) -> None:
-            # The app fell behind when the queue is full: the poller never blocks on it.
-            with contextlib.suppress(queue.Full):
-                events.put_nowait(ev)
-
-        groups = [
-            HostConfig(name=s.name, host=s.url, transport="local", tags=("prometheus",))
-            for s in sources
-        ]
-        win.set_hosts([*win.hosts.values(), *groups])
+        win.set_hosts([*win.hosts.values(), *self.prom.groups()])
         self.bridge.hello_received.connect(self._on_hello)
-        for s in sources:
-            self.sources[s.name] = s
-            poller = PromPoller(s, publish)
-            poller.start()
-            self.pollers.append(poller)
+        self.prom.start()
+        self.pollers = self.prom.pollers
 
     def _on_hello(self, host: str, hello: Hello) -> None:
         """A Prometheus instance seen for the first time becomes a host of the window, priced
         from its group's entry (the rule engine's cost tracker learns the price too)."""
-        group, _, hostname = host.partition("/")
-        src = self.sources.get(group)
         win = self.window
-        if src is None or not hostname or host in win.hosts:
+        hc = self.prom.new_instance(host, known=host in win.hosts) if self.prom else None
+        if hc is None:
             return
-        hc = src.host_config(hostname)
         win.set_hosts([*win.hosts.values(), hc])
         alerting = self.pipeline.alerting
         self.pipeline.hub.post(lambda: alerting.set_host(hc))
@@ -136,8 +119,7 @@ class PromWiring(QObject):
 
     def _start_receiver(self, listen: str) -> None:
         try:
-            rx = AlertmanagerReceiver(self.pipeline.hub.post_external, listen=listen)
-            rx.start()
+            rx = start_am_receiver(self.pipeline.hub, listen)
         except Exception as e:  # ReceiverError, or a keyring that cannot be read
             msg = str(e) if isinstance(e, ReceiverError) else f"Alertmanager receiver: {e}"
             self.problems.append(
@@ -169,8 +151,8 @@ class PromWiring(QObject):
         log.info("serving metrics on %s", url)
 
     def stop(self) -> None:
-        for p in self.pollers:
-            p.stop()
+        if self.prom is not None:
+            self.prom.stop()
         self.pollers = []
         if self.receiver is not None:
             self.receiver.stop()

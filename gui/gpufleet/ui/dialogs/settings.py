@@ -8,7 +8,7 @@ the file; the dialog does not read them back (no keyring prompt just for opening
 only writes what is typed. "Start with my session" writes or removes the XDG autostart entry
 (``gpufleet.core.config.autostart``) on saving.
 
-``open_settings_dialog(window)`` is what the main window's menu calls; the refresh rate and
+``open_settings_dialog(window, parent)`` is what the main window's menu calls; the refresh rate and
 the notification switch take effect at once, the other settings at the next start (the
 dialog says so).
 """
@@ -16,9 +16,9 @@ dialog says so).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from PySide6.QtCore import QCoreApplication, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal, SignalInstance
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -438,7 +438,18 @@ class SettingsDialog(QDialog):
         return True
 
 
-def apply_live(window: Any, s: Settings) -> None:
+class SettingsHost(Protocol):
+    """What the settings change in the main window (``ui.window.main_window.MainWindow``,
+    which this layer does not import): the redraw rate, and ``settings_applied`` emitted
+    with the saved settings for whoever listens (the tray, the alert wiring)."""
+
+    @property
+    def settings_applied(self) -> SignalInstance: ...
+
+    def set_redraw_hz(self, hz: float) -> None: ...
+
+
+def apply_live(window: SettingsHost, s: Settings) -> None:
     """Apply what can change while the app runs: the redraw rate of the visible tab here; the
     notifications switch, rate limits and webhooks by whoever listens to the window's
     ``settings_applied`` (the app connects the tray and the alert wiring)."""
@@ -446,7 +457,7 @@ def apply_live(window: Any, s: Settings) -> None:
     window.settings_applied.emit(s)
 
 
-def apply_at_start(window: Any) -> None:
+def apply_at_start(window: SettingsHost, context: QObject) -> None:
     """The saved refresh rate, applied when the window is built (only when the user chose
     one, so that a window built with another rate keeps it). A config that cannot be read
     changes nothing here: the app reports it where it loads the hosts."""
@@ -463,7 +474,7 @@ def apply_at_start(window: Any) -> None:
 
     # Called while the window builds its menus, before its redraw timer exists: apply once
     # the event loop runs.
-    QTimer.singleShot(0, window, apply)
+    QTimer.singleShot(0, context, apply)
 
 
 def notifications_enabled() -> bool:
@@ -474,9 +485,10 @@ def notifications_enabled() -> bool:
         return True
 
 
-def open_settings_dialog(window: Any) -> SettingsDialog:
-    """Open the dialog over ``window`` (window-modal, not blocking the event loop)."""
-    dlg = SettingsDialog(window)
+def open_settings_dialog(window: SettingsHost, parent: QWidget) -> SettingsDialog:
+    """Open the dialog over ``parent`` (window-modal, not blocking the event loop); what it
+    saves applies to ``window`` (the main window: the same object)."""
+    dlg = SettingsDialog(parent)
     dlg.settings_saved.connect(lambda s: apply_live(window, s))
     dlg.open()
     return dlg

@@ -230,9 +230,9 @@ class MainWindow(QMainWindow):
         act_settings = QAction(self.tr("&Preferences…"), self)
         act_settings.setShortcut(QKeySequence.StandardKey.Preferences)
         act_settings.setMenuRole(QAction.MenuRole.PreferencesRole)
-        act_settings.triggered.connect(lambda: open_settings_dialog(self))
+        act_settings.triggered.connect(lambda: open_settings_dialog(self, self))
         self.menu_settings.addAction(act_settings)
-        apply_at_start(self)
+        apply_at_start(self, self)
 
     def _wire_evidence(self) -> None:
         """ "Export evidence…" on the selected alert, the Clocks tab, the host menu and the
