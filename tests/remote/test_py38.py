@@ -66,11 +66,20 @@ def _imports(tree: ast.AST) -> list[tuple[str, int]]:
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(PKG)))
 def test_imports_only_stdlib_and_pynvml(path: Path) -> None:
     tree = ast.parse(path.read_text(encoding="utf-8"))
+    in_functions = {
+        n.lineno
+        for f in ast.walk(tree)
+        if isinstance(f, ast.FunctionDef)
+        for n in ast.walk(f)
+        if isinstance(n, ast.Import | ast.ImportFrom)
+    }
     bad = []
     for name, line in _imports(tree):
         top = name.split(".")[0]
         if top == "gpufleet_sampler" or top in ALLOWED_THIRD_PARTY:
             continue
+        if top == "torch" and path.parent.name == "benchmark" and line in in_functions:
+            continue  # the arrival benchmark imports PyTorch inside the run, where there is one
         if top in sys.stdlib_module_names:
             continue
         bad.append(f"{path.name}:{line}: {name}")
