@@ -1,20 +1,30 @@
 """Client-side parse rate: GPU-samples per CPU-second through StreamDecoder.
 
 Records an hour of the healthy-8xa100 sim stream (8 GPUs, samples every second and a process
-snapshot every two) and feeds it line by line, the way a HostSession does. Prints the rate for
-sample lines alone (the budget: over 250,000 GPU-samples/s on one core) and for the
-whole stream including process snapshots.
+snapshot every two, per-link NVLink values) and feeds it line by line, the way a HostSession
+does. Prints the rate for sample lines alone and for the whole stream including process and
+links lines, each beside what parsing the same lines costs with no checks at all: orjson
+alone, and the standard library's json.loads (issue 28's goals: sample lines at 1.2 M
+GPU-samples per CPU-second or more, the whole stream at least as fast as json.loads alone).
+Median of --runs rounds, each way in turn (CPU time of this process), as the machine is
+shared; ``--compare PATH`` adds another checkout's decoder (its messages.py) to each round.
 
-    .venv/bin/python bench/parse.py
+    .venv/bin/python bench/parse.py [--runs 7] [--compare OTHER/gui/gpufleet/core/wire/messages.py]
 """
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
+import json
+import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 
-from gpufleet.core.wire.messages import Sample, StreamDecoder
+import orjson
+from gpufleet.core.wire.messages import StreamDecoder
 
 
 def record(count: int) -> list[bytes]:
@@ -26,33 +36,65 @@ def record(count: int) -> list[bytes]:
     return out.splitlines()
 
 
-def rate(lines: list[bytes], hello: bytes) -> tuple[float, float]:
-    best = 0.0
+def decode(lines: list[bytes], hello: bytes, decoder: type = StreamDecoder) -> tuple[float, int]:
+    """CPU seconds to decode ``lines`` after ``hello``, and the GPU-samples they held."""
+    d = decoder()
+    d.feed(hello)
     n = 0
-    for _ in range(5):
-        d = StreamDecoder()
-        d.feed(hello)
-        n = 0
-        t0 = time.process_time()
-        for line in lines:
-            m = d.feed(line)
-            if isinstance(m, Sample):
-                n += len(m.rows)
-        dt = time.process_time() - t0
-        best = max(best, n / dt)
-    return best, n
+    t0 = time.process_time()
+    for line in lines:
+        m = d.feed(line)
+        if type(m).__name__ == "Sample":
+            n += len(m.rows)
+    dt = time.process_time() - t0
+    assert d.bad_lines == 0, d.last_error
+    return dt, n
+
+
+def loads_only(lines: list[bytes], loads: Callable[[bytes], object]) -> float:
+    t0 = time.process_time()
+    for line in lines:
+        loads(line)
+    return time.process_time() - t0
+
+
+def other_decoder(path: str) -> type:
+    """StreamDecoder of another messages.py (an older checkout's), to compare with."""
+    spec = importlib.util.spec_from_file_location("other_messages", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["other_messages"] = mod
+    spec.loader.exec_module(mod)
+    return mod.StreamDecoder  # type: ignore[no-any-return]
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--compare", help="another checkout's gui/gpufleet/core/wire/messages.py")
+    args = ap.parse_args()
     lines = record(3600)
     hello, rest = lines[0], lines[1:]
     samples = [ln for ln in rest if b'"kind":"sample"' in ln[:20]]
-    s_rate, n = rate(samples, hello)
-    a_rate, _ = rate(rest, hello)
+    _, n = decode(samples, hello)
     size = sum(len(ln) + 1 for ln in samples) / n
     print(f"stream: {len(rest)} lines, {n} GPU-samples, {size:.0f} bytes per GPU-sample")
-    print(f"sample lines only : {s_rate:>10,.0f} GPU-samples per CPU-second (best of 5)")
-    print(f"whole stream      : {a_rate:>10,.0f} GPU-samples per CPU-second (with procs lines)")
+    ways: dict[str, Callable[[list[bytes]], float]] = {
+        "decoder": lambda part: decode(part, hello)[0],
+        "orjson.loads alone": lambda part: loads_only(part, orjson.loads),
+        "json.loads alone": lambda part: loads_only(part, json.loads),
+    }
+    if args.compare:
+        other = other_decoder(args.compare)
+        ways["compared decoder"] = lambda part: decode(part, hello, other)[0]
+    print(f"GPU-samples per CPU-second, median of {args.runs} rounds (each way in turn):")
+    for label, part in (("sample lines only", samples), ("whole stream", rest)):
+        took: dict[str, list[float]] = {w: [] for w in ways}
+        for _ in range(args.runs):  # in turn, so that a change of load hits every way
+            for w, fn in ways.items():
+                took[w].append(fn(part))
+        rates = "   ".join(f"{w} {n / statistics.median(t):>10,.0f}" for w, t in took.items())
+        print(f"  {label:18s}: {rates}")
 
 
 if __name__ == "__main__":

@@ -19,7 +19,10 @@ simulated minutes (every tier included): CPU per GPU per tick, by call kind, who
 and, where installed, nvitop's and gpustat's per-refresh work through the same fake; and a
 real ``stream`` subprocess at 1 Hz under the profile. ``--only scaling``: tick wall time
 for 1, 2, 4 and 8 GPUs read by one thread, with the long reads on the reader pool, and with
-every GPU on it.
+every GPU on it. ``--only cards``: a row per card class (``--card hopper|a100|l40s|4090``,
+default all: Hopper with GPM; A100-, L40S- and RTX 4090-shaped cards without it, their field
+sets) and cost model, 8 GPUs at 1 Hz: the sampler's CPU beside nvitop's and gpustat's on the
+same fake, whether the plan is within its budget, and what it gave up to get there.
 
 Budgets: < 150 µs per GPU per tick (aim 40), < 400 bytes per GPU-sample,
 RSS < 30 MiB; under the H200 profile < 1 % of a core at 8 GPUs, 1 Hz (the sampler's CPU
@@ -48,6 +51,7 @@ sys.path.insert(0, str(ROOT / "tests" / "remote"))
 
 from gpufleet_sampler import protocol  # noqa: E402
 from gpufleet_sampler.loop import Sampler  # noqa: E402
+from nvml_fake import CARD_CLASSES  # noqa: E402
 
 GPUS = 8
 
@@ -435,13 +439,12 @@ def print_process_tier() -> None:
 BILL_GPUS = (1, 8, 64)
 
 
-def _scaled_profile(n: int) -> dict[str, Any]:
-    """h100x8.json with ``n`` GPUs (the ones past 8 take the defaults)."""
-    from nvml_fake import profile
+def _scaled_profile(n: int, card: str = "hopper") -> dict[str, Any]:
+    """``n`` GPUs of a card class (tests/remote/nvml_fake.py's card_profile; hopper is
+    h100x8.json; the GPUs past 8 take the defaults)."""
+    from nvml_fake import card_profile
 
-    prof = profile("h100x8")
-    prof["count"] = n
-    return prof
+    return card_profile(card, n)
 
 
 def _charges(fake: Any) -> dict[str, float]:
@@ -454,16 +457,17 @@ def bench_bill(
     minutes: int,
     workers: int | None = None,
     pool_every: bool | None = None,
+    card: str = "hopper",
 ) -> dict[str, Any]:
     """The nvml backend + loop over ``minutes`` simulated minutes, NVML costing ``cost``
     (``workers``: reader threads, ``pool_every``: which GPUs go to them; the backend's
-    defaults when None)."""
+    defaults when None), on ``n`` GPUs of the card class ``card``."""
     from gpufleet_sampler.backends.nvml import NvmlBackend
     from nvml_fake import fake_nvml
 
     ticks = 60 * minutes
     enc = protocol.encode
-    with fake_nvml(_scaled_profile(n)) as fake:
+    with fake_nvml(_scaled_profile(n, card)) as fake:
         fake._fake.set_cost(cost)
         try:
             c0, w0 = time.process_time(), time.perf_counter()
@@ -485,6 +489,9 @@ def bench_bill(
                     walls.append(time.perf_counter() - w0)
                     cpu += time.process_time() - c0
                 plan = b.cpu_plan()
+                # Whether the plan took PCIe/NVLink throughput from GPM (known once GPM was
+                # timed on the first ticks: the start-up hello cannot say yet).
+                gpm = bool(b.hello()["gpus"][0].get("gpm_throughput"))
             finally:
                 b.close()
             after = _charges(fake)
@@ -512,6 +519,7 @@ def bench_bill(
         "start_cpu_s": start_cpu,
         "start_wall_s": start_wall,
         "plan": plan,
+        "gpm": gpm,
     }
 
 
@@ -567,7 +575,9 @@ def bench_bare(n: int, cost: str, ticks: int = 60) -> dict[str, Any]:
     return {"us_per_gpu_tick": cpu / (ticks * n) * 1e6, "cpu_pct": cpu / ticks * 100.0}
 
 
-def bench_tool(name: str, n: int, cost: str, ticks: int = 30) -> dict[str, Any] | None:
+def bench_tool(
+    name: str, n: int, cost: str, ticks: int = 30, card: str = "hopper"
+) -> dict[str, Any] | None:
     """One refresh of nvitop or gpustat per tick, through the same fake (None: not
     installed). nvitop: ``Device.as_snapshot()`` and its processes' snapshots per device,
     as its one-shot view does; gpustat: ``GPUStatCollection.new_query()``, as ``--watch``."""
@@ -575,7 +585,7 @@ def bench_tool(name: str, n: int, cost: str, ticks: int = 30) -> dict[str, Any] 
 
     if importlib.util.find_spec(name) is None:
         return None
-    with fake_nvml(_scaled_profile(n)) as fake:
+    with fake_nvml(_scaled_profile(n, card)) as fake:
         # nvitop calls process lists and memory through ctypes, and asks which exist once.
         fake._fake.c_entry_points = True
         # Imported with the fake in place: nvitop copies pynvml's names at import.
@@ -627,11 +637,11 @@ def bench_tool(name: str, n: int, cost: str, ticks: int = 30) -> dict[str, Any] 
     }
 
 
-def _tool_in_subprocess(name: str, cost: str) -> dict[str, Any] | None:
+def _tool_in_subprocess(name: str, cost: str, card: str = "hopper") -> dict[str, Any] | None:
     """bench_tool in a fresh interpreter: nvitop patches functions into the pynvml module it
     imports, which must not leak into the next run's fake."""
     res = subprocess.run(
-        [sys.executable, __file__, "--tool-json", name, "--cost", cost],
+        [sys.executable, __file__, "--tool-json", name, "--cost", cost, "--card", card],
         capture_output=True,
         timeout=600,
         check=False,
@@ -812,9 +822,66 @@ def section_scaling(args: argparse.Namespace) -> None:
             )
 
 
+# What the plan stretched, by tier, in the words of the table (the rest is at its period).
+_TIER_WORDS = {
+    "fields": "counters",
+    "medium": "medium tier",
+    "slow": "error totals",
+    "links": "per-link NVLink",
+    "putil": "per-process util",
+}
+
+
+def _gave_up(plan: dict[str, Any]) -> str:
+    """The tiers the plan read less often than needed, each with its period (s)."""
+    tiers, needed = plan["tiers_s"], plan["needed_s"]
+    out = [
+        f"{_TIER_WORDS.get(k, k)} {needed[k]:g}->{v:g}"
+        for k, v in sorted(tiers.items())
+        if v > needed[k] * 1.0001
+    ]
+    return ", ".join(out) or "nothing"
+
+
+def _tool_pct(name: str, cost: str, card: str) -> str:
+    """A tool's % of a core for the cards table: "-" not installed, "fails" where it cannot
+    run on this card's fake (gpustat on the 4090 profile: the pynvml it ships insists on
+    the unversioned process list the profile lacks)."""
+    try:
+        t = _tool_in_subprocess(name, cost, card)
+    except RuntimeError:
+        return "   fails"
+    return f"{t['cpu_pct']:8.2f}" if t else "       -"
+
+
+def section_cards(args: argparse.Namespace) -> None:
+    """One row per card class and cost model: 8 GPUs at 1 Hz, the sampler's CPU beside
+    nvitop's and gpustat's on the same fake, and what the plan gave up (issue 28)."""
+    print()
+    print(
+        f"Card classes, 8 GPUs at 1 Hz, {args.bill_minutes} simulated min each, CPU time of "
+        f"this process; load average {os.getloadavg()[0]:.2f} at start:"
+    )
+    print(
+        "  card    cost model        sampler % of a core  within  GPM  nvitop %  gpustat %"
+        "   what the plan gave up (tier: needed -> planned s)"
+    )
+    for card in args.card:
+        for cost in args.cost:
+            r = bench_bill(8, cost, args.bill_minutes, card=card)
+            plan = r["plan"]
+            shown = [_tool_pct(t, cost, card) for t in ("nvitop", "gpustat")]
+            print(
+                f"  {card:6s}  {cost:16s}  {r['cpu_pct']:19.2f}  {plan['within']!s:6s}"
+                f"  {'yes' if r['gpm'] else 'no':3s}  {shown[0]}  {shown[1]} "
+                f"   {_gave_up(plan)}"
+            )
+
+
 SECTIONS: list[tuple[str, Any]] = [
     ("python", section_python),
     ("bill", section_bill),
+    ("cards", section_cards),
     ("scaling", section_scaling),
     ("process-tier", section_process_tier),
 ]
@@ -838,12 +905,19 @@ def main() -> int:
         help="latency profile(s) for the bill: h200 (default), h200-per-field, or a file",
     )
     ap.add_argument("--bill-minutes", type=int, default=10, help="simulated minutes (bill)")
+    ap.add_argument(
+        "--card",
+        action="append",
+        choices=CARD_CLASSES,
+        help="card class(es) for the cards section (default: every one)",
+    )
     ap.add_argument("--tool-json", help=argparse.SUPPRESS)  # one tool's run, as JSON
     args = ap.parse_args()
     args.cost = args.cost or ["h200"]
+    args.card = args.card or list(CARD_CLASSES)
     if args.tool_json:
         with contextlib.redirect_stderr(io.StringIO()):
-            print(json.dumps(bench_tool(args.tool_json, 8, args.cost[0])))
+            print(json.dumps(bench_tool(args.tool_json, 8, args.cost[0], card=args.card[0])))
         # nvitop's exit handler shuts NVML down again: the fake is gone by then.
         os._exit(0)
     wanted = set(args.only or ["python"] + (["bill"] if args.bill else []))

@@ -1,5 +1,7 @@
-"""Shared fixtures: every test gets its own config and data dirs, Qt runs offscreen, and a
-test that leaves a thread running fails (as napari does)."""
+"""Shared fixtures: every test gets its own config and data dirs, Qt runs offscreen, a
+test that leaves a thread running fails (as napari does), and a run where a test left a
+sampler daemon or a child process alive fails at its end, naming the test
+(tests/process_leaks.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import process_leaks
 import pytest
 from webhook_sink import WebhookSink
 
@@ -17,6 +20,42 @@ ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # The sampler is importable from a plain checkout too (it is also installed by make test).
 sys.path.insert(0, str(ROOT / "remote"))
+# The run's mark, inherited by every process it starts (process_leaks tells ours by it).
+os.environ[process_leaks.SESSION_ENV] = str(os.getpid())
+# pid -> (start time, the test during which it appeared), for the check at the run's end.
+_SEEN: dict[int, tuple[int, str]] = {}
+
+
+@pytest.fixture(autouse=True)
+def no_leftover_processes(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    tmp = str(tmp_path_factory.getbasetemp())
+    before = process_leaks.snapshot(tmp)
+    yield
+    for pid, started in process_leaks.snapshot(tmp).items():
+        if before.get(pid) != started and _SEEN.get(pid, (None,))[0] != started:
+            _SEEN[pid] = (started, request.node.nodeid)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Every fixture is torn down by now: what appeared during a test and is still alive
+    was left by it. Named, stopped, and the run fails."""
+    alive = process_leaks.still_alive({p: s for p, (s, _t) in _SEEN.items()}, grace_s=5.0)
+    if not alive:
+        return
+    lines = [
+        f"  {_SEEN[p][1]} left pid {p} running: {process_leaks.command(p)[:200]}" for p in alive
+    ]
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_sep("=", "tests left processes running (stopped now)", red=True)
+        for line in lines:
+            reporter.write_line(line, red=True)
+    else:
+        sys.stderr.write("\n".join(["tests left processes running (stopped now):", *lines, ""]))
+    process_leaks.stop(alive)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(autouse=True)

@@ -4,6 +4,7 @@ format, garbage counted never raised), the live window in ``LinkBuffers`` throug
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -65,6 +66,45 @@ def test_garbage_links_lines_are_counted_not_raised() -> None:
     ok = dec.feed(b'{"kind":"links","seq":3,"t":1,"gpus":[[0,[1,"x"],[true,2],[1,0],[null,5]]]}')
     assert isinstance(ok, Links)
     assert ok.rows[0].tx_bps == (1, None) and ok.rows[0].rx_bps == (None, 2)
+
+
+def test_one_value_out_of_range_costs_only_itself_whatever_the_message_looks_like() -> None:
+    """The decoder checks a links message's values once for the whole message (types, min,
+    max) and only a message that fails it value by value: an out-of-range number, a list
+    where a number belongs, or a boolean each become None alone, on any row and column."""
+    dec = StreamDecoder()
+    dec.feed(sim_lines("healthy-8xa100", 0)[0])
+    clean = [[g, [1, 2], [3, 4], [1, 1], [5, 6]] for g in range(2)]
+    got = dec.feed(orjson.dumps({"kind": "links", "seq": 2, "t": 1.0, "gpus": clean}))
+    assert isinstance(got, Links) and got.rows[1].speed_bps == (5, 6)
+    for bad, where in ((1e300, (1, 3, 0)), (-(2**65), (0, 1, 1)), ([7], (1, 2, 1))):
+        rows = [[g, *(list(c) for c in r[1:])] for g, r in enumerate(clean)]
+        g, col, i = where
+        rows[g][col][i] = bad
+        # json: orjson cannot write an integer beyond 64 bits, which a hostile sampler can.
+        msg = dec.feed(json.dumps({"kind": "links", "seq": 3, "t": 1.0, "gpus": rows}).encode())
+        assert isinstance(msg, Links), bad
+        values = [[list(v) for v in (r.tx_bps, r.rx_bps, r.up, r.speed_bps)] for r in msg.rows]
+        expect = [[list(c) for c in r[1:]] for r in clean]
+        expect[g][col - 1][i] = None
+        assert values == expect, bad
+    assert dec.bad_lines == 0
+
+
+def test_two_streams_whose_hellos_order_the_link_columns_differently_keep_their_own() -> None:
+    """The decoder keeps the latest hello's link layout for the next links line: two
+    sessions' decoders taking turns (a sampler of another version names its link columns in
+    another order) each read their rows by their own hello."""
+    hello = orjson.loads(sim_lines("healthy-8xa100", 0)[0])
+    other = dict(hello, link_columns=list(reversed(hello["link_columns"])))
+    a, b = StreamDecoder(), StreamDecoder()
+    a.feed(orjson.dumps(hello))
+    b.feed(orjson.dumps(other))
+    row = [0, [1, 2], [3, 4], [1, 0], [5, 6]]
+    for _ in range(2):
+        for dec, tx in ((a, (1, 2)), (b, (5, 6))):
+            msg = dec.feed(orjson.dumps({"kind": "links", "seq": 2, "t": 1.0, "gpus": [row]}))
+            assert isinstance(msg, Links) and msg.rows[0].tx_bps == tx
 
 
 def test_live_feed_keeps_the_window_and_bumps_the_version() -> None:

@@ -42,7 +42,9 @@ max clocks, thresholds) costs that on its first call with given arguments in the
 and ``default_us`` after (an assumption: the run timed no second call; a tool that calls
 ``nvmlInit`` each refresh pays that call's recorded 11 ms each time, not its handles again). Any
 file of the call-time tool's shape (``per_tick`` / ``init_top``, optional ``field_us``) can be
-named instead.
+named instead. With ``_fake.virtual_cpu`` on, a charge burns nothing: it advances this
+thread's virtual CPU clock (``_fake.cpu_clock``) instead, which a test hands the backend as
+its CPU clock, so the plan is made from exact timings whatever the machine's speed or load.
 
 The fake clock: ``now()`` is seconds since load (or the time set with ``_fake.set_time``);
 tick = ``int(now / tick_s)``. NVML timestamps (field values, process-utilization samples) are
@@ -215,6 +217,9 @@ class FakeNvml:
         self.charged_on: Counter = Counter()
         self.init_seen: set = set()
         self.c_entry_points = False
+        # Charges advance a per-thread virtual CPU clock (cpu_clock) instead of burning CPU:
+        # tests of the sampler's plan give it that clock, and exact timings on any machine.
+        self.virtual_cpu = False
 
     # -- set-up ----------------------------------------------------------------------------
 
@@ -267,16 +272,25 @@ class FakeNvml:
         self.calls = Counter()
         self.putil_args = {}
         self.gpm_samples = {}
+        self.virtual_cpu = False
         return self
 
-    def set_cost(self, spec: Any) -> Optional["CostModel"]:
-        """Charge every call from now on what ``spec`` gives it (see load_cost); None: free."""
+    def set_cost(self, spec: Any, scale: float = 1.0) -> Optional["CostModel"]:
+        """Charge every call from now on what ``spec`` gives it (see load_cost), times
+        ``scale`` (a driver whose calls are cheaper or dearer); None: free."""
         self.cost = load_cost(spec)
+        if self.cost is not None and scale != 1.0:
+            self.cost = CostModel.scaled(self.cost, scale)
         self.charged_us = Counter()
         self.charged_n = Counter()
         self.charged_on = Counter()
         self.init_seen = set()
         return self.cost
+
+    def cpu_clock(self) -> float:
+        """This thread's virtual CPU clock (s): what the calls it made were charged while
+        ``virtual_cpu`` was on, and nothing else (the fake's own Python is free)."""
+        return float(getattr(_local, "cpu_s", 0.0))
 
     def tick_keys(self, index: int) -> set:
         """Keys a recorded trace gives this GPU at some tick."""
@@ -429,6 +443,19 @@ class CostModel:
         self.fv_field_default_us = fv_field_default_us
         self.name = name
 
+    @classmethod
+    def scaled(cls, m: "CostModel", k: float) -> "CostModel":
+        """``m`` with every charge times ``k``."""
+        return cls(
+            {f: v * k for f, v in m.us.items()},
+            m.default_us * k,
+            m.fv_base_us * k,
+            {f: v * k for f, v in m.fv_field_us.items()},
+            m.fv_field_default_us * k,
+            f"{m.name} x{k:g}",
+            {f: v * k for f, v in m.once.items()},
+        )
+
     def charge_us(self, fname: str, args: Tuple[Any, ...]) -> float:
         if fname == "nvmlDeviceGetFieldValues":
             ids = args[1] if len(args) > 1 else ()
@@ -566,7 +593,10 @@ def _charged(fname: str, fn: Any) -> Any:
             _fake.charged_n[fname] += 1
             main = threading.current_thread() is threading.main_thread()
             _fake.charged_on[fname, "main" if main else "pool"] += 1
-            _burn_until(t0 + us * 1e-6)
+            if _fake.virtual_cpu:
+                _local.cpu_s = getattr(_local, "cpu_s", 0.0) + us * 1e-6
+            else:
+                _burn_until(t0 + us * 1e-6)
 
     call.__name__ = fname
     call.__wrapped__ = fn  # type: ignore[attr-defined]

@@ -58,6 +58,43 @@ def import_fake() -> ModuleType:
     return mod
 
 
+# Card classes for the sampler's CPU bill (bench/sampler.py --card, issue 28): the shapes
+# rentals come in. Hopper has GPM (PCIe and NVLink throughput without a field read); the
+# others do not, and carry their byte counters in the field read of every tick.
+CARD_CLASSES = ("hopper", "a100", "l40s", "4090")
+
+
+def card_profile(card: str, n: int = 8) -> dict[str, Any]:
+    """``n`` GPUs of one card class, derived from the hand-written profiles: ``hopper`` is
+    h100x8.json; ``a100`` the same without GPM, with 12 NVLink 3 links (A100 SXM4 80GB);
+    ``l40s`` without GPM, NVLink or HBM temperature (GDDR6, PCIe only); ``4090`` is
+    rtx4090x2.json (no GPM, NVLink, HBM temperature or PCIe byte counters)."""
+    if card not in CARD_CLASSES:
+        raise ValueError(f"unknown card class {card!r}: expected one of {CARD_CLASSES}")
+    prof = profile("rtx4090x2" if card == "4090" else "h100x8")
+    prof["count"] = n
+    d = prof["defaults"]
+    if card in ("a100", "l40s"):
+        for k in [k for k in d if k == "gpm" or k.startswith("gpm:")]:
+            del d[k]
+        prof["missing"] = [*prof.get("missing", []), "nvmlGpmQueryDeviceSupport"]
+        d["nvmlDeviceGetArchitecture"] = 7 if card == "a100" else 9  # Ampere / Ada
+    if card == "a100":
+        d["nvmlDeviceGetName"] = "NVIDIA A100-SXM4-80GB"
+        d["field:91"] = 12
+        d["nvmlDeviceGetNvLinkVersion:*"] = 3
+        d["field:164:*"] = 25000
+    if card == "l40s":
+        d["nvmlDeviceGetName"] = "NVIDIA L40S"
+        for k in [k for k in d if k.split(":")[1:2] in (["138"], ["139"], ["164"], ["165"])]:
+            del d[k]
+        for k in [k for k in d if k.startswith("nvmlDeviceGetNvLink")]:
+            del d[k]
+        d.pop("field:82", None)  # no HBM: no memory temperature
+        d["field:91"] = 0
+    return prof
+
+
 @contextmanager
 def fake_nvml(prof: str | dict[str, Any]) -> Iterator[Any]:
     """Install the fake pynvml loaded with ``prof`` (a name or a profile dict)."""

@@ -4,12 +4,10 @@ out (never 0), Xids and lost GPUs, a scrape that does not wait for a hung driver
 
 from __future__ import annotations
 
-import http.client
 import os
 import re
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import threading
@@ -176,7 +174,9 @@ def test_a_keep_alive_scrape_of_one_gpu_answers_without_waiting_for_a_delayed_ac
     """Prometheus keeps its connection open. When the headers and a small body went out in
     two sends, the body sat behind Nagle's algorithm until the client's delayed ACK (~40 ms
     a scrape on loopback, measured with 1-2 GPUs); in one send, with TCP_NODELAY, a scrape of
-    one GPU is well under a millisecond of network time (bench/exporter.py has the figure)."""
+    one GPU is well under a millisecond of network time (bench/exporter.py has the figure).
+    Tested by what arrives, not by how long it takes (a loaded machine stalls any scrape):
+    on each request of one connection, the first read returns the whole response."""
     with fake_nvml("h200x1"):
         b = NvmlBackend(interval=1.0, events=False)
         try:
@@ -189,22 +189,19 @@ def test_a_keep_alive_scrape_of_one_gpu_answers_without_waiting_for_a_delayed_ac
     server = make_server(state, "127.0.0.1", 0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        conn = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=5)
-        took = []
-        for _ in range(25):
-            t0 = time.perf_counter()
-            conn.request("GET", "/metrics")
-            r = conn.getresponse()
-            body = r.read()
-            took.append(time.perf_counter() - t0)
-            assert r.status == 200 and r.headers["Content-Length"] == str(len(body))
-        conn.close()
+        with socket.create_connection(("127.0.0.1", server.server_address[1]), timeout=5) as c:
+            for _ in range(25):
+                c.sendall(b"GET /metrics HTTP/1.1\r\nHost: node-1\r\n\r\n")
+                first = c.recv(1 << 20)  # one read: what the server's first send carried
+                head, _, body = first.partition(b"\r\n\r\n")
+                assert head.startswith(b"HTTP/1.1 200"), head
+                length = re.search(rb"(?im)^content-length:\s*(\d+)", head)
+                assert length is not None, head
+                assert len(body) == int(length.group(1)), "the body came in a send of its own"
     finally:
         server.shutdown()
         server.server_close()
     assert len(series(body.decode(), "DCGM_FI_DEV_GPU_TEMP")) == 1
-    # Half the delayed ACK: a loaded machine stalls a scrape now and then, never most.
-    assert statistics.median(took) < 0.02, took
 
 
 def _env() -> dict[str, str]:

@@ -3,9 +3,12 @@ recorded H200 run gave it, docs/device/h200-nvml-call-times.json), the CPU plan 
 makes from its own start-up timing (hello's ``cpu_budget``), GPUs read on a thread pool, and
 what the GUI plots still arriving as often as it is plotted.
 
-CPU figures here are lower bounds only (a charge is a busy wait until the thread's CPU clock
-has advanced that much, so it can never come out cheaper); speed is measured in
-bench/sampler.py, not asserted.
+The cost model's own tests burn real CPU (a charge is a busy wait until the thread's CPU
+clock has advanced that much, so their figures are lower bounds). The plan's tests run on the
+fake's virtual CPU clock instead (``virtual_cpu``: a charge advances it exactly, the fake's
+own Python costs nothing), handed to the backend as its CPU clock: their verdict is the
+plan's logic on exact timings, the same on a fast idle machine and a slow loaded one. What
+the real reads cost is measured in bench/sampler.py, not asserted.
 """
 
 from __future__ import annotations
@@ -91,9 +94,11 @@ def test_a_bad_cost_profile_is_a_clear_error() -> None:
 # ---------------------------------------------------------------------------- the plan
 
 
-def _backend(fake: Any, cost: str | None, n: int = 8, **kw: Any) -> NvmlBackend:
-    fake._fake.set_cost(cost)
-    return NvmlBackend(interval=1.0, events=False, **kw)
+def _backend(fake: Any, cost: str | None, n: int = 8, scale: float = 1.0, **kw: Any) -> NvmlBackend:
+    """A backend whose CPU clock is the fake's virtual one, the calls charged ``cost``."""
+    fake._fake.virtual_cpu = True
+    fake._fake.set_cost(cost, scale)
+    return NvmlBackend(interval=1.0, events=False, cpu_clock=fake._fake.cpu_clock, **kw)
 
 
 def _ticks(fake: Any, b: NvmlBackend, t0: int, t1: int) -> list[list[list[Any]]]:
@@ -140,8 +145,7 @@ def test_under_the_h200_profile_the_plan_fits_one_percent_of_a_core(cost: str) -
     tiers, needed = plan["tiers_s"], plan["needed_s"]
     # The slow tiers were stretched first, to their limits, before the counters were.
     assert tiers["slow"] == 600.0 and tiers["links"] == 300.0 and tiers["putil"] == 30.0
-    # The counters: stretched too, within their limit (30 s); ~10 s on this profile, the exact
-    # period depends on what the start-up timing measured (a loaded machine measures more).
+    # The counters: stretched too, within their limit (30 s); ~10 s on this profile.
     assert needed["fields"] < tiers["fields"] <= 30.0
     # GPM gives PCIe and NVLink throughput on this Hopper profile: no field read per tick.
     g0 = hello["gpus"][0]
@@ -158,12 +162,12 @@ def test_under_the_h200_profile_the_plan_fits_one_percent_of_a_core(cost: str) -
 
 
 def test_the_plan_follows_what_the_reads_cost_when_the_start_up_timing_was_wrong() -> None:
-    """The start-up timing priced every read as free (the cost model switched on only after
-    it, as a driver whose calls got dearer): the reads' own CPU, measured every
-    budget_check_s, is over the budget, and the plan stretches the slow tiers until it fits;
-    the same GPUs back to cheap reads come back to the periods they are needed at."""
+    """The start-up timing priced every read at a tenth of the H200's (the calls got ten
+    times dearer after it, as a driver whose calls got dearer): the reads' own CPU, measured
+    every budget_check_s, is over the budget, and the plan stretches the slow tiers until it
+    fits; the same GPUs back to free reads come back to the periods they are needed at."""
     with fake_nvml("h100x8") as fake:
-        b = _backend(fake, None)
+        b = _backend(fake, "h200", scale=0.1)
         b.budget_check_s = 30.0
         try:
             _ticks(fake, b, 1, 5)
@@ -270,8 +274,7 @@ def _calls_by_thread(pool_every: bool, ticks: int) -> tuple[str, Any]:
     tier on every GPU), the charged calls per (function, "main" / "pool"), and the plan's
     word for which GPUs the pool took."""
     with fake_nvml("h100x8") as fake:
-        fake._fake.set_cost("h200")
-        b = NvmlBackend(interval=1.0, events=False, workers=8, pool_every=pool_every)
+        b = _backend(fake, "h200", workers=8, pool_every=pool_every)
         try:
             _ticks(fake, b, 1, 3)
             fake._fake.charged_on.clear()

@@ -59,3 +59,6 @@ def test_the_idle_rule_stops_the_pod_once(
         assert len(server.calls("POST", stop)) == 1
     finally:
         app.stop()
+        # Not a demo app (demo=False), so it leaves its local host's daemon sampling, as it
+        # would a real host's: the test stops what it started.
+        assert app.fleet.stop_samplers([host.name]) == {host.name: None}

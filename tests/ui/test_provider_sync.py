@@ -49,3 +49,6 @@ def test_the_app_takes_the_billing_state_from_the_provider(
         )
     finally:
         app.stop()
+        # Not a demo app (demo=False), so it leaves its local host's daemon sampling, as it
+        # would a real host's: the test stops what it started.
+        assert app.fleet.stop_samplers([host.name]) == {host.name: None}

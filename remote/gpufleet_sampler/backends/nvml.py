@@ -140,7 +140,6 @@ from gpufleet_sampler.backends.nvml_gpu import (
     GPM_SM_OCCUPANCY,
     GPM_SM_UTIL,
     LINK_TROUBLE_WATCH_S,
-    _cpu,
     _env_float,
     _field_rate,
     _fields,
@@ -153,7 +152,6 @@ from gpufleet_sampler.backends.nvml_gpu import (
     _rate,
     _reason,
     _unpack,
-    _us,
     _watts,
 )
 from gpufleet_sampler.backends.nvml_lib import NvmlUnavailable
@@ -178,12 +176,15 @@ class NvmlBackend(NvmlProcs):
         workers: Optional[int] = None,
         putil_s: float = 2.0,
         pool_every: Optional[bool] = None,
+        cpu_clock: Optional[Callable[[], float]] = None,
     ) -> None:
         if lib.N is None:
             raise NvmlUnavailable(
                 "pynvml (nvidia-ml-py) is not importable here: {}".format(lib.IMPORT_ERROR)
             )
         self.interval = float(interval)
+        if cpu_clock is not None:
+            self._cpu_clock = cpu_clock
         self.medium_s = float(medium_s)
         # How often the links message comes: the per-link read rides on the medium tier.
         self.links_interval = self.medium_s
@@ -322,10 +323,10 @@ class NvmlBackend(NvmlProcs):
         # Else the states come with this tick's field read (the medium tier's group).
         merged = g.nvlink_state_fields is not None and g.link_states_via == "fields"
         if g.nvlink_links and "nvlink_up" not in g.unsupported and (first or not merged):
-            t0 = _cpu()
+            t0 = self._cpu()
             self._read_link_states(g)
             if first:
-                g.cost["link_states_read"] = _us(t0)
+                g.cost["link_states_read"] = self._us(t0)
 
     def _read_link_states(self, g: _Gpu) -> None:
         """Every link's state: one field read for all links where fields answer and the
@@ -622,11 +623,11 @@ class NvmlBackend(NvmlProcs):
         """One GPU's part of a tick (run on the pool): its due tiers, then its row."""
         if g.lost:
             return _lost_row(g.index), False
-        t0 = _cpu()
+        t0 = self._cpu()
         try:
             return self._gpu_tick_reads(g, mono)
         finally:
-            g.spent += _us(t0)
+            g.spent += self._us(t0)
 
     def _gpu_tick_reads(self, g: _Gpu, mono: float) -> Tuple[List[Any], bool]:
         tiers = self.tiers
@@ -756,9 +757,9 @@ class NvmlBackend(NvmlProcs):
                 # The first reads: timed for the plan (the cheapest of them: a first call
                 # pays one-off costs), and asked whether GPM gives PCIe and NVLink
                 # throughput (the first one may come too soon after start-up).
-                t0 = _cpu()
+                t0 = self._cpu()
                 self._gpm(g, mono)
-                took = _us(t0)
+                took = self._us(t0)
                 g.cost["gpm"] = min(took, g.cost.get("gpm", took))
                 self._gpm_covers(g)
             elif mono - g.gpm_t >= 0.1:

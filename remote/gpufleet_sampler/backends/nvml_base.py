@@ -16,6 +16,7 @@ from gpufleet_sampler.backends import nvml_mig
 from gpufleet_sampler.backends.base import Backend
 from gpufleet_sampler.backends.nvml_gpu import (
     _G_ALL,
+    _cpu,
     _Gpu,
     _Lost,
     _reason,
@@ -56,6 +57,17 @@ class NvmlBase(Backend):
     _next_scan: float
     _proc_cache: procfs.ProcCache
     _scanner: gpu_holders.Scanner
+    # Where the reads' CPU time is read (s): this thread's CPU clock unless NvmlBackend is
+    # given another (a test gives the fake pynvml's virtual one, so the plan's logic is
+    # tested on exact timings whatever the machine).
+    _cpu_clock: Callable[[], float] = staticmethod(_cpu)
+
+    def _cpu(self) -> float:
+        return self._cpu_clock()
+
+    def _us(self, t0: float) -> float:
+        """µs of CPU this thread spent since ``t0`` (a reading of ``_cpu``)."""
+        return (self._cpu_clock() - t0) * 1e6
 
     def _try(self, g: _Gpu, call: str, fn: Callable[..., Any], *args: Any) -> Any:
         """Call once at start-up; on failure record why and return None. GpuIsLost -> _Lost."""

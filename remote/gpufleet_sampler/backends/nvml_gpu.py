@@ -411,10 +411,6 @@ def _cpu() -> float:
     return time.thread_time()
 
 
-def _us(t0: float) -> float:
-    return (time.thread_time() - t0) * 1e6
-
-
 def _text(v: Any) -> Optional[str]:
     if v is None:
         return None

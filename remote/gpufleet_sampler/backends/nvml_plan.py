@@ -18,10 +18,8 @@ from gpufleet_sampler.backends.nvml_gpu import (
     _PLAN_SHARE,
     _SCALE_RANGE,
     _STRETCH,
-    _cpu,
     _fields,
     _Gpu,
-    _us,
 )
 from gpufleet_sampler.backends.nvml_probe import NvmlProbe
 
@@ -36,27 +34,27 @@ class NvmlPlan(NvmlProbe):
         read with every group also primes the counters, so the first tick has rates."""
         calls = []
         for _ in range(2):  # the cheaper of two: a first call can pay one-off costs
-            t0 = _cpu()
+            t0 = self._cpu()
             self._row(g, 0.0, gpm=False, mask=0)
-            calls.append(_us(t0))
+            calls.append(self._us(t0))
         g.cost["calls"] = min(calls)
         # Each the cheaper of two as well: CPU time only grows with what else runs here
         # (caches, a shared core), so the cheaper one is nearer what the read costs. What the
         # timing still gets wrong, the measure of the running reads corrects (_check_budget).
         full = []
         for _ in range(2):
-            t0 = _cpu()
+            t0 = self._cpu()
             self._row(g, 0.0, gpm=False, mask=_G_ALL)
-            full.append(_us(t0))
+            full.append(self._us(t0))
         fields_all = max(0.0, min(full) - g.cost["calls"])
         ids = g.fv_layouts[_G_ALL][_L_IDS]
         base, per = fields_all, 0.0
         if len(ids) > 1:
             ones = []
             for _ in range(2):
-                t0 = _cpu()
+                t0 = self._cpu()
                 _fields(g.h, ids[:1])
-                ones.append(_us(t0))
+                ones.append(self._us(t0))
             one = min(ones)
             per = max(0.0, (fields_all - one) / (len(ids) - 1))
             base = max(0.0, one - per)
@@ -65,9 +63,9 @@ class NvmlPlan(NvmlProbe):
         if g.nvlink_state_fields is not None:
             # The cheaper way to read the link states: one call per link, or their fields
             # added to the medium tier's field read (which costs per field, if anything).
-            t0 = _cpu()
+            t0 = self._cpu()
             self._call(g, "nvmlDeviceGetNvLinkState", lib.N.nvmlDeviceGetNvLinkState, 0)
-            getter = _us(t0)
+            getter = self._us(t0)
             n = len(g.nvlink_state_fields)
             g.link_states_via = "fields" if per * n <= getter * n else "calls"
             g.cost["link_states"] = round(min(per, getter) * n, 1)

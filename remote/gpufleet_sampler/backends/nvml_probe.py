@@ -75,7 +75,6 @@ from gpufleet_sampler.backends.nvml_gpu import (
     GPM_SM_OCCUPANCY,
     GPM_SM_UTIL,
     _code_name,
-    _cpu,
     _fid_text,
     _fields,
     _fv_struct,
@@ -89,7 +88,6 @@ from gpufleet_sampler.backends.nvml_gpu import (
     _monotonic,
     _reason,
     _text,
-    _us,
     _watts,
 )
 from gpufleet_sampler.procs import holders as gpu_holders
@@ -271,10 +269,10 @@ class NvmlProbe(NvmlBase):
             g.f_energy, _ = self._pick(g, "energy_j", [("nvmlDeviceGetTotalEnergyConsumption", ())])
 
         # Medium tier: read now, so the first rows are complete.
-        t0 = _cpu()
+        t0 = self._cpu()
         self._medium(g, first=True)
         # The link states are timed on their own (_time_reads): they may ride in a field read.
-        g.cost["medium"] = max(0.0, _us(t0) - g.cost.pop("link_states_read", 0.0))
+        g.cost["medium"] = max(0.0, self._us(t0) - g.cost.pop("link_states_read", 0.0))
         if g.pcie_gen is None:
             g.unsupported["pcie_gen"] = g.probes.get("nvmlDeviceGetCurrPcieLinkGeneration", "")
         if g.pcie_width is None:
@@ -314,14 +312,14 @@ class NvmlProbe(NvmlBase):
                 ("nvmlDeviceGetGraphicsRunningProcesses", ()),
             ],
         )
-        t0 = _cpu()
+        t0 = self._cpu()
         for f in (g.f_procs_c, g.f_procs_g):
             if f is not None:
                 self._call(g, getattr(f, "__name__", "processes"), f)
-        g.cost["procs"] = _us(t0)
+        g.cost["procs"] = self._us(t0)
         fn = self._fn("nvmlDeviceGetProcessUtilization")
         if fn is not None:
-            t0 = _cpu()
+            t0 = self._cpu()
             try:
                 fn(g.h, 0)
                 g.f_putil = fn
@@ -336,15 +334,15 @@ class NvmlProbe(NvmlBase):
                     g.probes["nvmlDeviceGetProcessUtilization"] = _reason(
                         e, "nvmlDeviceGetProcessUtilization"
                     )
-            g.cost["putil"] = _us(t0)
+            g.cost["putil"] = self._us(t0)
 
         self._build_reads(g)
         self._time_reads(g)
         if g.link_fields is not None:
             # Primes the per-link counters (the first links message has states and speeds).
-            t0 = _cpu()
+            t0 = self._cpu()
             self._links_read(g)
-            g.cost["links"] = _us(t0)
+            g.cost["links"] = self._us(t0)
 
     def _build_reads(self, g: _Gpu) -> None:
         """The per-tick calls as (function, extra args), None where unsupported, plus the
@@ -615,9 +613,9 @@ class NvmlProbe(NvmlBase):
         if fv is not None:
             ok = lib.N.NVML_SUCCESS
             g.slow_fields = [f for f, r in zip(cand, fv) if r.nvmlReturn == ok]  # noqa: B905
-        t0 = _cpu()
+        t0 = self._cpu()
         self._slow(g, first=True)
-        g.cost["slow"] = _us(t0)
+        g.cost["slow"] = self._us(t0)
         if g.remap is None:
             reason = g.probes.get("nvmlDeviceGetRemappedRows", "")
             g.unsupported["remap_pending"] = reason

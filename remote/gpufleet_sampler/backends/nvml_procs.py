@@ -10,11 +10,9 @@ from typing import Any, Dict, List, Set
 from gpufleet_sampler.backends import nvml_lib as lib
 from gpufleet_sampler.backends import nvml_mig
 from gpufleet_sampler.backends.nvml_gpu import (
-    _cpu,
     _Gpu,
     _gpus_held,
     _Lost,
-    _us,
 )
 from gpufleet_sampler.backends.nvml_plan import NvmlPlan
 from gpufleet_sampler.procs import holders as gpu_holders
@@ -39,13 +37,13 @@ class NvmlProcs(NvmlPlan):
             g.putil_due = self._due(mono, g.next_putil)
             if g.putil_due:
                 self._schedule(g, "putil", mono, first=not g.next_putil)
-            t0 = _cpu()
+            t0 = self._cpu()
             try:
                 entries.extend(self._gpu_entries(g))
             except _Lost:
                 self._mark_lost(g, "while listing processes")
             finally:
-                g.spent += _us(t0)
+                g.spent += self._us(t0)
         gpu_of_minor = {g.minor: g.index for g in self._gpus if g.minor is not None}
         # The fd tables of every process: the process tier's extra cost, never per tick.
         own_ns = bool(self._where["own_pid_namespace"])

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 import orjson
@@ -358,30 +360,54 @@ _LONG_DIGITS = b"9" * 20
 MAX_VALUE = float(2**64)
 
 
+_WHITESPACE = b" \t\r\n"
+_LIST_ONLY = {list}
+_INT_ONLY = {int}
+_FIRST = itemgetter(0)
+
+
+def _array_brackets(line: bytes) -> int | None:
+    """How many "[" the line's "gpus" array holds after its own, where that array comes
+    last and its bytes are only numbers without exponents or 20-digit runs, nulls, commas
+    and brackets; None otherwise. Each byte checked once, in C (translate, then find and
+    count over the array's range of the translated line): the sampler's own sample and
+    links lines then need no check value by value."""
+    i = line.find(b'"gpus":[')
+    end = len(line) - 1
+    while end > 0 and line[end] in _WHITESPACE:
+        end -= 1
+    if i < 0 or line[end - 2 : end + 1] != b"]]}":
+        return None
+    i += 8
+    mapped = line.translate(_FAST_BYTES)
+    if mapped.find(b"x", i, end) >= 0 or mapped.find(_LONG_DIGITS, i, end) >= 0:
+        return None
+    return line.count(b"[", i, end)
+
+
 def _fast_sample(obj: Mapping[str, Any], line: bytes, hello: Hello) -> Sample | None:
     """The hot path for the sampler's own lines, whose "gpus" array comes last: validate the
     array's bytes at C speed instead of the type of every decoded value. None = take the
     general path (which gives the same result for well-formed input, more slowly)."""
-    i = line.find(b'"gpus":[')
-    if i < 0 or not line.rstrip().endswith(b"]]}"):
-        return None
-    tail = line[i + 8 :]
-    mapped = tail.rstrip()[:-1].translate(_FAST_BYTES)
-    if b"x" in mapped or _LONG_DIGITS in mapped:
+    brackets = _array_brackets(line)
+    if brackets is None:
         return None
     gpus = obj.get("gpus")
     width = len(hello.columns) + 1
-    # One "[" per row and no more: a list nested where a number belongs passes the byte
-    # filter above and the row-length check below, but not this count.
+    # Rows that are lists, one "[" each and no more (a list nested where a number belongs
+    # passes the byte filter above and the row-length check, but not this count), of the
+    # hello's width, led by a GPU index in range: each checked once for all rows, in C.
     if (
         type(gpus) is not list
+        or not gpus
         or len(gpus) > MAX_GPUS
-        or tail.count(b"[") != len(gpus)
-        or not all(
-            type(r) is list and len(r) == width and type(r[0]) is int and 0 <= r[0] <= MAX_GPU_INDEX
-            for r in gpus
-        )
+        or brackets != len(gpus)
+        or set(map(type, gpus)) != _LIST_ONLY
+        or set(map(len, gpus)) != {width}
     ):
+        return None
+    index = list(map(_FIRST, gpus))
+    if set(map(type, index)) != _INT_ONLY or min(index) < 0 or max(index) > MAX_GPU_INDEX:
         return None
     t: Any = obj.get("t")
     mono: Any = obj.get("mono")
@@ -395,8 +421,17 @@ def _fast_sample(obj: Mapping[str, Any], line: bytes, hello: Hello) -> Sample | 
         or not 0.0 <= mono <= MAX_MONO
     ):
         return None
-    rows = tuple(map(tuple, gpus))
-    return Sample(seq=seq, t=float(t), mono=float(mono), columns=hello.columns, rows=rows)
+    return _new_sample(seq, float(t), float(mono), hello.columns, tuple(map(tuple, gpus)))
+
+
+def _new_sample(
+    seq: int, t: float, mono: float, columns: tuple[str, ...], rows: tuple[tuple[Value, ...], ...]
+) -> Sample:
+    """A Sample built without the frozen dataclass's __init__ (one object.__setattr__ per
+    field: a third of what the fast path costs beyond orjson); the same object."""
+    s = object.__new__(Sample)
+    vars(s).update(seq=seq, t=t, mono=mono, columns=columns, rows=rows)
+    return s
 
 
 def _clean_row(r: Any, width: int) -> tuple[Value, ...]:
@@ -505,19 +540,76 @@ def _link_values(col: Any, n: int | None) -> tuple[Value, ...]:
     )
 
 
-def _parse_links(obj: Mapping[str, Any], hello: Hello | None) -> Links:
-    if hello is None:
-        raise ProtocolError("links before hello")
+_NUMBER_TYPES = frozenset((int, float))
+
+
+def _links_clean(gpus: list[Any]) -> bool:
+    """Whether every value of every links row is a number within ±MAX_VALUE: checked once
+    for the whole message, at C speed (a type set, a min and a max over all of them), so
+    that the per-value filter of _link_values runs only for a message that needs it."""
+    try:
+        flat = list(chain.from_iterable(chain.from_iterable(r[1:] for r in gpus)))
+    except TypeError:  # a row or a column that is no list: the checked path says which
+        return False
+    if not flat:
+        return True
+    return (
+        set(map(type, flat)) <= _NUMBER_TYPES and min(flat) >= -MAX_VALUE and max(flat) <= MAX_VALUE
+    )
+
+
+# LinkRow's value fields, by the link column each is read from.
+_LINK_FIELDS = ("tx_bps", "rx_bps", "up", "speed_bps")
+# The last hello's link columns and where LinkRow's fields sit in a row: (hello, (columns,
+# positions)), one entry, replaced whole (one global rebinding: every session thread's
+# decoder reads it, and never sees one hello's layout paired with another's).
+_link_layout_cache: tuple[Any, Any] = (None, None)
+
+
+def _link_layout(hello: Hello) -> tuple[tuple[Any, ...], tuple[int | None, ...]]:
+    global _link_layout_cache
+    seen, layout = _link_layout_cache
+    if seen is hello:
+        return layout  # type: ignore[no-any-return]
     names = hello.raw.get("link_columns")
     cols = (
         tuple(c.get("name") if isinstance(c, dict) else str(c) for c in names)
         if isinstance(names, list) and names
         else protocol.LINK_COLUMN_NAMES
     )
+    pos = tuple(cols.index(f) + 1 if f in cols else None for f in _LINK_FIELDS)
+    _link_layout_cache = (hello, (cols, pos))
+    return cols, pos
+
+
+def _link_columns(r: list[Any], clean: bool) -> tuple[list[tuple[Value, ...]], int]:
+    """A links row's columns (one value per link each) and how many links it has."""
+    cs = r[1:]
+    n = len(r[1]) if type(r[1]) is list else None
+    if (
+        clean
+        and n is not None
+        and n <= MAX_LINKS
+        and set(map(type, cs)) == {list}
+        and set(map(len, cs)) == {n}
+    ):
+        return list(map(tuple, cs)), n
+    return [_link_values(v, n) for v in cs], n or 0
+
+
+def _parse_links(obj: Mapping[str, Any], hello: Hello | None, brackets: int | None = None) -> Links:
+    """``brackets``: what _array_brackets found in the line, where the caller has it."""
+    if hello is None:
+        raise ProtocolError("links before hello")
+    cols, pos = _link_layout(hello)
     gpus = obj.get("gpus")
     if type(gpus) is not list or len(gpus) > MAX_GPUS:
         raise ProtocolError("links without a gpus list (of at most MAX_GPUS rows)")
     rows: list[LinkRow] = []
+    # Bytes of numbers and nulls only, and one "[" per row and per column, no more (no list
+    # nested in a column; _link_columns sees that each column is a list): no value to check.
+    # Without the line, the values are checked at once in Python.
+    clean = brackets == len(gpus) * (len(cols) + 1) if brackets is not None else _links_clean(gpus)
     for r in gpus:
         if type(r) is not list or not r or type(r[0]) is not int:
             raise ProtocolError("links row must be a list starting with the GPU index")
@@ -525,18 +617,10 @@ def _parse_links(obj: Mapping[str, Any], hello: Hello | None) -> Links:
             raise ProtocolError(f"links row GPU index out of range: {r[0]}")
         if len(r) != len(cols) + 1:
             raise ProtocolError(f"links row has {len(r) - 1} columns, hello names {len(cols)}")
-        n = len(r[1]) if type(r[1]) is list else None
-        by_name = {c: _link_values(v, n) for c, v in zip(cols, r[1:], strict=True)}
-        empty = (None,) * (n or 0)
-        rows.append(
-            LinkRow(
-                r[0],
-                by_name.get("tx_bps", empty),
-                by_name.get("rx_bps", empty),
-                by_name.get("up", empty),
-                by_name.get("speed_bps", empty),
-            )
-        )
+        vals, n = _link_columns(r, clean)
+        empty = (None,) * n
+        tx, rx, up, speed = (vals[p - 1] if p is not None else empty for p in pos)
+        rows.append(LinkRow(r[0], tx, rx, up, speed))
     return Links(
         seq=_int(obj, "seq", 0), t=_num(obj, "t", 0.0, MAX_T), rows=tuple(rows), raw=dict(obj)
     )
@@ -587,12 +671,16 @@ class StreamDecoder:
         except orjson.JSONDecodeError as e:
             self._bad(f"not JSON: {e}")
             return None
-        if isinstance(line, bytes) and self.hello is not None and type(obj) is dict:
-            fast = _fast_sample(obj, line, self.hello) if obj.get("kind") == "sample" else None
+        kind = obj.get("kind") if type(obj) is dict else None
+        if isinstance(line, bytes) and self.hello is not None:
+            fast = _fast_sample(obj, line, self.hello) if kind == protocol.KIND_SAMPLE else None
             if fast is not None:
                 return fast
         try:
-            msg = parse_object(obj, self.hello, self._procs_cache)
+            if kind == protocol.KIND_LINKS and isinstance(line, bytes):
+                msg: Message = _parse_links(obj, self.hello, _array_brackets(line))
+            else:
+                msg = parse_object(obj, self.hello, self._procs_cache)
         except VersionError:
             raise
         except ProtocolError as e:
