@@ -35,3 +35,19 @@ def wait_streaming(qtbot: QtBot, app: App, timeout_ms: int = 60_000) -> None:
 
 def replace_host(h: HostConfig, **kw: object) -> HostConfig:
     return dataclasses.replace(h, **kw)  # type: ignore[arg-type]
+
+
+def provider_app(qtbot: QtBot, host_name: str, provider: str, instance_id: str) -> App:
+    """The running app (not the demo) watching one demo host tied to a provider instance,
+    started; the caller points the provider at its local server and stops the app."""
+    from gpufleet.core.config import paths
+    from gpufleet.ui.app import make_qapp, setup_theme
+
+    base = next(h for h in demo_hosts() if h.name == host_name)
+    host = dataclasses.replace(base, provider=provider, provider_id=instance_id)
+    qapp = make_qapp()
+    paths.ensure_private_dir(paths.demo_data_dir())
+    app = App([host], False, setup_theme(qapp))
+    qtbot.addWidget(app.window)
+    app.start()
+    return app

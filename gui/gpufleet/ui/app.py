@@ -34,6 +34,7 @@ from gpufleet.core.fleet.events import STREAMING
 from gpufleet.core.fleet.fleet import Fleet
 from gpufleet.core.live.buffers import LiveBuffers
 from gpufleet.core.pipeline.build import build_pipeline, demo_daemons_running, stop_demo_daemons
+from gpufleet.core.providers.drift_board import DriftBoard
 from gpufleet.ui import i18n
 from gpufleet.ui.background.history import HistoryCache
 from gpufleet.ui.controllers.actions import Actions
@@ -113,13 +114,15 @@ class App(QObject):
         self.keyprompt = HostKeyPrompt()
         self.fleet = Fleet(hosts, on_unknown_key=self.keyprompt.ask, demo=demo)
         self.action_events = ActionEvents()
+        # Hosts whose provider's API changed under gpufleet, as the last calls found.
+        self.drift = DriftBoard()
         self.pipeline = build_pipeline(
             self.fleet,
             demo=demo,
             settings=self.settings,
             live=self.live,
             runner=make_action_runner(
-                self.fleet, self.action_events, demo, self.live, self._set_billing
+                self.fleet, self.action_events, demo, self.live, self._set_billing, self.drift
             ),
             on_scheduled=self.action_events.changed.emit,
             yield_between_messages=True,
@@ -134,7 +137,8 @@ class App(QObject):
         b.alerts_snapshot.connect(w.on_alerts)
         b.cost_updated.connect(w.on_cost)
         b.stats.connect(w.on_stats)
-        self.actions = Actions(self.window, self.fleet, self.bridge, self.pool, demo)
+        self.actions = Actions(self.window, self.fleet, self.bridge, self.pool, demo, self.drift)
+        self.window.provider_notes = self.drift.sentences
         self.link_watch = LinkWatch(self.fleet.watch_links, self.pool)
         self.window.interconnect.links_watched.connect(self.link_watch.shown)
         self.tray = Tray(self.window, theme)

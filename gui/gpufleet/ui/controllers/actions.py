@@ -22,6 +22,7 @@ from gpufleet.core.cost.billing import (
 )
 from gpufleet.core.fleet.fleet import Fleet
 from gpufleet.core.providers.actions import FileActionRecord, ProviderActions
+from gpufleet.core.providers.drift_board import DriftBoard
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.core.wire.messages import Proc
 from gpufleet.ui.background.detached import run_detached
@@ -56,9 +57,17 @@ class Actions(QObject):
     kill_finished = Signal(object)  # KillResult or an Exception
 
     def __init__(
-        self, window: MainWindow, fleet: Fleet, bridge: FleetBridge, pool: QThreadPool, demo: bool
+        self,
+        window: MainWindow,
+        fleet: Fleet,
+        bridge: FleetBridge,
+        pool: QThreadPool,
+        demo: bool,
+        drift: DriftBoard | None = None,
     ) -> None:
         super().__init__()
+        # Where the billing sync says a provider's API changed (shown on the host).
+        self.drift = drift if drift is not None else DriftBoard()
         self.window = window
         self.fleet = fleet
         self.bridge = bridge
@@ -219,7 +228,10 @@ class Actions(QObject):
             bridge.post(lambda: cost.set_billing(host, state))
 
         acts = ProviderActions(
-            {h.name: h for h in hosts}.get, FileActionRecord(), on_billing=record_and_apply(apply)
+            {h.name: h for h in hosts}.get,
+            FileActionRecord(),
+            on_billing=record_and_apply(apply),
+            on_drift=self.drift.report,
         )
         self._syncing = True
         # A daemon thread, not the pool: quitting never waits on a provider.

@@ -79,6 +79,7 @@ class HostSummary:
     sampler_cost: str = ""  # what the sampler costs the host's CPU, and what it reads less often
     bench: str = ""  # its latest arrival benchmark in one line (or how to run one)
     sensors: str = ""  # what the instance reports and hides (one line per set of GPUs alike)
+    provider: str = ""  # its provider's API changed under gpufleet (until a call succeeds)
 
     @property
     def rank(self) -> int:

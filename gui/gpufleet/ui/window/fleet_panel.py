@@ -339,7 +339,8 @@ class FleetPanel(QWidget):
                         f"{s.host} — {state_name(s.state)}"
                         + (f"\n{s.sampler_cost}" if s.sampler_cost else "")
                         + (f"\n{s.bench}" if s.bench else "")
-                        + (f"\n{s.sensors}" if s.sensors else ""),
+                        + (f"\n{s.sensors}" if s.sensors else "")
+                        + (f"\n{s.provider}" if s.provider else ""),
                     ),
                     Cell(s.model, len(s.gpus)),
                     Cell(_pct(s.util), s.util if s.util is not None else -1, align_right=True),

@@ -13,7 +13,7 @@ import dataclasses
 import gc
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication, Qt, QTimer, Signal
@@ -108,6 +108,8 @@ class MainWindow(QMainWindow):
         self.summaries: tuple[HostSummary, ...] = ()
         # Each host's latest arrival benchmark in one line (set by the bench controller).
         self.bench_lines: dict[str, str] = {}
+        # Host → the sentence of its provider's API change (set by the app: the drift board).
+        self.provider_notes: Callable[[], Mapping[str, str]] = dict
         # The demo opens on the half hour its history is pre-filled with (simfeed).
         self.range_s = 1800.0 if demo else 3600.0
         self.follow_live = True
@@ -468,6 +470,7 @@ class MainWindow(QMainWindow):
             by_host.setdefault(a.host, []).append(a)
         titles = {a.id: self._text(a)[0] for a in self.alerts.values()}
         now = self.clock()
+        drift = self.provider_notes()
         self.summaries = tuple(
             dataclasses.replace(
                 summarize_host(
@@ -479,6 +482,7 @@ class MainWindow(QMainWindow):
                     now,
                 ),
                 bench=self.bench_lines.get(name, ""),
+                provider=drift.get(name, ""),
             )
             for name, cfg in self.hosts.items()
         )
@@ -609,6 +613,7 @@ class MainWindow(QMainWindow):
             history=self.history,
             cost=self.cost,
             states={h: s for h, (s, _) in self.states.items()},
+            provider_notes=self.provider_notes(),
         )
 
     def current_tab(self) -> Tab:
