@@ -1115,6 +1115,157 @@
     </message>
 </context>
 <context>
+    <name>BenchReasons</name>
+    <message>
+        <source>BF16 matmul (TFLOPS)</source>
+        <translation>BF16 矩阵乘法 (TFLOPS)</translation>
+    </message>
+    <message>
+        <source>FP16 matmul (TFLOPS)</source>
+        <translation>FP16 矩阵乘法 (TFLOPS)</translation>
+    </message>
+    <message>
+        <source>TF32 matmul (TFLOPS)</source>
+        <translation>TF32 矩阵乘法 (TFLOPS)</translation>
+    </message>
+    <message>
+        <source>memory bandwidth (GB/s)</source>
+        <translation>显存带宽 (GB/s)</translation>
+    </message>
+    <message>
+        <source>host-to-device copy (GB/s)</source>
+        <translation>主机到 GPU 拷贝 (GB/s)</translation>
+    </message>
+    <message>
+        <source>device-to-host copy (GB/s)</source>
+        <translation>GPU 到主机拷贝 (GB/s)</translation>
+    </message>
+    <message>
+        <source>peer copy (GB/s)</source>
+        <translation>GPU 间拷贝 (GB/s)</translation>
+    </message>
+    <message>
+        <source>SM clock {sm:.0f} MHz of {top:.0f} MHz max</source>
+        <translation>SM 频率 {sm:.0f} MHz（最高 {top:.0f} MHz）</translation>
+    </message>
+    <message>
+        <source>SM clock {sm:.0f} MHz</source>
+        <translation>SM 频率 {sm:.0f} MHz</translation>
+    </message>
+    <message>
+        <source>its clock was not read</source>
+        <translation>未读到其频率</translation>
+    </message>
+    <message>
+        <source>not run: {why}; --force runs it anyway</source>
+        <translation>未运行：{why}；加 --force 可强制运行</translation>
+    </message>
+    <message>
+        <source>not run: in use by another process; --force runs it anyway</source>
+        <translation>未运行：正被其他进程使用；加 --force 可强制运行</translation>
+    </message>
+    <message>
+        <source>the run ended early ({status}): {message}</source>
+        <translation>测试提前结束（{status}）：{message}</translation>
+    </message>
+    <message>
+        <source>the run ended early ({status})</source>
+        <translation>测试提前结束（{status}）</translation>
+    </message>
+    <message>
+        <source>{metric} not measured: {why}</source>
+        <translation>{metric} 未测量：{why}</translation>
+    </message>
+    <message>
+        <source>nothing was measured</source>
+        <translation>什么也没有测到</translation>
+    </message>
+    <message>
+        <source>no reference figures for {name}: the figures are shown, not judged</source>
+        <translation>没有 {name} 的参考数据：只显示测得的数值，不作判断</translation>
+    </message>
+    <message>
+        <source>{metric} at {pct:.0f} % of a good card ({measured:.1f} of {good:.1f})</source>
+        <translation>{metric} 为正常卡的 {pct:.0f} %（实测 {measured:.1f}，正常卡 {good:.1f}）</translation>
+    </message>
+    <message>
+        <source>every measured figure is within reach of a good card of this model</source>
+        <translation>所有实测数值都接近该型号正常卡的水平</translation>
+    </message>
+    <message>
+        <source>{metric} under the offer&apos;s advertised {advertised:g} ({measured:.1f})</source>
+        <translation>{metric} 低于该配置标称的 {advertised:g}（实测 {measured:.1f}）</translation>
+    </message>
+    <message>
+        <source>clock held down by heat ({clock}): check the cooling or ask the provider</source>
+        <translation>频率因温度被压低（{clock}）：请检查散热或联系服务商</translation>
+    </message>
+    <message>
+        <source>clock held down by heat at {temp:.0f} °C ({clock}): check the cooling or ask the provider</source>
+        <translation>频率在 {temp:.0f} °C 时因温度被压低（{clock}）：请检查散热或联系服务商</translation>
+    </message>
+    <message>
+        <source>clock held by a lowered power limit: {limit:.0f} W of its {default:.0f} W default ({clock}); ask the provider to restore it</source>
+        <translation>频率被调低的功耗上限压制：{limit:.0f} W，默认 {default:.0f} W（{clock}）；请要求服务商恢复</translation>
+    </message>
+    <message>
+        <source>clock held at the power limit ({clock})</source>
+        <translation>频率被压在功耗上限（{clock}）</translation>
+    </message>
+    <message>
+        <source>no power or heat limit held it ({clock}): a slower card or host than a good one</source>
+        <translation>没有功耗或温度限制压制它（{clock}）：这张卡或这台主机本身比正常的慢</translation>
+    </message>
+    <message>
+        <source>PCIe link trained at x{width:.0f} of x{wmax:.0f}: a riser, slot or bifurcation setting</source>
+        <translation>PCIe 链路只协商到 x{width:.0f}（最高 x{wmax:.0f}）：转接卡、插槽或拆分（bifurcation）设置的问题</translation>
+    </message>
+    <message>
+        <source>PCIe link at gen {gen:.0f} of {gmax:.0f}: the slot or its setting</source>
+        <translation>PCIe 链路为 Gen {gen:.0f}（最高 Gen {gmax:.0f}）：插槽或其设置的问题</translation>
+    </message>
+    <message>
+        <source>the PCIe link is at full width and generation: the host side (NUMA placement, a shared switch)</source>
+        <translation>PCIe 链路的宽度和代数都已满速：问题在主机侧（NUMA 亲和、共享的 PCIe 交换芯片）</translation>
+    </message>
+    <message>
+        <source>NVLink: {up:.0f} of {links:.0f} links up: a link is down, ask the provider</source>
+        <translation>NVLink：{links:.0f} 条链路中只有 {up:.0f} 条正常：有链路断开，请联系服务商</translation>
+    </message>
+    <message>
+        <source>no NVLink: peer copies cross PCIe</source>
+        <translation>没有 NVLink：GPU 间拷贝走 PCIe</translation>
+    </message>
+    <message>
+        <source>every NVLink link up: the route between these GPUs (topology)</source>
+        <translation>所有 NVLink 链路正常：问题在这些 GPU 之间的路径（拓扑）</translation>
+    </message>
+    <message>
+        <source>memory clock {mem:.0f} of {top:.0f} MHz</source>
+        <translation>显存频率 {mem:.0f} MHz（最高 {top:.0f} MHz）</translation>
+    </message>
+    <message>
+        <source>memory clock at its maximum: a slower memory stack than a good card&apos;s</source>
+        <translation>显存频率已是最高：显存本身比正常卡的慢</translation>
+    </message>
+    <message>
+        <source>GPU {gpus} below par</source>
+        <translation>GPU {gpus} 低于正常水平</translation>
+    </message>
+    <message>
+        <source>GPU {gpus} not measured</source>
+        <translation>GPU {gpus} 未测量</translation>
+    </message>
+    <message>
+        <source>no GPU measured</source>
+        <translation>没有测量任何 GPU</translation>
+    </message>
+    <message>
+        <source>every GPU as expected</source>
+        <translation>所有 GPU 均符合预期</translation>
+    </message>
+</context>
+<context>
     <name>ClocksTab</name>
     <message>
         <source>SM clock (MHz)</source>
@@ -3087,6 +3238,21 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     <message>
         <source>cannot serve metrics on {address}: {error}</source>
         <translation>无法在 {address} 上提供指标：{error}</translation>
+    </message>
+</context>
+<context>
+    <name>ProviderDrift</name>
+    <message>
+        <source>{provider}&apos;s API changed ({endpoint}: {said}); gpufleet needs an update. Until then this host&apos;s billing is not synced from {provider} and provider actions on it cannot run.</source>
+        <translation>{provider} 的 API 已变更（{endpoint}：{said}）；需要更新 gpufleet。在此之前，该主机的计费不会从 {provider} 同步，针对它的服务商操作也无法执行。</translation>
+    </message>
+    <message>
+        <source>{error}. Until gpufleet is updated, this host&apos;s billing is not synced from its provider and provider actions on it cannot run.</source>
+        <translation>{error}。在更新 gpufleet 之前，该主机的计费不会从其服务商同步，针对它的服务商操作也无法执行。</translation>
+    </message>
+    <message>
+        <source>provider API changed: update gpufleet</source>
+        <translation>服务商 API 已变更：请更新 gpufleet</translation>
     </message>
 </context>
 <context>

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import string
 import sys
 import time
 import xml.etree.ElementTree as ET
@@ -111,14 +112,36 @@ def test_every_noop_names_its_context_literally() -> None:
     assert not hidden, f"QT_TRANSLATE_NOOP with a non-literal context (lupdate skips it): {hidden}"
 
 
+class _Any:
+    """A str.format value that takes any format spec ({pct:.0f} as well as {host})."""
+
+    def __format__(self, spec: str) -> str:
+        return "x"
+
+
+def _fields(text: str) -> list[tuple[str, str, str]]:
+    """The str.format fields of a text: (name, conversion, spec), sorted."""
+    return sorted(
+        (name, conv or "", spec or "")
+        for _lit, name, spec, conv in string.Formatter().parse(text)
+        if name is not None
+    )
+
+
 def test_placeholders_are_kept() -> None:
     for (ctx, src), (forms, _) in _messages(TS).items():
         want = sorted(PLACEHOLDER.findall(src))
         for text in forms:
             assert sorted(PLACEHOLDER.findall(text)) == want, (ctx, src, text)
-            # A translation must stay usable by str.format with the source's fields.
-            if "{" in src and "%" not in src:
-                text.format_map({k.strip("{}").split("!")[0]: "x" for k in want})
+            # A translation must stay usable by str.format with the source's fields,
+            # format specs included ({pct:.0f} kept as it is).
+            if "{" in src:
+                try:
+                    src_fields = _fields(src)
+                except ValueError:  # not a str.format template (a literal brace)
+                    continue
+                assert _fields(text) == src_fields, (ctx, src, text)
+                text.format_map({name: _Any() for name, _c, _s in src_fields})
 
 
 def test_compiled_qm_matches_the_ts(tmp_path: Path) -> None:
