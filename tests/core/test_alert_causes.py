@@ -277,7 +277,7 @@ def test_a_sampler_restart_is_called_a_restart() -> None:
     (a,) = fired(alerts, "sampler_restarted")
     assert a.severity == "info" and a.started_t == T0 + 110
     text = alert_sentence(a)
-    assert "restarted" in alert_title(a) and "new run" in text and "driver hung" not in text
+    assert "restarted" in alert_title(a) and "started over" in text and "driver hung" not in text
     assert a.evidence["values"]["gap_s"] == 51 and a.evidence["values"]["lost"] is True
 
 

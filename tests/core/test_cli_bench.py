@@ -5,12 +5,11 @@ host's earlier run, and the errors a user can make."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from typing import Any
 
 import orjson
+from cli_run import gpufleet as run_gpufleet
 from gpufleet.cli.errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 from gpufleet.core.config import paths
 from gpufleet.core.history import bench_results
@@ -20,15 +19,7 @@ VERDICTS = {"as_expected", "below_par", "not_measured"}
 
 
 def gpufleet(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "gpufleet", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-        env=dict(os.environ),
-        check=False,
-    )
+    return run_gpufleet(*args, timeout=timeout)
 
 
 def bench_json(host: str, *extra: str) -> tuple[int, dict[str, Any]]:

@@ -226,3 +226,11 @@ def _key(tmp_path: Path) -> paramiko.PKey:
     p = tmp_path / f"k{uuid.uuid4().hex[:6]}"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(p)], check=True)
     return paramiko.PKey.from_path(p)
+
+
+def test_import_ssh_config_from_a_missing_file_says_it_is_missing(capsys, tmp_path):
+    missing = tmp_path / "no-such-config"
+    rc, _, err = run(capsys, "import-ssh-config", "--ssh-config", str(missing))
+    assert rc == EXIT_NOT_FOUND
+    assert f"{missing} does not exist" in err and "no Host entries" not in err
+    assert "gpufleet hosts add" in err

@@ -3,12 +3,11 @@ subprocesses against the demo fleet (local sim daemons, in the test's own data d
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 
 import pytest
+from cli_run import gpufleet
 from gpufleet.cli.errors import EXIT_FAILURE, EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE
 from gpufleet.core.config import paths
 from gpufleet.core.fleet.demo import demo_host, demo_state_dir
@@ -17,18 +16,6 @@ from gpufleet.core.history.audit import read_audit
 from gpufleet.core.history.store import Store
 from gpufleet.core.wire.messages import Hello, Links, Procs, Sample, StreamDecoder
 from sampler_daemons import Recorder, contiguous, stop_daemons
-
-
-def gpufleet(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "gpufleet", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-        env=dict(os.environ),
-        check=False,
-    )
 
 
 @pytest.fixture

@@ -298,7 +298,9 @@ def test_key_from_keyring_and_missing(
     server: ProviderServer, monkeypatch: pytest.MonkeyPatch, secret_service: None
 ) -> None:
     monkeypatch.delenv("VAST_API_KEY", raising=False)
-    with pytest.raises(ProviderError, match="set VAST_API_KEY or run `gpufleet providers login"):
+    with pytest.raises(
+        ProviderError, match="set VAST_API_KEY, or enter the key in Settings ▸ Providers"
+    ):
         open_provider("vast", server.url, FAST)
     credentials.store_key("vast", KEY)
     try:

@@ -25,9 +25,10 @@ from typing import Any
 from PySide6.QtCore import QCoreApplication, QObject, QThreadPool, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from gpufleet.core.config import paths
+from gpufleet.core.config import instance_lock, paths
 from gpufleet.core.config.configfile import load_config
 from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.config.instance_lock import InstanceLock
 from gpufleet.core.cost.billing import BillingState
 from gpufleet.core.fleet.demo import demo_hosts
 from gpufleet.core.fleet.events import STREAMING
@@ -35,6 +36,7 @@ from gpufleet.core.fleet.fleet import Fleet
 from gpufleet.core.live.buffers import LiveBuffers
 from gpufleet.core.pipeline.build import build_pipeline, demo_daemons_running, stop_demo_daemons
 from gpufleet.core.providers.drift_board import DriftBoard
+from gpufleet.core.text import instance as instance_text
 from gpufleet.ui import i18n
 from gpufleet.ui.background.history import HistoryCache
 from gpufleet.ui.controllers.actions import Actions
@@ -201,7 +203,13 @@ class App(QObject):
             # rule engine meanwhile). GPUFLEET_DEMO_PREFILL_S=0 starts empty (tests).
             seconds = float(os.environ.get("GPUFLEET_DEMO_PREFILL_S", DEMO_PREFILL_S))
             prefill_then(
-                self.fleet.hosts(), self.live, self.pipeline.engine, self._start_streams, seconds
+                self.fleet.hosts(),
+                self.live,
+                self.pipeline.engine,
+                self._start_streams,
+                seconds,
+                store=self.store,
+                lifecycle=self.pipeline.alerting.lifecycle,
             )
         else:
             self._start_streams()
@@ -275,6 +283,20 @@ def offer_demo(reason: str | None) -> bool:
     return box.exec() == QMessageBox.StandardButton.Open
 
 
+def refuse_second_instance(demo: bool) -> InstanceLock | None:
+    """This window's hold on its data dir; None when another gpufleet has it, after saying
+    so (on stderr and in a message box): two would notify and act twice."""
+    try:
+        return instance_lock.for_fleet(demo, instance_lock.ROLE_WINDOW).acquire()
+    except instance_lock.InstanceBusy as e:
+        print(f"gpufleet: {e}", file=sys.stderr)
+        text = str(e)
+        if text.startswith(("the ", "another ")):  # a sentence opens the box ("gpufleet" stays)
+            text = text[:1].upper() + text[1:]
+        QMessageBox.warning(None, instance_text.busy_title(), text)
+        return None
+
+
 def run_app(demo: bool) -> int:
     """The GUI entry point (``gpufleet`` without a subcommand)."""
     qapp = make_qapp()
@@ -287,6 +309,16 @@ def run_app(demo: bool) -> int:
     if demo:
         paths.ensure_private_dir(paths.demo_data_dir())
         hosts = demo_hosts()
+    lock = refuse_second_instance(demo)
+    if lock is None:
+        return 1
+    try:
+        return _run_window(qapp, hosts, demo, theme)
+    finally:
+        lock.release()
+
+
+def _run_window(qapp: QApplication, hosts: list[HostConfig], demo: bool, theme: Theme) -> int:
     app = App(hosts, demo, theme)
     keep = _install_signal_handlers(qapp)
     qapp.setQuitOnLastWindowClosed(not app.tray.available)

@@ -116,7 +116,7 @@ class MainWindow(QMainWindow):
         self.custom: tuple[float, float] | None = None
         self.stats_text = ""
         self._rate_mark: tuple[float, int] | None = None
-        self._texts: dict[str, tuple[Any, str, str]] = {}
+        self._texts: dict[str, tuple[Any, int, str, str]] = {}
         self.hide_on_close = False  # True when a tray icon keeps the app running
         self.setWindowTitle(self.tr("gpufleet — demo fleet") if demo else "gpufleet")
         self._build()
@@ -530,13 +530,16 @@ class MainWindow(QMainWindow):
     def _text(self, a: Any) -> tuple[str, str]:
         """(title, sentence) of an alert, made once per alert state: the catalogue's
         sentences are not free, and a large fleet can have hundreds of active alerts."""
+        # Made again each minute too: the sentence's "for 31 min" counts as the list does.
+        now = self.now()
+        minute = int(now // 60)
         hit = self._texts.get(a.id)
-        if hit is None or hit[0] is not a:
-            hit = (a, alert_title(a), alert_text(a))
+        if hit is None or hit[0] is not a or hit[1] != minute:
+            hit = (a, minute, alert_title(a), alert_text(a, now))
             if len(self._texts) > 5000:
                 self._texts.clear()
             self._texts[a.id] = hit
-        return hit[1], hit[2]
+        return hit[2], hit[3]
 
     def worst_state(self) -> str:
         return max((s.state for s in self.summaries), key=lambda s: SEVERITY_RANK[s], default=OK)
