@@ -32,6 +32,10 @@
         <translation>编辑所选主机(&amp;E)…</translation>
     </message>
     <message>
+        <source>&amp;Remove selected host…</source>
+        <translation>移除所选主机(&amp;R)…</translation>
+    </message>
+    <message>
         <source>&amp;Import from ~/.ssh/config…</source>
         <translation>从 ~/.ssh/config 导入(&amp;I)…</translation>
     </message>
@@ -248,12 +252,12 @@
         <translation>{host} 上的采样器已重启</translation>
     </message>
     <message>
-        <source>The sampler on {host} started a new run (the daemon, or the host, restarted) after {gap} without samples.</source>
-        <translation>{host} 上的采样器在 {gap} 没有样本之后开始了新的运行（守护进程或主机重启了）。</translation>
+        <source>gpufleet&apos;s sampler on {host} started over after {gap} without samples: the host rebooted, or the sampler was stopped or killed there. The samples of that gap are missing; recording goes on.</source>
+        <translation>{host} 上 gpufleet 的采样器在 {gap} 没有样本之后重新开始了：主机重启过，或采样器在那里被停止或被杀掉。这段空档的样本缺失；记录仍在继续。</translation>
     </message>
     <message>
-        <source>A note: recording goes on. If you did not restart it, check whether the host rebooted (uptime) and why.</source>
-        <translation>提示：记录仍在继续。如果不是您重启的，请检查主机是否重启过（uptime）以及原因。</translation>
+        <source>If you did not reboot the host or stop the sampler, run uptime on the host: a reboot you did not ask for came from the provider or a crash; no reboot means the sampler was killed (look for it in dmesg, e.g. out of memory).</source>
+        <translation>如果你没有重启主机或停止采样器，请在主机上运行 uptime：不是你要求的重启来自服务商或一次崩溃；没有重启则说明采样器被杀掉了（在 dmesg 中查找，例如内存不足）。</translation>
     </message>
     <message>
         <source>Power capped below default on {where}</source>
@@ -704,12 +708,8 @@
         <translation>实例仍在计费：请在服务商控制台停止它，然后检查看门狗的设置（主机 ▸ 所选主机上的看门狗…）。</translation>
     </message>
     <message>
-        <source>The sampler on {host} started a new run after {gap} without samples, and what the previous run recorded but had not yet sent is gone.</source>
-        <translation>{host} 上的采样器在 {gap} 没有样本之后开始了新的运行，上一次运行已记录但尚未发送的数据已丢失。</translation>
-    </message>
-    <message>
-        <source>If you did not restart it, check whether the host rebooted (uptime) and why.</source>
-        <translation>如果不是您重启的，请检查主机是否重启过（uptime）以及原因。</translation>
+        <source>gpufleet&apos;s sampler on {host} started over after {gap} without samples, and what the previous run had sampled but not yet sent is gone: that time is missing from the history.</source>
+        <translation>{host} 上 gpufleet 的采样器在 {gap} 没有样本之后重新开始了，上一次运行已采样但尚未发送的数据已丢失：这段时间在历史记录中缺失。</translation>
     </message>
     <message>
         <source>Over {window} the clocks were held down {held_share} of the time ({held_by}).</source>
@@ -1917,6 +1917,53 @@
     </message>
 </context>
 <context>
+    <name>Evidence</name>
+    <message>
+        <source>previous sampler run</source>
+        <translation>上一次采样器运行</translation>
+    </message>
+    <message>
+        <source>new sampler run</source>
+        <translation>新的采样器运行</translation>
+    </message>
+    <message>
+        <source>first sample of the new run</source>
+        <translation>新运行的第一个样本</translation>
+    </message>
+    <message>
+        <source>time without samples</source>
+        <translation>无样本时长</translation>
+    </message>
+    <message>
+        <source>unsent samples lost</source>
+        <translation>丢失的未发送样本</translation>
+    </message>
+    <message>
+        <source>condition true since</source>
+        <translation>条件成立起始时间</translation>
+    </message>
+    <message>
+        <source>price per hour</source>
+        <translation>每小时价格</translation>
+    </message>
+    <message>
+        <source>GPU temperature</source>
+        <translation>GPU 温度</translation>
+    </message>
+    <message>
+        <source>memory temperature</source>
+        <translation>显存温度</translation>
+    </message>
+    <message>
+        <source>yes</source>
+        <translation>是</translation>
+    </message>
+    <message>
+        <source>no</source>
+        <translation>否</translation>
+    </message>
+</context>
+<context>
     <name>EvidenceExporter</name>
     <message>
         <source>Open folder</source>
@@ -2611,6 +2658,49 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     </message>
 </context>
 <context>
+    <name>HostRemoval</name>
+    <message>
+        <source>select a host first</source>
+        <translation>请先选择一台主机</translation>
+    </message>
+    <message>
+        <source>Remove {host}</source>
+        <translation>移除 {host}</translation>
+    </message>
+    <message>
+        <source>Remove {host} from gpufleet?</source>
+        <translation>要从 gpufleet 中移除 {host} 吗？</translation>
+    </message>
+    <message>
+        <source>gpufleet stops watching it and forgets its settings, its stored password or passphrase and its host key. Its recorded history (samples, alerts, kills) can stay, for `gpufleet export {host}` to read later, or be deleted now.</source>
+        <translation>gpufleet 将停止监控它，并忘掉它的设置、已保存的密码或密钥口令以及主机密钥。它已记录的历史（样本、告警、结束进程记录）可以保留，供以后用 `gpufleet export {host}` 读取，也可以现在删除。</translation>
+    </message>
+    <message>
+        <source>Remove, keep its history</source>
+        <translation>移除，保留历史</translation>
+    </message>
+    <message>
+        <source>Remove and delete its history</source>
+        <translation>移除并删除历史</translation>
+    </message>
+    <message>
+        <source>{host} removed, and its history deleted</source>
+        <translation>已移除 {host}，并删除了它的历史</translation>
+    </message>
+    <message>
+        <source>{host} removed; its history is kept</source>
+        <translation>已移除 {host}；它的历史已保留</translation>
+    </message>
+    <message>
+        <source>stored secrets not deleted: {why}</source>
+        <translation>已保存的密码或密钥未删除：{why}</translation>
+    </message>
+    <message>
+        <source>{host}: not removed from the config: {error}</source>
+        <translation>{host}：未能从配置中移除：{error}</translation>
+    </message>
+</context>
+<context>
     <name>ImportDialog</name>
     <message>
         <source>Import hosts from ~/.ssh/config</source>
@@ -2633,8 +2723,39 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <translation>找到 {n} 个主机别名</translation>
     </message>
     <message>
-        <source>no Host entries found</source>
-        <translation>没有找到 Host 条目</translation>
+        <source>{path} does not exist: there is no ssh config to import from. Add the host with Hosts ▸ Add host… (paste its ssh command) instead.</source>
+        <translation>{path} 不存在：没有可导入的 ssh 配置。请改用 主机 ▸ 添加主机…（粘贴它的 ssh 命令）来添加主机。</translation>
+    </message>
+    <message>
+        <source>{path} has no Host entries to import</source>
+        <translation>{path} 中没有可导入的 Host 条目</translation>
+    </message>
+</context>
+<context>
+    <name>Instance</name>
+    <message>
+        <source>the gpufleet window</source>
+        <translation>gpufleet 窗口</translation>
+    </message>
+    <message>
+        <source>gpufleet serve</source>
+        <translation>gpufleet serve</translation>
+    </message>
+    <message>
+        <source>another gpufleet</source>
+        <translation>另一个 gpufleet</translation>
+    </message>
+    <message>
+        <source>{who} (pid {pid}, since {since})</source>
+        <translation>{who}（pid {pid}，自 {since} 起）</translation>
+    </message>
+    <message>
+        <source>{who} already uses the data dir {path}: a second gpufleet on it would send every notification and run every action and provider stop twice, so this one does not start. Use the one that is open (or quit it first), or give this one a data dir of its own with GPUFLEET_DATA_DIR.</source>
+        <translation>{who} 已在使用数据目录 {path}：第二个 gpufleet 若也用它，每条通知都会发两次，每个操作和服务商停机也都会执行两次，所以这个不会启动。请使用已打开的那个（或先退出它），或用 GPUFLEET_DATA_DIR 给这个指定单独的数据目录。</translation>
+    </message>
+    <message>
+        <source>gpufleet is already running</source>
+        <translation>gpufleet 已在运行</translation>
     </message>
 </context>
 <context>
@@ -3256,6 +3377,45 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     </message>
 </context>
 <context>
+    <name>ProviderHosts</name>
+    <message>
+        <source>not connecting: the instance is stopped at the provider (billed for its storage only); gpufleet connects again when it runs</source>
+        <translation>不连接：该实例已在服务商处停止（只按存储计费）；它再次运行时 gpufleet 会重新连接</translation>
+    </message>
+    <message>
+        <source>not connecting: the instance has ended at the provider</source>
+        <translation>不连接：该实例已在服务商处终止</translation>
+    </message>
+    <message>
+        <source>set {var}, or enter the key in Settings ▸ Providers (or run `gpufleet providers login {provider}`)</source>
+        <translation>请设置 {var}，或在 设置 ▸ 服务商 中输入密钥（或运行 `gpufleet providers login {provider}`）</translation>
+    </message>
+    <message>
+        <source>no {label} API key: {where}</source>
+        <translation>没有 {label} 的 API 密钥：{where}</translation>
+    </message>
+    <message>
+        <source>no {label} API key: {var} is not set and the OS keyring cannot be read ({why}); set {var}, or unlock the keyring and enter the key in Settings ▸ Providers</source>
+        <translation>没有 {label} 的 API 密钥：{var} 未设置，且无法读取系统密钥环（{why}）；请设置 {var}，或解锁密钥环后在 设置 ▸ 服务商 中输入密钥</translation>
+    </message>
+    <message>
+        <source>no keyring service is running</source>
+        <translation>没有运行中的密钥环服务</translation>
+    </message>
+    <message>
+        <source>it is locked</source>
+        <translation>密钥环已锁定</translation>
+    </message>
+    <message>
+        <source>its backend keeps secrets in plain files</source>
+        <translation>它的后端把密钥以明文文件保存</translation>
+    </message>
+    <message>
+        <source>it failed</source>
+        <translation>读取失败</translation>
+    </message>
+</context>
+<context>
     <name>ProviderImportDialog</name>
     <message>
         <source>Import hosts from a provider</source>
@@ -3296,6 +3456,69 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     <message>
         <source>The provider&apos;s API changed and this version of gpufleet cannot read it: update gpufleet. ({detail})</source>
         <translation>服务商的 API 已变更，此版本的 gpufleet 无法读取：请更新 gpufleet。（{detail}）</translation>
+    </message>
+</context>
+<context>
+    <name>ProviderKeysTab</name>
+    <message>
+        <source>paste the {provider} API key</source>
+        <translation>粘贴 {provider} 的 API 密钥</translation>
+    </message>
+    <message>
+        <source>Save key</source>
+        <translation>保存密钥</translation>
+    </message>
+    <message>
+        <source>Test</source>
+        <translation>测试</translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation>删除</translation>
+    </message>
+    <message>
+        <source>Keys are kept in the OS keyring, never in the config file, and saved at once. An environment variable (VAST_API_KEY, RUNPOD_API_KEY, LAMBDA_API_KEY) wins over a stored key.</source>
+        <translation>密钥保存在系统密钥环中，从不写入配置文件，并立即保存。环境变量（VAST_API_KEY、RUNPOD_API_KEY、LAMBDA_API_KEY）优先于已保存的密钥。</translation>
+    </message>
+    <message>
+        <source>from {var} (the environment variable wins over a stored key)</source>
+        <translation>来自 {var}（环境变量优先于已保存的密钥）</translation>
+    </message>
+    <message>
+        <source>stored in the keyring</source>
+        <translation>已保存在密钥环中</translation>
+    </message>
+    <message>
+        <source>no key: paste one and Save key, or set {var}</source>
+        <translation>没有密钥：粘贴一个并点“保存密钥”，或设置 {var}</translation>
+    </message>
+    <message>
+        <source>the keyring cannot be read: {why}</source>
+        <translation>无法读取密钥环：{why}</translation>
+    </message>
+    <message>
+        <source>paste a key first</source>
+        <translation>请先粘贴密钥</translation>
+    </message>
+    <message>
+        <source>saved in the keyring</source>
+        <translation>已保存到密钥环</translation>
+    </message>
+    <message>
+        <source>asking {provider}…</source>
+        <translation>正在询问 {provider}…</translation>
+    </message>
+    <message>
+        <source>the key works: {n} instance(s) in the account</source>
+        <translation>密钥可用：账户中有 {n} 个实例</translation>
+    </message>
+    <message>
+        <source>removed from the keyring</source>
+        <translation>已从密钥环中删除</translation>
+    </message>
+    <message>
+        <source>no key was stored</source>
+        <translation>没有已保存的密钥</translation>
     </message>
 </context>
 <context>
@@ -3919,6 +4142,10 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <translation>Webhook</translation>
     </message>
     <message>
+        <source>Providers</source>
+        <translation>服务商</translation>
+    </message>
+    <message>
         <source>The refresh rate, notifications and autostart apply at once; the other settings when gpufleet starts next.</source>
         <translation>刷新率、通知和开机启动立即生效；其他设置在下次启动 gpufleet 时生效。</translation>
     </message>
@@ -4355,6 +4582,10 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     <message>
         <source>shutdown {value}</source>
         <translation>关机 {value}</translation>
+    </message>
+    <message>
+        <source>memory limit {value}</source>
+        <translation>显存上限 {value}</translation>
     </message>
     <message>
         <source>GPU temperature</source>
