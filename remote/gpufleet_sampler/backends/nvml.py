@@ -612,7 +612,7 @@ class NvmlBackend(NvmlProcs):
         mask = 0
         if self.tiers["rates"] <= every or self._due(mono, g.next_rates):
             mask |= _G_FAST
-        if self.tiers["fields"] <= every or self._due(mono, g.next_fields):
+        if self.tiers["fields"] <= every or self._due(mono, g.next_fields or 0.0):
             mask |= _G_COUNTERS
         if self._due(mono, g.next_medium):
             mask |= _G_ERRORS
