@@ -136,20 +136,38 @@ class NvmlPlan(NvmlProbe):
         limits["rates"] = min(
             [limits["rates"]] + [rates_limit_s(g, self.interval, limits["rates"]) for g in live]
         )
-        for name, _limit in _STRETCH:
+        order = [name for name, _limit in _STRETCH]
+        for i, name in enumerate(order):
             limit = max(tiers[name], limits[name])
-            now = total()
-            if now <= target:
+            if total() <= target:
                 return
-            was = tiers[name]
-            tiers[name] = limit
-            saves = total() < now * 0.9999
-            tiers[name] = was
-            if not saves:
+            if not self._stretch_saves(tiers, total, name, limit, order[i + 1 :], limits):
                 continue
             while total() > target and tiers[name] < limit:
                 longer = [p for p in _PERIODS if p > tiers[name] * 1.0001]
                 tiers[name] = min(limit, longer[0] if longer else limit)
+
+    @staticmethod
+    def _stretch_saves(
+        tiers: Dict[str, float],
+        total: Callable[[], float],
+        name: str,
+        limit: float,
+        later: List[str],
+        limits: Dict[str, float],
+    ) -> bool:
+        """Whether stretching ``name`` to ``limit`` saves anything once the tiers stretched
+        after it are at their limits too: where one call reads several groups (fv_merge), one
+        group stretched alone saves nothing until the others are."""
+        was = {k: tiers[k] for k in [name, *later]}
+        try:
+            for k in later:
+                tiers[k] = max(tiers[k], limits[k])
+            before = total()
+            tiers[name] = limit
+            return total() < before * 0.9999
+        finally:
+            tiers.update(was)
 
     def _plan(self) -> None:
         """Fit the CPU budget: start from the periods each tier is needed at, and stretch
