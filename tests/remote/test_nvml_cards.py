@@ -11,6 +11,7 @@ mean rate since the last read, with nothing (null) on the ticks in between.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -101,9 +102,9 @@ def test_a_stretched_counter_gives_the_exact_mean_rate_on_read_ticks_and_nothing
         late = [(t, v) for t, v in tx if t > TICKS - 30]
         read = [t for t, v in late if v is not None]
         assert len(read) >= 2
-        gaps = {b - a for a, b in zip(read, read[1:], strict=False)}
+        gaps = {b - a for a, b in itertools.pairwise(read)}
         assert gaps == {round(period)}, (gpu, read)
-        for a, b in zip(read, read[1:], strict=False):
+        for a, b in itertools.pairwise(read):
             # Bytes sent over ticks a+1..b: sum of k MB, over (b - a) seconds.
             mean = sum(range(a + 1, b + 1)) * 10**6 / (b - a)
             assert dict(late)[b] == int(mean)
