@@ -48,6 +48,22 @@ def resolve_host(name: str) -> HostConfig:
     )
 
 
+def history_host(name: str, demo: bool) -> tuple[str, bool, HostConfig | None]:
+    """Which history a HOST argument of ``diagnose`` / ``export`` reads: ``demo:<name>`` (or
+    ``demo:<scenario>``) is that demo host in the demo's own store, whatever ``--demo``
+    says; any other name is read as given. → (name in the store, demo store?, the demo
+    host's config or None)."""
+    if not name.startswith(DEMO_PREFIX):
+        return name, demo, None
+    h = resolve_host(name)
+    return h.name, True, h
+
+
+def no_demo_history_hint(demo: bool) -> str:
+    """What to do when the demo's store lacks a demo host: the demo window records it."""
+    return "; open the demo once (gpufleet --demo) to record it" if demo else ""
+
+
 def configured_hosts() -> list[HostConfig]:
     try:
         return list(load_config().hosts)

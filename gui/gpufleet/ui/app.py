@@ -25,15 +25,18 @@ from typing import Any
 from PySide6.QtCore import QCoreApplication, QObject, QThreadPool, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from gpufleet.core.config import paths
+from gpufleet.core.config import instance_lock, paths
 from gpufleet.core.config.configfile import load_config
 from gpufleet.core.config.hostconfig import HostConfig
+from gpufleet.core.config.instance_lock import InstanceLock
 from gpufleet.core.cost.billing import BillingState
 from gpufleet.core.fleet.demo import demo_hosts
 from gpufleet.core.fleet.events import STREAMING
 from gpufleet.core.fleet.fleet import Fleet
 from gpufleet.core.live.buffers import LiveBuffers
 from gpufleet.core.pipeline.build import build_pipeline, demo_daemons_running, stop_demo_daemons
+from gpufleet.core.providers.drift_board import DriftBoard
+from gpufleet.core.text import instance as instance_text
 from gpufleet.ui import i18n
 from gpufleet.ui.background.history import HistoryCache
 from gpufleet.ui.controllers.actions import Actions
@@ -113,13 +116,15 @@ class App(QObject):
         self.keyprompt = HostKeyPrompt()
         self.fleet = Fleet(hosts, on_unknown_key=self.keyprompt.ask, demo=demo)
         self.action_events = ActionEvents()
+        # Hosts whose provider's API changed under gpufleet, as the last calls found.
+        self.drift = DriftBoard()
         self.pipeline = build_pipeline(
             self.fleet,
             demo=demo,
             settings=self.settings,
             live=self.live,
             runner=make_action_runner(
-                self.fleet, self.action_events, demo, self.live, self._set_billing
+                self.fleet, self.action_events, demo, self.live, self._set_billing, self.drift
             ),
             on_scheduled=self.action_events.changed.emit,
             yield_between_messages=True,
@@ -134,7 +139,8 @@ class App(QObject):
         b.alerts_snapshot.connect(w.on_alerts)
         b.cost_updated.connect(w.on_cost)
         b.stats.connect(w.on_stats)
-        self.actions = Actions(self.window, self.fleet, self.bridge, self.pool, demo)
+        self.actions = Actions(self.window, self.fleet, self.bridge, self.pool, demo, self.drift)
+        self.window.provider_notes = self.drift.sentences
         self.link_watch = LinkWatch(self.fleet.watch_links, self.pool)
         self.window.interconnect.links_watched.connect(self.link_watch.shown)
         self.tray = Tray(self.window, theme)
@@ -197,7 +203,13 @@ class App(QObject):
             # rule engine meanwhile). GPUFLEET_DEMO_PREFILL_S=0 starts empty (tests).
             seconds = float(os.environ.get("GPUFLEET_DEMO_PREFILL_S", DEMO_PREFILL_S))
             prefill_then(
-                self.fleet.hosts(), self.live, self.pipeline.engine, self._start_streams, seconds
+                self.fleet.hosts(),
+                self.live,
+                self.pipeline.engine,
+                self._start_streams,
+                seconds,
+                store=self.store,
+                lifecycle=self.pipeline.alerting.lifecycle,
             )
         else:
             self._start_streams()
@@ -271,6 +283,20 @@ def offer_demo(reason: str | None) -> bool:
     return box.exec() == QMessageBox.StandardButton.Open
 
 
+def refuse_second_instance(demo: bool) -> InstanceLock | None:
+    """This window's hold on its data dir; None when another gpufleet has it, after saying
+    so (on stderr and in a message box): two would notify and act twice."""
+    try:
+        return instance_lock.for_fleet(demo, instance_lock.ROLE_WINDOW).acquire()
+    except instance_lock.InstanceBusy as e:
+        print(f"gpufleet: {e}", file=sys.stderr)
+        text = str(e)
+        if text.startswith(("the ", "another ")):  # a sentence opens the box ("gpufleet" stays)
+            text = text[:1].upper() + text[1:]
+        QMessageBox.warning(None, instance_text.busy_title(), text)
+        return None
+
+
 def run_app(demo: bool) -> int:
     """The GUI entry point (``gpufleet`` without a subcommand)."""
     qapp = make_qapp()
@@ -283,6 +309,16 @@ def run_app(demo: bool) -> int:
     if demo:
         paths.ensure_private_dir(paths.demo_data_dir())
         hosts = demo_hosts()
+    lock = refuse_second_instance(demo)
+    if lock is None:
+        return 1
+    try:
+        return _run_window(qapp, hosts, demo, theme)
+    finally:
+        lock.release()
+
+
+def _run_window(qapp: QApplication, hosts: list[HostConfig], demo: bool, theme: Theme) -> int:
     app = App(hosts, demo, theme)
     keep = _install_signal_handlers(qapp)
     qapp.setQuitOnLastWindowClosed(not app.tray.available)

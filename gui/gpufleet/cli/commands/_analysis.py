@@ -49,13 +49,16 @@ class Analysis:
     sensors: list[SensorReport] = field(default_factory=list)
 
 
-def host_config(args: argparse.Namespace, default_name: str) -> HostConfig:
-    """The host's config (price, allow-list, rule overrides) when it is configured, with the
-    command line's --price-per-hour / --currency / --budget applied."""
+def host_config(
+    args: argparse.Namespace, default_name: str, base: HostConfig | None = None
+) -> HostConfig:
+    """The host's config (price, allow-list, rule overrides) when it is configured (or
+    ``base``: a demo host's), with the command line's --price-per-hour / --currency /
+    --budget applied."""
     name = args.host or default_name
-    host: HostConfig | None = None
+    host: HostConfig | None = base
     try:
-        host = load_config().host(name)
+        host = host or load_config().host(name)
     except ConfigError as e:  # a file that cannot be used: 1, as docs/cli.md says
         raise CliError(str(e), EXIT_FAILURE) from None
     host = host or HostConfig(name=name)

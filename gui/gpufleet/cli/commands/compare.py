@@ -5,8 +5,9 @@
 A (the reference, "yesterday") and B (the run in question) are each a recorded stream file
 (``gpufleet stream HOST --format jsonl`` or an export) or a window of the history store,
 ``HOST:START/DURATION`` (``h100-a:2026-11-30T10:00/2h``, ``h100-a:-1d/2h``), possibly of two
-hosts. Prints the verdict, how much slower B ran by the hardware data, and the causes with
-A's and B's values (``core/verdicts/compare``); ``--bundle`` writes the evidence zip.
+hosts; ``demo:h100-a:-30m/30m`` is a window of a demo host's own history. Prints the
+verdict, how much slower B ran by the hardware data, and the causes with A's and B's values
+(``core/verdicts/compare``); ``--bundle`` writes the evidence zip.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from gpufleet.cli.errors import EXIT_FAILURE, EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE, CliError
+from gpufleet.cli.hostarg import resolve_host
 from gpufleet.core.config import paths
+from gpufleet.core.fleet.demo import DEMO_PREFIX
 from gpufleet.core.history.store import Store, StoreError
 from gpufleet.core.verdicts.compare import compare
 from gpufleet.core.verdicts.compare.report import as_json, text_lines
@@ -66,13 +69,27 @@ class _LazyStore:
             self.store.close()
 
 
+def demo_spec(text: str) -> tuple[str, bool]:
+    """``demo:HOST:START/DURATION`` → (``HOST:START/DURATION`` of the demo host, True): a
+    window of the demo's own history; any other spec unchanged."""
+    if not text.startswith(DEMO_PREFIX):
+        return text, False
+    host, sep, tail = text[len(DEMO_PREFIX) :].partition(":")
+    if not sep:
+        return text, False  # a file that happens to be called demo:something
+    return f"{resolve_host(DEMO_PREFIX + host).name}:{tail}", True
+
+
 def read_windows(spec_a: str, spec_b: str, demo: bool) -> tuple[RunWindow, RunWindow]:
-    """Both windows, each a stream file or a window of the history (one "now" for both)."""
+    """Both windows, each a stream file or a window of the history (one "now" for both);
+    a ``demo:`` window reads the demo's store whatever ``--demo`` says."""
     now = time.time()
-    store = _LazyStore(demo)
+    stores = {demo: _LazyStore(demo), True: _LazyStore(True)}
     try:
         out = []
-        for label, text in (("A", spec_a), ("B", spec_b)):
+        for label, given in (("A", spec_a), ("B", spec_b)):
+            text, in_demo = demo_spec(given)
+            store = stores[in_demo or demo]
             try:
                 out.append(read_window(parse_spec(text, now), store))
             except SpecError as e:
@@ -81,7 +98,8 @@ def read_windows(spec_a: str, spec_b: str, demo: bool) -> tuple[RunWindow, RunWi
                 raise CliError(f"{label}: {e}", EXIT_NOT_FOUND) from None
         return out[0], out[1]
     finally:
-        store.close()
+        for st in stores.values():
+            st.close()
 
 
 def run(args: argparse.Namespace) -> int:

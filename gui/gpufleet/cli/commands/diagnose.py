@@ -23,6 +23,7 @@ from gpufleet.cli.commands._analysis import (
     print_text,
 )
 from gpufleet.cli.errors import EXIT_FAILURE, EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE, CliError
+from gpufleet.cli.hostarg import history_host, no_demo_history_hint
 from gpufleet.core.config import paths
 from gpufleet.core.history.store import Store, StoreError
 from gpufleet.core.history.timeparse import TimeParseError, parse_duration, parse_time
@@ -37,7 +38,7 @@ def register(subparsers: Any) -> None:
         "vs nominal and why, power, temperature, other processes, PCIe, data starvation, "
         "and the memory temperature / ECC / Xid history before a crash.",
     )
-    p.add_argument("host", metavar="HOST")
+    p.add_argument("host", metavar="HOST", help="a host with history, or demo:<name>")
     p.add_argument("--window", default="30m", metavar="D", help="how far back (default 30m)")
     p.add_argument("--until", metavar="T", help="end of the window (default now / end of file)")
     p.add_argument("--file", metavar="FILE.jsonl", help="a recorded stream instead of history")
@@ -89,14 +90,15 @@ def _from_store(host: str, t0: float, t1: float, demo: bool) -> list[Message]:
     try:
         store = Store(paths.history_file(demo=demo), read_only=True)
     except StoreError as e:
-        raise CliError(
-            f"{e} (nothing recorded yet? try --file FILE.jsonl)", EXIT_NOT_FOUND
-        ) from None
+        hint = "open the demo once: gpufleet --demo" if demo else "try --file FILE.jsonl"
+        raise CliError(f"{e} (nothing recorded yet? {hint})", EXIT_NOT_FOUND) from None
     try:
         if host not in store.hosts():
             known = ", ".join(store.hosts()) or "none yet"
             raise CliError(
-                f"no history for host {host!r} (hosts with history: {known})", EXIT_NOT_FOUND
+                f"no history for host {host!r} (hosts with history: {known})"
+                + no_demo_history_hint(demo),
+                EXIT_NOT_FOUND,
             )
         hello = store.hello(host)
         samples: list[Message] = list(store.samples(host, t0, t1))
@@ -114,13 +116,17 @@ def run(args: argparse.Namespace) -> int:
 
     window, until = _times(args)
     bad, last_error = 0, None
+    base = None
     if args.file:
         msgs, bad, last_error = _from_file(Path(args.file), window, until)
         t1 = until if until is not None else max(m.t for m in msgs if isinstance(m, Sample))
     else:
         t1 = until if until is not None else time.time()
-        msgs = _from_store(args.host, t1 - window, t1, bool(args.demo))
-    res = analyse(host_config(args, args.host), msgs, t1 - window, t1)
+        name, demo, demo_cfg = history_host(args.host, bool(args.demo))
+        args.host = name
+        msgs = _from_store(name, t1 - window, t1, demo)
+        base = demo_cfg
+    res = analyse(host_config(args, args.host, base), msgs, t1 - window, t1)
     res.bad_lines, res.last_error = bad, last_error
     if args.format == "json":
         print_json(res)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from gpufleet.cli.errors import EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE, CliError
+from gpufleet.cli.hostarg import history_host, no_demo_history_hint
 from gpufleet.core.config import paths
 from gpufleet.core.history.audit import read_audit
 from gpufleet.core.history.export import export_csv, export_jsonl
@@ -33,7 +34,7 @@ def register(subparsers: Any) -> None:
         "(local time unless they end in Z or +HH:MM), durations ago (30m, 2h, 1d; write "
         "--since=-30m with the '=') or 'now'.",
     )
-    p.add_argument("host", metavar="HOST")
+    p.add_argument("host", metavar="HOST", help="a host with history, or demo:<name>")
     p.add_argument("--since", metavar="T", help="start of the window")
     p.add_argument("--until", metavar="T", default="now", help="end of the window (default now)")
     p.add_argument("--around", metavar="T", help="centre of the window (e.g. a crash time)")
@@ -77,12 +78,14 @@ def _window(args: argparse.Namespace) -> tuple[float, float]:
     return t0, t1
 
 
-def _check_host(store: Store, host: str, t0: float, t1: float) -> None:
+def _check_host(store: Store, host: str, t0: float, t1: float, demo: bool) -> None:
     hosts = store.hosts()
     if host not in hosts:
         known = ", ".join(hosts) if hosts else "none yet"
         raise CliError(
-            f"no history for host {host!r} (hosts with history: {known})", EXIT_NOT_FOUND
+            f"no history for host {host!r} (hosts with history: {known})"
+            + no_demo_history_hint(demo),
+            EXIT_NOT_FOUND,
         )
     if next(iter(store.samples(host, t0, t1)), None) is None:
         span = store.time_range(host)
@@ -114,13 +117,15 @@ def _private(path: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     t0, t1 = _window(args)
-    path = paths.history_file(demo=bool(getattr(args, "demo", False)))
+    host, demo, _cfg = history_host(args.host, bool(getattr(args, "demo", False)))
+    args.host = host
     try:
-        store = Store(path, read_only=True)
+        store = Store(paths.history_file(demo=demo), read_only=True)
     except StoreError as e:
-        raise CliError(f"{e} (nothing recorded yet?)", EXIT_NOT_FOUND) from None
+        hint = "; open the demo once: gpufleet --demo" if demo else ""
+        raise CliError(f"{e} (nothing recorded yet?{hint})", EXIT_NOT_FOUND) from None
     try:
-        _check_host(store, args.host, t0, t1)
+        _check_host(store, args.host, t0, t1, demo)
         if args.bundle:
             report = build_bundle(
                 store,
@@ -129,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
                 t1,
                 Path(args.bundle),
                 render_plots=_render(),
-                audit=read_audit(demo=bool(getattr(args, "demo", False))),
+                audit=read_audit(demo=demo),
             )
             if report.plot_error:
                 print(f"gpufleet: plots left out: {report.plot_error}", file=sys.stderr)

@@ -36,6 +36,7 @@ from gpufleet.core.config import secrets
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.cost import billing
 from gpufleet.core.fleet.demo import DEMO_PREFIX, demo_hosts
+from gpufleet.core.fleet.removal import remove_host
 from gpufleet.core.link import hostkeys
 from gpufleet.core.link import ssh_config as sshconfig
 from gpufleet.core.link.ssh_command import SshCommandError, parse_ssh
@@ -43,6 +44,7 @@ from gpufleet.core.providers import importing
 from gpufleet.core.providers import registry as providers
 from gpufleet.core.providers.actions import FileActionRecord, ProviderActions
 from gpufleet.core.providers.base import BillingState, ProviderError
+from gpufleet.core.providers.import_billing import record_import_billing
 from gpufleet.core.text.sanitize import clean
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}$")
@@ -303,26 +305,28 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _remove(args: argparse.Namespace) -> int:
-    cfg = _load()
-    host = _find(cfg, args.name)
-    cfg.hosts = [h for h in cfg.hosts if h.name != host.name]
-    _save(cfg)
-    print(f"removed {host.name}")
+    host = _find(_load(), args.name)
     try:
-        deleted = secrets.delete_all(host.name)
-        if deleted:
-            print(f"deleted its stored {' and '.join(deleted)} from the keyring")
-    except secrets.SecretStoreUnavailable as e:
-        if e.reason != "no_keyring":  # with no keyring at all, nothing can be stored
-            print(f"gpufleet: note: stored secrets were not deleted: {e}", file=sys.stderr)
-    # Its host key goes too, unless another host still reaches the same address.
-    if not any((h.host, h.port) == (host.host, host.port) for h in cfg.hosts):
-        hostkeys.KnownHosts().forget(hostkeys.host_key_name(host.host, host.port))
+        removed = remove_host(host.name)
+    except (config.ConfigError, OSError) as e:
+        raise CliError(f"cannot save {config.config_file_path()}: {e}", EXIT_FAILURE) from None
+    print(f"removed {host.name}")
+    if removed.secrets_deleted:
+        print(f"deleted its stored {' and '.join(removed.secrets_deleted)} from the keyring")
+    if removed.secrets_note:
+        print(f"gpufleet: note: stored secrets were not deleted: {removed.secrets_note}",
+              file=sys.stderr)  # fmt: skip
     return EXIT_OK
 
 
 def _import(args: argparse.Namespace) -> int:
     path = args.ssh_config or sshconfig.default_path()
+    if not Path(path).exists():
+        raise CliError(
+            f"{path} does not exist: there is no ssh config to import from (add the host with "
+            "`gpufleet hosts add NAME --ssh 'ssh -p PORT user@host'`)",
+            EXIT_NOT_FOUND,
+        )
     try:
         available = sshconfig.importable_aliases(path)
         ssh_cfg = sshconfig.load(path)
@@ -485,21 +489,9 @@ def _change_line(c: importing.Change, label: str) -> str:
 def _record_provider_billing(changes: list[importing.Change]) -> None:
     """The provider's word on each imported host's billing state goes into the ledger."""
     try:
-        ledger = billing.BillingLedger.load()
+        record_import_billing(changes)
     except billing.BillingFileError as e:
         print(f"gpufleet: note: billing states not recorded: {e}", file=sys.stderr)
-        return
-    now = time.time()
-    changed = False
-    for c in changes:
-        host = c.host or c.before
-        if host is None or (c.kind in ("no_ssh", "invalid") and c.before is None):
-            continue
-        state = "ended" if c.kind == "ended" else c.instance.billing
-        if state is not None:
-            changed |= ledger.record(host.name, state, now, "provider", c.instance.state)
-    if changed:
-        ledger.save()
 
 
 def _bill(args: argparse.Namespace) -> int:

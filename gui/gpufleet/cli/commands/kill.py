@@ -25,6 +25,7 @@ from typing import Any
 from gpufleet_sampler import protocol
 
 from gpufleet.cli import argtypes
+from gpufleet.cli.demodaemons import demo_daemons_stopped
 from gpufleet.cli.errors import (
     EXIT_CONNECT,
     EXIT_FAILURE,
@@ -193,7 +194,8 @@ def confirm(question: str) -> bool:
 def run(args: argparse.Namespace) -> int:
     host = resolve_host(args.host)
     fleet = Fleet([host], on_unknown_key=unknown_key_callback(args.accept_new))
-    return kill_on(fleet, host, args)
+    with demo_daemons_stopped(fleet):
+        return kill_on(fleet, host, args)
 
 
 def kill_on(fleet: Fleet, host: HostConfig, args: argparse.Namespace) -> int:

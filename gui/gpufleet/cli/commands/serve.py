@@ -32,7 +32,7 @@ from gpufleet.cli.errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError
 from gpufleet.cli.hostarg import configured_hosts, unknown_key_callback
 from gpufleet.core.alerts.actions import ActionRun
 from gpufleet.core.alerts.rules import RulesError
-from gpufleet.core.config import paths
+from gpufleet.core.config import instance_lock, paths
 from gpufleet.core.config.configfile import ConfigError, load_config
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.config.settings import Settings, load_settings
@@ -205,6 +205,17 @@ def _start_prometheus(
 
 def run(args: argparse.Namespace) -> int:
     hosts = _hosts(args.demo)
+    try:
+        lock = instance_lock.for_fleet(args.demo, instance_lock.ROLE_SERVE).acquire()
+    except instance_lock.InstanceBusy as e:
+        raise CliError(str(e), EXIT_FAILURE) from None
+    try:
+        return _serve(args, hosts)
+    finally:
+        lock.release()
+
+
+def _serve(args: argparse.Namespace, hosts: list[HostConfig]) -> int:
     fleet = Fleet(hosts, on_unknown_key=unknown_key_callback(args.accept_new), demo=args.demo)
     try:
         pipeline, hellos = build_headless(fleet, args.demo, _settings())

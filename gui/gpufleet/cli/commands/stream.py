@@ -16,9 +16,11 @@ import time
 from typing import IO, Any
 
 from gpufleet.cli import argtypes
+from gpufleet.cli.demodaemons import demo_daemons_stopped
 from gpufleet.cli.errors import EXIT_CONNECT, EXIT_OK, CliError
 from gpufleet.cli.hostarg import exit_code_for, hostkey_hint, resolve_host, unknown_key_callback
 from gpufleet.core.config import paths
+from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.fleet.events import GAVE_UP_STATES, RECONNECTING, STREAMING
 from gpufleet.core.fleet.fleet import Fleet, HostGap, HostMessage, HostStatus
 from gpufleet.core.history.store import Store
@@ -95,12 +97,31 @@ def run(args: argparse.Namespace) -> int:
     store = None if args.no_record else _open_store(fleet.demo)
     out: IO[bytes] = sys.stdout.buffer
     events = fleet.subscribe()
+    if args.format == "table":
+        out.write((_table_header() + "\n").encode())
+    with demo_daemons_stopped(fleet):
+        fleet.start()
+        got_data, last_status = _pump(args, fleet, events, store, out, host)
+    if not got_data:
+        why = last_status.reason if last_status is not None and last_status.reason else "no data"
+        raise CliError(
+            f"{host.name}: nothing received within {args.seconds:g} s: {why}", EXIT_CONNECT
+        )
+    return EXIT_OK
+
+
+def _pump(
+    args: argparse.Namespace,
+    fleet: Fleet,
+    events: Any,
+    store: Any,
+    out: IO[bytes],
+    host: HostConfig,
+) -> tuple[bool, HostStatus | None]:
+    """Print (and record) what arrives until the time is up; → (any data?, last status)."""
     deadline = time.monotonic() + args.seconds if args.seconds is not None else None
     got_data = False
     last_status: HostStatus | None = None
-    if args.format == "table":
-        out.write((_table_header() + "\n").encode())
-    fleet.start()
     try:
         while deadline is None or time.monotonic() < deadline:
             wait = 0.5 if deadline is None else max(0.0, min(0.5, deadline - time.monotonic()))
@@ -133,19 +154,14 @@ def run(args: argparse.Namespace) -> int:
         # at /dev/null so that the interpreter's final flush does not complain again.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        return EXIT_OK
+        return True, last_status
     finally:
         fleet.stop()
         if store is not None:
             store.close()
         with contextlib.suppress(BrokenPipeError, ValueError):
             out.flush()
-    if not got_data:
-        why = last_status.reason if last_status is not None and last_status.reason else "no data"
-        raise CliError(
-            f"{host.name}: nothing received within {args.seconds:g} s: {why}", EXIT_CONNECT
-        )
-    return EXIT_OK
+    return got_data, last_status
 
 
 def _emit(out: IO[bytes], fmt: str, host: str, msg: Message) -> None:

@@ -356,6 +356,9 @@ class _HostRuntime:
     tracks: dict[TrackKey, _Track] = field(default_factory=dict)
     columns: tuple[str, ...] = ()
     arrived: bool = False
+    # The next hello's new run is this app's own doing (the demo's live daemon after its
+    # simulated history): not a restart to report.
+    new_run_expected: bool = False
 
 
 class RuleEngine:
@@ -585,10 +588,18 @@ class RuleEngine:
 
     # -- per message kind --
 
+    def expect_new_run(self, host: str) -> None:
+        """The next sampler run of ``host`` is expected (this app starts it after feeding
+        another run's messages, as the demo does after its simulated history): its hello
+        is not reported as a restart."""
+        self._runtime(host).new_run_expected = True
+
     def _on_hello(self, hr: _HostRuntime, msg: Hello) -> None:
         st = hr.state
         old = st.hello
-        if old is not None and msg.run_id and old.run_id and msg.run_id != old.run_id:
+        expected, hr.new_run_expected = hr.new_run_expected, False
+        new_run = bool(old and msg.run_id and old.run_id and msg.run_id != old.run_id)
+        if new_run and not expected and old is not None:
             # A new life of the sampler: the silence before it is a restart, not a stall.
             st.restart = {
                 "old_run_id": old.run_id,
@@ -598,9 +609,12 @@ class RuleEngine:
                 "gap_s": None,
                 "lost": False,
             }
+        if new_run:
             st.thinned_to_seq = None
             st.nvlink_ema.clear()
             st.nvlink_ema_t = None
+            if expected:  # its first sample is not judged against the other run's last
+                st.last_sample_t = None
         st.hello = msg
         st.nominal = {g.index: g.nominal for g in msg.gpus}
         st.interval_s = msg.interval_s or st.interval_s

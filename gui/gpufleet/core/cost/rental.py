@@ -38,7 +38,7 @@ import numpy.typing as npt
 
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.cost.billing import BillingState
-from gpufleet.core.cost.held_idle import WORK_PCT, HeldIdle
+from gpufleet.core.cost.held_idle import WORK_PCT, HeldIdle, Period
 from gpufleet.core.cost.idle import gpu_is_idle
 from gpufleet.core.wire.messages import Hello, Message, Sample, Value
 
@@ -80,9 +80,11 @@ class CostSummary:
     billing: BillingState = "running"
     storage_s: float = 0.0  # time stopped, paying storage (not part of billed_s)
     storage: float | None = None  # what that storage time cost
+    # GPUs the idle_held rule held idle (gpu, since, until): the Cost tab's plot shades them.
+    held: tuple[Period, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        d = {k: v for k, v in self.__dict__.items() if k != "advice"}
+        d = {k: v for k, v in self.__dict__.items() if k not in ("advice", "held")}
         d["advice"] = [{"id": a.id, "values": a.values} for a in self.advice]
         return d
 
@@ -223,7 +225,8 @@ class CostTracker:
         hc.idle_s += moved
 
     def release_idle(self, host: str, gpu: int) -> None:
-        self._get(host).held.release(gpu)
+        hc = self._get(host)
+        hc.held.release(gpu, hc.last_t)
 
     def tick(self, host: str, t: float) -> None:
         """Advance the billed time to ``t`` without a sample (a disconnected host)."""
@@ -384,6 +387,7 @@ class CostTracker:
             billing=hc.billing,
             storage_s=hc.storage_s,
             storage=storage if price is not None else None,
+            held=hc.held.periods(),
         )
 
     def _advice(self, hc: _HostCost) -> list[Advice]:

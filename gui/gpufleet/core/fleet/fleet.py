@@ -23,6 +23,7 @@ from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.fleet.demo import demo_state_dir, is_demo_host
 from gpufleet.core.fleet.events import (
     CONNECTING,
+    STOPPED,
     FleetEvent,
     HostGap,
     HostMessage,
@@ -131,6 +132,9 @@ class Fleet:
         self._sessions: dict[str, HostSession] = {}
         self._subs: list[_Subscriber] = []
         self._started = False
+        # Hosts not to connect to (host -> why): stopped at the provider, paying for storage
+        # or ended. Connecting would only fail, again and again, as "unreachable".
+        self._parked: dict[str, str] = {}
 
     # ---------------------------------------------------------------------------- events
 
@@ -180,7 +184,8 @@ class Fleet:
                 return
             self._started = True
             for h in self._hosts.values():
-                self._sessions[h.name] = self._new_session(h)
+                if h.name not in self._parked:
+                    self._sessions[h.name] = self._new_session(h)
             sessions = list(self._sessions.values())
         for s in sessions:
             s.start()
@@ -228,11 +233,39 @@ class Fleet:
             if h.name in self._hosts:
                 raise FleetError(f"a host named {h.name!r} is already in the fleet", "config")
             self._hosts[h.name] = h
-            session = self._new_session(h) if self._started else None
+            live = self._started and h.name not in self._parked
+            session = self._new_session(h) if live else None
             if session is not None:
                 self._sessions[h.name] = session
         if session is not None:
             session.start()
+
+    def park(self, name: str, reason: str) -> None:
+        """Stop connecting to ``name`` (its instance is stopped or gone at the provider):
+        its session ends and the host shows as stopped, with ``reason``, until ``unpark``."""
+        with self._lock:
+            self._host(name)
+            self._parked[name] = reason
+            session = self._sessions.pop(name, None)
+        if session is not None:
+            session.stop()
+        self._publish(HostStatus(name, STOPPED, reason, time.time()))
+
+    def unpark(self, name: str) -> None:
+        """Connect to ``name`` again (its instance runs again)."""
+        with self._lock:
+            if self._parked.pop(name, None) is None:
+                return
+            host = self._hosts.get(name)
+            session = self._new_session(host) if host is not None and self._started else None
+            if session is not None:
+                self._sessions[name] = session
+        if session is not None:
+            session.start()
+
+    def parked(self, name: str) -> str | None:
+        """Why ``name`` is not connected to, when it is parked."""
+        return self._parked.get(name)
 
     def remove_host(self, name: str, *, undeploy: bool = False) -> None:
         """Stop watching a host; with ``undeploy`` also stop its sampler and delete what was
@@ -240,6 +273,7 @@ class Fleet:
         with self._lock:
             host = self._hosts.pop(name, None)
             session = self._sessions.pop(name, None)
+            self._parked.pop(name, None)
         if host is None:
             raise FleetError(f"no host named {name!r} in the fleet", "unknown_host")
         if session is not None:
@@ -260,6 +294,9 @@ class Fleet:
             return s.status()
         if host not in self._hosts:
             raise FleetError(f"no host named {host!r} in the fleet", "unknown_host")
+        parked = self._parked.get(host)
+        if parked is not None:
+            return HostStatus(host, STOPPED, parked, time.time())
         return HostStatus(host, CONNECTING if self._started else "stopped", None, time.time())
 
     # ---------------------------------------------------------------------------- commands

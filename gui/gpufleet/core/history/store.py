@@ -31,6 +31,7 @@ from gpufleet.core.history.writer import (
     OP_ALERT,
     OP_CHECK,
     OP_FLUSH,
+    OP_FORGET,
     OP_KILL,
     OP_LIFECYCLE,
     OP_MSG,
@@ -201,6 +202,10 @@ class Store(StoreReader):
     def flush(self) -> None:
         """Wait until everything written before this call is committed."""
         self._wait(OP_FLUSH)
+
+    def forget_host(self, host: str, since: float | None = None) -> None:
+        """Delete ``host``'s history (from ``since`` on, when given) and wait until done."""
+        self._wait(OP_FORGET, host, since)
 
     def apply_retention(self, now: float | None = None) -> None:
         """Delete raw data older than ``retention_raw_days`` and the rest older than

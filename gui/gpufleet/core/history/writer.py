@@ -26,6 +26,7 @@ import orjson
 from gpufleet_sampler import protocol
 
 from gpufleet.core.history import codec
+from gpufleet.core.history.forget import forget_host
 from gpufleet.core.history.records import dumps, opt_float, opt_int, proc_dict
 from gpufleet.core.history.rows import RowPacker
 from gpufleet.core.history.schema import CHUNK_S
@@ -62,6 +63,7 @@ OP_FLUSH = 4
 OP_RETENTION = 5
 OP_STOP = 6
 OP_LIFECYCLE = 7
+OP_FORGET = 8
 
 Array = codec.F64
 # The samples of some GPUs sharing timestamps: (gpu indices, n × g × c values, t, seq, mono).
@@ -234,6 +236,10 @@ class Writer:
                 elif op == OP_RETENTION:
                     self.safe_flush()
                     self.safe(lambda now=item[2]: self.retention(now))
+                    item[1].set()
+                elif op == OP_FORGET:
+                    self.safe_flush()
+                    self.safe(lambda host=item[2], since=item[3]: self.forget(host, since))
                     item[1].set()
                 else:
                     self.ops.append(item)
@@ -696,6 +702,17 @@ class Writer:
                 "UPDATE procs SET t_last=?, seq_last=? WHERE id=?", (t_last, seq_last, rid)
             )
         self.procs_dirty.clear()
+
+    # -- forgetting ----------------------------------------------------------------------
+
+    def forget(self, host: str, since: float | None) -> None:
+        """Delete ``host``'s rows (from ``since`` on) and what this thread holds of it."""
+        forget_host(self.con, host, since)
+        self.open.pop(host, None)
+        self.packers.pop(host, None)
+        self.last_procs.pop(host, None)
+        self.procs_dirty.discard(host)
+        self.forget_ids()
 
     # -- retention -----------------------------------------------------------------------
 

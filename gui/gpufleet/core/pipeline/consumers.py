@@ -27,6 +27,7 @@ from gpufleet.core.fleet.fleet import Fleet
 from gpufleet.core.notify.webhooks import Delivery, Notifier, Webhook, load_webhooks
 from gpufleet.core.pipeline.outputs import NoOutputs
 from gpufleet.core.providers.actions import run_provider_hook
+from gpufleet.core.providers.base import ProviderError
 from gpufleet.core.wire.messages import Hello
 
 
@@ -90,9 +91,11 @@ def build_action_runner(
     hello_of: Callable[[str], Hello | None],
     on_done: Callable[[ActionRun], None],
     set_billing: Callable[[str, BillingState], None],
+    on_drift: Callable[[str, ProviderError | None], None] | None = None,
 ) -> ActionRunner:
     """The rule actions of a running front end (see the module docstring); ``hello_of``:
-    a host's latest hello (whether its own watchdog is armed)."""
+    a host's latest hello (whether its own watchdog is armed); ``on_drift``: where a provider
+    action that finds the provider's API changed says so (``drift_board.DriftBoard``)."""
 
     def run_remote(host: str, command: str) -> tuple[int, str]:
         rc, out = fleet.run_shell(host, command)
@@ -101,7 +104,9 @@ def build_action_runner(
     def host(name: str) -> HostConfig | None:
         return next((h for h in fleet.hosts() if h.name == name), None)
 
-    run_provider = run_provider_hook(host, hello_of, on_billing=record_and_apply(set_billing))
+    run_provider = run_provider_hook(
+        host, hello_of, on_billing=record_and_apply(set_billing), on_drift=on_drift
+    )
     return ActionRunner(
         run_remote=run_remote, demo=demo, on_done=on_done, run_provider=run_provider
     )

@@ -182,8 +182,12 @@ class ProviderActions:
         on_billing: Callable[[str, BillingState], None] | None = None,
         policy: RetryPolicy | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        on_drift: Callable[[str, ProviderError | None], None] | None = None,
     ) -> None:
         self._policy = policy or RetryPolicy()
+        # Told of each call for a host: its drift error, or None once a call succeeded
+        # (``drift_board.DriftBoard.report``): the host says so until then.
+        self._on_drift = on_drift
         self._sleep = sleep
         self._hosts = hosts
         self._record = record
@@ -191,32 +195,45 @@ class ProviderActions:
         self._open = opener
         self._on_billing = on_billing
 
+    def _told(self, host_name: str, error: ProviderError | None) -> None:
+        """Drift (or its end) for ``on_drift``; an error of another kind says nothing."""
+        if self._on_drift is not None and (error is None or error.kind == "api_changed"):
+            self._on_drift(host_name, error)
+
     def sync_billing(self, host_name: str) -> Outcome:
         """Ask the provider for the instance's state; its billing state goes to
         ``on_billing``."""
         host = self._hosts(host_name)
         if host is None or not host.provider or not host.provider_id:
             return Outcome(1, f"{host_name} is not tied to a provider instance")
+        outcome, error = self._sync_one(host, host_name)
+        self._told(host_name, error)
+        return outcome
+
+    def _sync_one(self, host: HostConfig, host_name: str) -> tuple[Outcome, ProviderError | None]:
+        """The sync's outcome and the provider error it ended on (None: the provider
+        answered as the adapter expects)."""
+        assert host.provider and host.provider_id
         try:
             provider = self._open(host.provider)
             inst = provider.get_instance(host.provider_id)
         except ProviderError as e:
             if e.kind != "not_found":
-                return Outcome(1, str(e))
+                return Outcome(1, str(e)), e
             # Gone, as the instance's own path says; the account's list must agree (a path
             # that moved would otherwise end the bill of a running instance).
             try:
                 listed = {i.id for i in provider.list_instances()}
             except ProviderError as le:
-                return Outcome(1, str(le))
+                return Outcome(1, str(le)), le
             if str(host.provider_id) in listed:
-                return Outcome(1, f"{e} (but the account still lists it)")
+                return Outcome(1, f"{e} (but the account still lists it)"), e
             if self._on_billing is not None:
                 self._on_billing(host_name, "ended")
-            return Outcome(0, f"{host_name}: ended (the instance is gone)", billing="ended")
+            return Outcome(0, f"{host_name}: ended (the instance is gone)", billing="ended"), None
         if inst.billing is not None and self._on_billing is not None:
             self._on_billing(host_name, inst.billing)
-        return Outcome(0, f"{host_name}: {inst.state}", billing=inst.billing)
+        return Outcome(0, f"{host_name}: {inst.state}", billing=inst.billing), None
 
     def sync_fleet(self, hosts: Sequence[HostConfig]) -> dict[str, Outcome]:
         """Every provider-backed host's billing state from its provider: one list request per
@@ -231,8 +248,11 @@ class ProviderActions:
                 listed = {i.id: i for i in self._open(name).list_instances()}
             except ProviderError as e:
                 out.update({h.name: Outcome(1, str(e)) for h in members})
+                for h in members:
+                    self._told(h.name, e)
                 continue
             for h in members:
+                self._told(h.name, None)
                 inst = listed.get(str(h.provider_id))
                 state: BillingState | None = "ended" if inst is None else inst.billing
                 if state is not None and self._on_billing is not None:
@@ -283,6 +303,7 @@ class ProviderActions:
         if dry_run:
             return Outcome(0, f"dry run: would {what} ({after})", action)
         error = self._act_with_retries(provider, action, host.provider_id)
+        self._told(host_name, error)
         if error is not None:
             # Billing stays as it was: the instance is still billed.
             return Outcome(1, f"{what} failed: {error}; the instance is still billed", action)
@@ -319,15 +340,18 @@ def run_provider_hook(
     on_billing: Callable[[str, BillingState], None] | None = None,
     record: ActionRecord | None = None,
     opener: Callable[[str], Provider] = open_provider,
+    on_drift: Callable[[str, ProviderError | None], None] | None = None,
 ) -> Callable[[Alert, ActionSpec], tuple[int, str]]:
     """The ``run_provider`` of an ``ActionRunner``: the alert's host, its latest ``hello``
-    (for the watchdog), where billing changes go (``billing.record_and_apply``)."""
+    (for the watchdog), where billing changes go (``billing.record_and_apply``), where drift
+    found on the way goes (``on_drift``)."""
     acts = ProviderActions(
         hosts,
         record if record is not None else FileActionRecord(),
         watchdog_armed=lambda h: watchdog_armed(hello_of(h)),
         opener=opener,
         on_billing=on_billing,
+        on_drift=on_drift,
     )
 
     def run(alert: Alert, spec: ActionSpec) -> tuple[int, str]:

@@ -51,13 +51,31 @@ AFTER_ACTION: dict[tuple[str, Action], str] = {
 }
 
 
-class ProviderError(Exception):
-    """One clear line for the user (never the API key); ``kind`` says what went wrong."""
+@dataclass(frozen=True)
+class Drift:
+    """What changed, in parts, for a sentence in the user's language (``core.text.
+    provider_drift``): the provider's label, the endpoint relied on, what it answered."""
 
-    def __init__(self, message: str, kind: ErrorKind = "failed", status: int | None = None):
+    provider: str
+    endpoint: str
+    said: str
+
+
+class ProviderError(Exception):
+    """One clear line for the user (never the API key); ``kind`` says what went wrong;
+    ``drift`` its parts when the kind is ``api_changed``."""
+
+    def __init__(
+        self,
+        message: str,
+        kind: ErrorKind = "failed",
+        status: int | None = None,
+        drift: Drift | None = None,
+    ):
         super().__init__(message)
         self.kind: ErrorKind = kind
         self.status = status
+        self.drift = drift
 
 
 def drift(label: str, endpoint: str, said: str, status: int | None = None) -> ProviderError:
@@ -68,6 +86,7 @@ def drift(label: str, endpoint: str, said: str, status: int | None = None) -> Pr
         f"{label}: the provider's API changed ({endpoint}: {said}); gpufleet needs an update",
         "api_changed",
         status,
+        Drift(label, endpoint, said),
     )
 
 

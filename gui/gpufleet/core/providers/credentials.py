@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from gpufleet.core.config import secrets
 from gpufleet.core.providers.base import ProviderError
+from gpufleet.core.text import provider_hosts
 
 ENV_VARS: dict[str, str] = {
     "vast": "VAST_API_KEY",
@@ -36,8 +37,8 @@ class ApiKey:
 
 
 def hint(provider: str) -> str:
-    """How to set the key, for error messages."""
-    return f"set {ENV_VARS[provider]} or run `gpufleet providers login {provider}`"
+    """How to set the key, for error messages: its variable, or Settings ▸ Providers."""
+    return provider_hosts.key_where(provider, ENV_VARS[provider])
 
 
 def find_key(provider: str) -> ApiKey:
@@ -49,12 +50,11 @@ def find_key(provider: str) -> ApiKey:
     try:
         stored = secrets.get_secret(keyring_name(provider), "api-key")
     except secrets.SecretStoreUnavailable as e:
-        raise ProviderError(
-            f"no {provider} API key: {var} is not set and the keyring cannot be read ({e})",
-            "no_key",
-        ) from None
+        # The keyring's own advice (ssh-agent...) is about host secrets: not for an API key.
+        text = provider_hosts.keyring_unreadable(provider, var, e.reason)
+        raise ProviderError(text, "no_key") from None
     if not stored:
-        raise ProviderError(f"no {provider} API key: {hint(provider)}", "no_key")
+        raise ProviderError(provider_hosts.no_key(provider, provider, var), "no_key")
     return ApiKey(stored, "keyring")
 
 

@@ -45,7 +45,7 @@ from urllib3.exceptions import (
     ReadTimeoutError,
 )
 
-from gpufleet.core.providers.base import ErrorKind, ProviderError, drift
+from gpufleet.core.providers.base import Drift, ErrorKind, ProviderError, drift
 
 log = logging.getLogger(__name__)
 # urllib3 logs each retry as a warning; the one error raised here says it all, once.
@@ -388,7 +388,8 @@ class ApiClient:
         code = _error_code(data)
         kind = _CODE_KINDS.get(code or "")
         if status == 410 or (status == 404 and relied_on and kind is None):
-            self._raise(str(drift(self.label, what, said, status)), "api_changed", status)
+            changed = drift(self.label, what, said, status)
+            self._raise(str(changed), "api_changed", status, changed.drift)
         if kind == "account":
             self._raise(
                 f"{self.label}: the key was accepted but the account may not do this ({said}); "
@@ -418,11 +419,13 @@ class ApiClient:
             self._raise(f"{self.label}: {what}: the provider failed ({said})", "server", status)
         return self._raise(f"{self.label}: {what}: refused ({said})", "failed", status)
 
-    def _raise(self, msg: str, kind: ErrorKind, status: int | None) -> Any:
+    def _raise(self, msg: str, kind: ErrorKind, status: int | None, d: Drift | None = None) -> Any:
         if kind == "api_changed":
             # In the log too: it is what a maintainer needs to see, whoever made the call.
             log.warning("%s", self._scrub(msg))
-        raise ProviderError(self._scrub(msg), kind, status)
+        if d is not None:
+            d = Drift(d.provider, d.endpoint, self._scrub(d.said))
+        raise ProviderError(self._scrub(msg), kind, status, d)
 
     def close(self) -> None:
         self._pool.clear()

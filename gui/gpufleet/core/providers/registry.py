@@ -38,8 +38,13 @@ def names() -> list[str]:
 
 
 def open_provider(
-    name: str, api_url: str | None = None, settings: HttpSettings | None = None
+    name: str,
+    api_url: str | None = None,
+    settings: HttpSettings | None = None,
+    key: str | None = None,
 ) -> Provider:
+    """The adapter of ``name`` with its key (``key``, e.g. one typed in Settings to test it
+    before storing it; else the environment's or the keyring's)."""
     if name in NO_API:
         raise ProviderError(NO_API[name], "not_supported")
     factory = PROVIDERS.get(name)
@@ -52,4 +57,4 @@ def open_provider(
     # GPUFLEET_VAST_API_URL and the like: another base URL for the app's own requests (a
     # proxy, or a test server), where no --api-url is given.
     url = api_url or os.environ.get(f"GPUFLEET_{name.upper()}_API_URL") or None
-    return factory(find_key(name).value, url, settings)
+    return factory(key or find_key(name).value, url, settings)

@@ -13,6 +13,7 @@ from typing import Any, Final, NamedTuple
 from gpufleet.core.model import evidence as rec
 from gpufleet.core.model.alert import Alert
 from gpufleet.core.model.evidence import values_of
+from gpufleet.core.text.evidence import evidence_lines
 from gpufleet.core.text.format import (
     alert_where,
     bytes_h,
@@ -123,14 +124,16 @@ ALERT_TEXT: Final[dict[str, tuple[str, str, str, str]]] = {
         QT_TRANSLATE_NOOP("Alerts", "Sampler restarted on {host}"),
         QT_TRANSLATE_NOOP(
             "Alerts",
-            "The sampler on {host} started a new run (the daemon, or the host, restarted) "
-            "after {gap} without samples.",
+            "gpufleet's sampler on {host} started over after {gap} without samples: the "
+            "host rebooted, or the sampler was stopped or killed there. The samples of that "
+            "gap are missing; recording goes on.",
         ),
         "",
         QT_TRANSLATE_NOOP(
             "Alerts",
-            "A note: recording goes on. If you did not restart it, check whether the host "
-            "rebooted (uptime) and why.",
+            "If you did not reboot the host or stop the sampler, run uptime on the host: a "
+            "reboot you did not ask for came from the provider or a crash; no reboot means the "
+            "sampler was killed (look for it in dmesg, e.g. out of memory).",
         ),
     ),
     "power_limit_low": (
@@ -602,13 +605,16 @@ ALERT_VARIANTS: Final[dict[tuple[str, str], tuple[str, str, str, str]]] = {
         QT_TRANSLATE_NOOP("Alerts", "Sampler restarted on {host}"),
         QT_TRANSLATE_NOOP(
             "Alerts",
-            "The sampler on {host} started a new run after {gap} without samples, and what "
-            "the previous run recorded but had not yet sent is gone.",
+            "gpufleet's sampler on {host} started over after {gap} without samples, and what "
+            "the previous run had sampled but not yet sent is gone: that time is missing from "
+            "the history.",
         ),
         "",
         QT_TRANSLATE_NOOP(
             "Alerts",
-            "If you did not restart it, check whether the host rebooted (uptime) and why.",
+            "If you did not reboot the host or stop the sampler, run uptime on the host: a "
+            "reboot you did not ask for came from the provider or a crash; no reboot means the "
+            "sampler was killed (look for it in dmesg, e.g. out of memory).",
         ),
     ),
 }
@@ -763,18 +769,34 @@ def rule_meaning(condition: str, rule_id: str = "") -> str:
     return translated("Rules", text) if text else condition
 
 
-def alert_values(alert: Alert) -> dict[str, Any]:
-    """The placeholders of an alert's sentences, formatted for display."""
+def held_s(alert: Alert, now: float | None) -> float | None:
+    """How long a firing alert's condition has held at ``now`` (from when it first held,
+    ``since_t``, else the for-duration before it fired); None without a ``now`` or once
+    resolved: then the sentence says the for-duration it fired after."""
+    if now is None or alert.state != "firing":
+        return None
+    ev = alert.evidence
+    window = float(ev.get("window_s") or 0.0)
+    since = ev.get("since_t")
+    start = float(since) if isinstance(since, int | float) else alert.started_t - window
+    return max(window, now - start)
+
+
+def alert_values(alert: Alert, now: float | None = None) -> dict[str, Any]:
+    """The placeholders of an alert's sentences, formatted for display; with ``now``, a
+    firing alert's {window} is how long it has held so far (what the alert list counts),
+    not the for-duration it fired after."""
     ev = alert.evidence
     v: Mapping[str, Any] = ev.get("values") or {}
     th: Mapping[str, Any] = ev.get("thresholds") or {}
+    window_s = ev.get("window_s")
     cur = str(ev.get("currency") or "USD")
     price = ev.get("price_per_hour")
     out: dict[str, Any] = {
         "host": alert.host,
         "where": alert_where(alert.host, alert.gpu),
         "Where": alert_where(alert.host, alert.gpu, start=True),
-        "window": duration(ev.get("window_s")),
+        "window": duration(held if (held := held_s(alert, now)) is not None else window_s),
         "price": money(price, cur),
     }
     lim = _limits(alert, th)
@@ -1026,7 +1048,7 @@ def alert_title(alert: Alert) -> str:
     return fill("Alerts", text[0], alert_values(alert))
 
 
-def alert_sentence(alert: Alert) -> str:
+def alert_sentence(alert: Alert, now: float | None = None) -> str:
     """What happened (with the numbers), what it costs (at the host's price), what to do."""
     own = OWN_TEXT.get(alert.condition)
     if own is not None:
@@ -1035,9 +1057,10 @@ def alert_sentence(alert: Alert) -> str:
         ev = alert.evidence
         return str(ev.get("description") or ev.get("summary") or alert.rule_id)
     text = _alert_text(alert)
-    values = alert_values(alert)
+    values = alert_values(alert, now)
     if text is None:
-        return f"{alert.rule_id} on {alert.host}: {dict(alert.evidence.get('values') or {})}"
+        facts = "; ".join(evidence_lines(alert.evidence))
+        return f"{alert.rule_id} on {alert.host}: {facts}"
     _title, what, cost, todo = text
     parts = [fill("Alerts", what, values)]
     if "held_share" in values:

@@ -1,5 +1,6 @@
 """The arrival benchmark in words: its progress lines, the verdict line and the side-by-side
-table (measured, good card, datasheet, advertised) of ``gpufleet bench`` and the GUI."""
+table (measured, good card, datasheet, advertised) of ``gpufleet bench`` and the GUI; the
+verdicts' reasons worded from their structured form (``bench_reasons``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 from gpufleet_sampler.benchmark import KIND_REFUSED, KIND_RESULT, KIND_SKIP, KIND_START, METRICS
 
+from gpufleet.core.text.bench_reasons import reason_of
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP, translated
 from gpufleet.core.text.sanitize import clean
 
@@ -81,7 +83,7 @@ def progress_line(obj: Mapping[str, Any]) -> str | None:
 def verdict_line(result: Mapping[str, Any]) -> str:
     return translated("Bench", _HOST).format(
         host=clean(str(result["host"])), verdict=verdict_word(result["verdict"]),
-        reason=clean(str(result.get("reason") or "")),
+        reason=reason_of(result),
     )  # fmt: skip
 
 
@@ -95,7 +97,7 @@ def bench_table(result: Mapping[str, Any]) -> str:
     for g in result.get("gpus", []):
         lines.append(translated("Bench", _GPU).format(
             index=g["index"], name=clean(str(g["name"])), verdict=verdict_word(g["verdict"]),
-            reason=clean(str(g.get("reason") or "")),
+            reason=reason_of(g),
         ))  # fmt: skip
         if not g.get("measured"):
             continue
@@ -137,7 +139,7 @@ def host_bench_line(result: Mapping[str, Any] | None, t: float | None, now: floa
     when = _ago(now - t) if t is not None else ""
     return translated("Bench", _HOST_LINE).format(
         when=when, verdict=verdict_word(str(result.get("verdict"))),
-        reason=clean(str(result.get("reason") or "")),
+        reason=reason_of(result),
     )  # fmt: skip
 
 

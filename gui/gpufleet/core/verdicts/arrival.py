@@ -8,6 +8,9 @@ during the run names the likely cause (a power limit, heat, the PCIe link, NVLin
 A GPU refused (another process on it) or with nothing measurable is ``not_measured``, with why.
 
 Input: the benchmark's JSON lines (``collect``); output: the documented JSON (docs/cli.md).
+Each verdict's ``reason`` (English, the documented interface) is worded from its ``reasons``
+(ids and values, ``core.text.bench_reasons``), from which the GUI and the CLI word it in the
+user's language.
 """
 
 from __future__ import annotations
@@ -27,8 +30,9 @@ from gpufleet_sampler.benchmark import (
     METRICS,
 )
 
+from gpufleet.core.text.bench_reasons import Reason, reason, reasons_text
 from gpufleet.core.verdicts import arrival_refs as refs
-from gpufleet.core.verdicts.arrival_reasons import cause_of, metric_label
+from gpufleet.core.verdicts.arrival_reasons import cause_of
 
 VERDICTS = ("as_expected", "below_par", "not_measured")
 
@@ -100,17 +104,26 @@ def _gpu_names(run: BenchRun) -> dict[int, str]:
     return out
 
 
-def _why_not(run: BenchRun, g: int) -> str | None:
-    """Why a GPU has no figures: refused, the run ended early, or each step's reason."""
+def _why_not(run: BenchRun, g: int) -> Reason | None:
+    """Why a GPU has no figures: refused, or the run ended early."""
     refused = run.refused.get(g)
     if refused is not None:
-        why = refused.get("message") or "in use by another process"
-        return f"not run: {why}; --force runs it anyway"
-    if run.end.get("status") in ("cancelled", "timeout", "error"):
-        return (
-            f"the run ended early ({run.end.get('status')}): {run.end.get('message') or ''}".strip()
-        )
+        why = refused.get("message")
+        return reason("refused", why=str(why)) if why else reason("refused_busy")
+    status = run.end.get("status")
+    if status in ("cancelled", "timeout", "error"):
+        message = str(run.end.get("message") or "").strip()
+        if message:
+            return reason("ended_early", status=str(status), message=message)
+        return reason("ended_early_silent", status=str(status))
     return None
+
+
+def _said(out: dict[str, Any], reasons: list[Reason]) -> dict[str, Any]:
+    """The verdict's reasons, structured and in English (the documented ``reason``)."""
+    out["reasons"] = reasons
+    out["reason"] = reasons_text(reasons, translate=False)
+    return out
 
 
 def judge_gpu(
@@ -129,16 +142,14 @@ def judge_gpu(
         "advertised": dict(advertised) if advertised else None,
         "telemetry": run.telemetry.get(g),
     }
-    notes = [f"{metric_label(m)} not measured: {why}" for m, why in run.skipped.get(g, {}).items()]
+    notes = [reason("step_skipped", metric=m, why=why) for m, why in run.skipped.get(g, {}).items()]
     stopped = _why_not(run, g)
     if not measured:
         out["verdict"] = "not_measured"
-        out["reason"] = stopped or "; ".join(notes) or "nothing was measured"
-        return out
+        return _said(out, [stopped] if stopped else notes or [reason("nothing_measured")])
     if sheet is None:
         out["verdict"] = "not_measured"
-        out["reason"] = f"no reference figures for {name}: the figures are shown, not judged"
-        return out
+        return _said(out, [reason("no_reference", name=name)])
     low = _shortfalls(measured, good)
     ratios = {m: round(measured[m] / good[m], 3) for m in measured if good.get(m)}
     out["ratios"] = ratios
@@ -146,20 +157,21 @@ def judge_gpu(
     short_ad = _below_advertised(measured, advertised)
     if low:
         out["verdict"] = "below_par"
-        parts = [
-            f"{metric_label(m)} at {r * 100:.0f} % of a good card "
-            f"({measured[m]:.1f} of {good[m]:.1f})"
+        said = [
+            reason("shortfall", metric=m, pct=r * 100, measured=measured[m], good=good[m])
             for m, r in low
         ]
-        causes = {cause_of(m, run.telemetry.get(g) or {}) for m, _r in low}
-        out["reason"] = "; ".join(parts) + ": " + "; ".join(sorted(causes))
+        said += _causes([cause_of(m, run.telemetry.get(g) or {}) for m, _r in low])
     else:
         out["verdict"] = "as_expected"
-        out["reason"] = "every measured figure is within reach of a good card of this model"
-    extra = short_ad + notes + ([stopped] if stopped else [])
-    if extra:
-        out["reason"] += "; " + "; ".join(extra)
-    return out
+        said = [reason("within_reach")]
+    return _said(out, said + short_ad + notes + ([stopped] if stopped else []))
+
+
+def _causes(causes: list[Reason]) -> list[Reason]:
+    """Each cause once, in the order of their English words (as the reason always read)."""
+    by_text = {reasons_text([c], translate=False): c for c in causes}
+    return [by_text[k] for k in sorted(by_text)]
 
 
 def _shortfalls(
@@ -176,31 +188,33 @@ def _shortfalls(
 
 def _below_advertised(
     measured: Mapping[str, float], advertised: Mapping[str, float] | None
-) -> list[str]:
+) -> list[Reason]:
     out = []
     for m, ad in (advertised or {}).items():
         if m in measured and ad > 0 and measured[m] < ad * (1.0 - refs.tolerance_of(m)):
-            out.append(f"{metric_label(m)} under the offer's advertised {ad:g} ({measured[m]:.1f})")
+            out.append(reason("below_advertised", metric=m, advertised=ad, measured=measured[m]))
     return out
 
 
-def host_verdict(gpus: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
+def host_verdict(gpus: Sequence[Mapping[str, Any]]) -> tuple[str, list[Reason]]:
     """Below par if any GPU is; not measured if any GPU was not (a host is as expected only
-    when every GPU was measured and is); with which GPUs."""
+    when every GPU was measured and is); with which GPUs (and why the first one was not
+    measured, its own reasons)."""
     below = [g["index"] for g in gpus if g["verdict"] == "below_par"]
     unmeasured = [g["index"] for g in gpus if g["verdict"] == "not_measured"]
     if below:
-        reason = "GPU " + ", ".join(map(str, below)) + " below par"
+        said = [reason("host_below", gpus=below)]
         if unmeasured:
-            reason += "; GPU " + ", ".join(map(str, unmeasured)) + " not measured"
-        return "below_par", reason
+            said.append(reason("host_also_unmeasured", gpus=unmeasured))
+        return "below_par", said
     if not gpus:
-        return "not_measured", "no GPU measured"
+        return "not_measured", [reason("no_gpu")]
     if unmeasured:
         first = next(g for g in gpus if g["verdict"] == "not_measured")
-        why = str(first.get("reason") or "")
-        return "not_measured", "GPU " + ", ".join(map(str, unmeasured)) + " not measured: " + why
-    return "as_expected", "every GPU as expected"
+        return "not_measured", [
+            {**reason("host_unmeasured", gpus=unmeasured), "because": list(first["reasons"])}
+        ]
+    return "as_expected", [reason("host_as_expected")]
 
 
 def judge(
@@ -210,11 +224,12 @@ def judge(
     engine, status and time."""
     names = _gpu_names(run)
     gpus = [judge_gpu(run, g, names[g], advertised) for g in sorted(names)]
-    verdict, reason = host_verdict(gpus)
+    verdict, said = host_verdict(gpus)
     return {
         "host": host,
         "verdict": verdict,
-        "reason": reason,
+        "reason": reasons_text(said, translate=False),
+        "reasons": said,
         "engine": run.start.get("engine"),
         "engine_notes": run.start.get("engine_notes") or [],
         "status": run.end.get("status") or "incomplete",

@@ -20,13 +20,16 @@ from gpufleet.core.cost.billing import (
     BillingState,
     record_and_apply,
 )
-from gpufleet.core.fleet.fleet import Fleet
+from gpufleet.core.fleet.fleet import Fleet, FleetError
 from gpufleet.core.providers.actions import FileActionRecord, ProviderActions
+from gpufleet.core.providers.drift_board import DriftBoard
+from gpufleet.core.text import provider_hosts
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.core.wire.messages import Proc
 from gpufleet.ui.background.detached import run_detached
 from gpufleet.ui.background.worker import run_in_pool
 from gpufleet.ui.controllers.bridge import FleetBridge
+from gpufleet.ui.controllers.host_removal import HostRemoval
 from gpufleet.ui.dialogs.hosts import HostDialog, ImportDialog, ProviderImportDialog
 from gpufleet.ui.dialogs.kill import KillDialog
 from gpufleet.ui.dialogs.watchdog import WatchdogDialog
@@ -52,13 +55,35 @@ _OUTCOME = {
 }
 
 
+def follow_billing(fleet: Fleet, host: str, state: BillingState) -> None:
+    """A stopped (storage) or ended instance is not connected to: it could only fail, over
+    and over, as "unreachable"; one that runs again is connected to again."""
+    reason = provider_hosts.parked_reason(state)
+    try:
+        if reason is None:
+            fleet.unpark(host)
+        else:
+            fleet.park(host, reason)
+    except FleetError:
+        pass  # not (or no longer) in the fleet: nothing to follow
+
+
 class Actions(QObject):
     kill_finished = Signal(object)  # KillResult or an Exception
+    billing_synced = Signal(str, str)  # host, billing state: from the provider sync's thread
 
     def __init__(
-        self, window: MainWindow, fleet: Fleet, bridge: FleetBridge, pool: QThreadPool, demo: bool
+        self,
+        window: MainWindow,
+        fleet: Fleet,
+        bridge: FleetBridge,
+        pool: QThreadPool,
+        demo: bool,
+        drift: DriftBoard | None = None,
     ) -> None:
         super().__init__()
+        # Where the billing sync says a provider's API changed (shown on the host).
+        self.drift = drift if drift is not None else DriftBoard()
         self.window = window
         self.fleet = fleet
         self.bridge = bridge
@@ -70,11 +95,16 @@ class Actions(QObject):
         window.memory.kill_tree_requested.connect(
             lambda host, proc: self.request_kill(host, proc, tree=True)
         )
+        self.removal = HostRemoval(window, fleet, bridge, pool)
+        self.billing_synced.connect(
+            lambda host, state: self.apply_billing(host, cast(BillingState, state))
+        )
         menu = window.menu_hosts
         for i, (text, slot) in enumerate(
             (
                 (self.tr("&Add host…"), self.add_host),
                 (self.tr("&Edit selected host…"), self.edit_host),
+                (self.tr("&Remove selected host…"), self.removal.ask),
                 (self.tr("&Import from ~/.ssh/config…"), self.import_hosts),
                 (self.tr("Import from a &provider…"), self.import_from_provider),
                 (self.tr("&Watchdog on the selected host…"), self.watchdog),
@@ -83,7 +113,7 @@ class Actions(QObject):
             act = QAction(text, menu)
             act.triggered.connect(slot)
             # The demo fleet can only point to "add" (and its simulated watchdog).
-            act.setEnabled(not demo or i in (0, 4))
+            act.setEnabled(not demo or i in (0, 5))
             menu.addAction(act)
         menu.addSeparator()
         for tab in window.tab_list:
@@ -201,10 +231,9 @@ class Actions(QObject):
     # -- billing -----------------------------------------------------------------------------
 
     def _billing_loaded(self, ledger: Any) -> None:
-        alerting = self.bridge.hub.alerting
-        if alerting is not None:
-            cost = alerting.engine.cost
-            self.bridge.post(lambda: ledger.apply(cost.set_billing))
+        for host, state in ledger.states().items():
+            if host in self.window.hosts:
+                self.apply_billing(host, state)
 
     def sync_providers(self) -> None:
         """Ask each provider for its hosts' states (off the GUI thread); a changed billing
@@ -213,13 +242,15 @@ class Actions(QObject):
         alerting = self.bridge.hub.alerting
         if self.demo or not hosts or alerting is None or self._syncing:
             return
-        cost, bridge = alerting.engine.cost, self.bridge
 
-        def apply(host: str, state: BillingState) -> None:
-            bridge.post(lambda: cost.set_billing(host, state))
+        def apply(host: str, state: BillingState) -> None:  # on the sync's thread
+            self.billing_synced.emit(host, state)  # queued to the GUI thread
 
         acts = ProviderActions(
-            {h.name: h for h in hosts}.get, FileActionRecord(), on_billing=record_and_apply(apply)
+            {h.name: h for h in hosts}.get,
+            FileActionRecord(),
+            on_billing=record_and_apply(apply),
+            on_drift=self.drift.report,
         )
         self._syncing = True
         # A daemon thread, not the pool: quitting never waits on a provider.
@@ -244,7 +275,6 @@ class Actions(QObject):
         if state not in BILLING_STATES:
             return
         st = cast(BillingState, state)
-        alerting = self.bridge.hub.alerting
 
         def save() -> bool:
             if self.demo:
@@ -256,9 +286,7 @@ class Actions(QObject):
             return changed
 
         def done(_changed: Any) -> None:
-            if alerting is not None:
-                cost = alerting.engine.cost
-                self.bridge.post(lambda: cost.set_billing(host, st))
+            self.apply_billing(host, st)
             self.window.show_outcome(
                 self.tr("{host}: billing set to {state}").format(host=host, state=state)
             )
@@ -274,12 +302,27 @@ class Actions(QObject):
 
     def import_from_provider(self) -> None:
         dlg = ProviderImportDialog(self.window, list(self.window.hosts.values()), pool=self.pool)
-        dlg.imported.connect(self._provider_hosts_imported)
+        dlg.imported.connect(lambda saved: self._provider_hosts_imported(saved, dlg))
         dlg.open()
 
-    def _provider_hosts_imported(self, saved: list[tuple[HostConfig, str | None]]) -> None:
+    def _provider_hosts_imported(
+        self, saved: list[tuple[HostConfig, str | None]], dlg: ProviderImportDialog
+    ) -> None:
         for h, old in saved:
             self._host_saved(h, old)
+        for host, state in dlg.billing.items():
+            self.apply_billing(host, state)
+        if dlg.billing_note:
+            self.window.show_outcome(dlg.billing_note, ok=False)
+
+    def apply_billing(self, host: str, state: BillingState) -> None:
+        """A host's billing state, from wherever it came: to the cost tracker (on the hub's
+        thread), and the connection follows (see ``follow_billing``)."""
+        alerting = self.bridge.hub.alerting
+        if alerting is not None:
+            cost = alerting.engine.cost
+            self.bridge.post(lambda: cost.set_billing(host, state))
+        follow_billing(self.fleet, host, state)
 
     def _hosts_imported(self, hosts: list[HostConfig]) -> None:
         for h in hosts:

@@ -53,6 +53,7 @@ from gpufleet.core.pipeline.consumers import (
     webhook_specs,
 )
 from gpufleet.core.providers.actions import failed_action_alert
+from gpufleet.core.providers.drift_board import DriftBoard
 from gpufleet.ui.background.worker import run_in_pool
 from gpufleet.ui.desktop.tray import Notifier as TrayNotifier
 from gpufleet.ui.widgets.theme import system_is_dark
@@ -111,11 +112,18 @@ def make_action_runner(
     demo: bool,
     live: LiveBuffers,
     set_billing: Callable[[str, BillingState], None],
+    drift: DriftBoard | None = None,
 ) -> ActionRunner:
     """The app's rule actions (``core.pipeline.consumers.build_action_runner``, the same as
-    ``gpufleet serve``'s), reporting to the GUI thread through ``events``."""
+    ``gpufleet serve``'s), reporting to the GUI thread through ``events``; a provider action
+    that finds the provider's API changed says so on the host (``drift``)."""
     return build_action_runner(
-        fleet, demo=demo, hello_of=live.hello, on_done=events.changed.emit, set_billing=set_billing
+        fleet,
+        demo=demo,
+        hello_of=live.hello,
+        on_done=events.changed.emit,
+        set_billing=set_billing,
+        on_drift=drift.report if drift is not None else None,
     )
 
 

@@ -38,6 +38,7 @@ from gpufleet.core.text.bench import (
     verdict_line,
     verdict_word,
 )
+from gpufleet.core.text.bench_reasons import reason_of
 from gpufleet.core.text.sanitize import clean
 from gpufleet.ui.background.worker import run_in_pool
 
@@ -227,9 +228,9 @@ class BenchDialog(QDialog):
                     )
                 ]
             )
-            top.setToolTip(0, clean(str(g.get("reason") or "")))
+            top.setToolTip(0, reason_of(g))
             self.tree.addTopLevelItem(top)
-            why = QTreeWidgetItem([clean(str(g.get("reason") or ""))])
+            why = QTreeWidgetItem([reason_of(g)])
             top.addChild(why)
             why.setFirstColumnSpanned(True)
             measured = g.get("measured") or {}
@@ -261,9 +262,7 @@ class BenchDialog(QDialog):
         gpus = result.get("gpus", [])
         off = [g for g in gpus if g.get("verdict") != "as_expected"]
         lines = [
-            self.tr("GPU {index}: {reason}").format(
-                index=g.get("index"), reason=clean(str(g.get("reason") or ""))
-            )
+            self.tr("GPU {index}: {reason}").format(index=g.get("index"), reason=reason_of(g))
             for g in off[:WHY_LINES]
         ]
         if len(off) > WHY_LINES:

@@ -35,10 +35,13 @@ from PySide6.QtWidgets import (
 from gpufleet.core.config.configfile import load_config, save_config
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.config.secrets import set_secret
+from gpufleet.core.cost.billing import BillingFileError, BillingState
+from gpufleet.core.link.host_naming import suggest_name
 from gpufleet.core.link.ssh_command import SshCommandError, parse_ssh
-from gpufleet.core.link.ssh_config import importable_aliases, load, lookup
+from gpufleet.core.link.ssh_config import default_path, importable_aliases, load, lookup
 from gpufleet.core.providers import importing
 from gpufleet.core.providers.base import ProviderError
+from gpufleet.core.providers.import_billing import import_states, record_import_billing
 from gpufleet.core.providers.registry import names, open_provider
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
 from gpufleet.core.text.sanitize import clean
@@ -116,6 +119,7 @@ class HostDialog(QDialog):
         super().__init__(parent)
         self.pool = pool
         self.old = host
+        self._suggested = ""  # the name Fill in gave, replaced by the next paste's
         self.prompt = HostKeyPrompt()
         self.prompt.parent_widget = self
         self.setWindowTitle(
@@ -227,15 +231,17 @@ class HostDialog(QDialog):
             self._say(html.escape(e.localized()), ok=False)
             return
         d = parsed.as_dict()
+        # A clean form: nothing of an earlier paste (its key file, its jump host) stays.
         self.host.setText(str(d.get("host") or ""))
         self.port.setValue(int(d.get("port") or 22))
         self.user.setText(str(d.get("user") or ""))
-        if d.get("key_path"):
-            self.key.setText(str(d["key_path"]))
-            self.auth.setCurrentIndex(self.auth.findData("key"))
+        self.key.setText(str(d.get("key_path") or ""))
+        self.auth.setCurrentIndex(self.auth.findData("key" if d.get("key_path") else "auto"))
         self.jump.setText(str(d.get("jump") or ""))
-        if not self.name.text():
-            self.name.setText(str(d.get("host") or "").split(".")[0])
+        # The name too, unless the user typed one (or it is the host being edited).
+        if self.old is None and self.name.text() in ("", self._suggested):
+            self._suggested = suggest_name(self.host.text(), self.port.value(), self.user.text())
+            self.name.setText(self._suggested)
         said = self.tr("filled in from the command: check, then save")
         if parsed.ignored:
             what = html.escape(", ".join(parsed.ignored))
@@ -400,23 +406,33 @@ class ImportDialog(_ChecklistImport[HostConfig, HostConfig]):
         lay.addWidget(self.buttons)
         run_in_pool(self._read, self._show, self._failed, self.pool)
 
-    def _read(self) -> list[HostConfig]:
+    def _read(self) -> tuple[bool, list[HostConfig]]:
+        """(whether the file exists, the hosts it names)."""
+        if not (self.path or default_path()).exists():
+            return False, []
         cfg = load(self.path)
         out = []
         for alias in importable_aliases(self.path):
             out.append(lookup(alias, self.path, cfg).host_config())
-        return out
+        return True, out
 
-    def _show(self, hosts: Any) -> None:
+    def _show(self, read: Any) -> None:
+        exists, hosts = read
         for h in hosts:
             known = h.name in self.existing
             text = self.tr("{host} — already added").format(host=h.label) if known else h.label
             self._add_row(text, h, checked=not known, enabled=not known)
-        self.status.setText(
-            self.tr("{n} host aliases found").format(n=len(self.rows))
-            if self.rows
-            else self.tr("no Host entries found")
-        )
+        path = str(self.path or default_path())
+        if self.rows:
+            text = self.tr("{n} host aliases found").format(n=len(self.rows))
+        elif not exists:
+            text = self.tr(
+                "{path} does not exist: there is no ssh config to import from. Add the host "
+                "with Hosts ▸ Add host… (paste its ssh command) instead."
+            ).format(path=path)
+        else:
+            text = self.tr("{path} has no Host entries to import").format(path=path)
+        self.status.setText(text)
         self.ok.setEnabled(bool(self.rows))
 
     def _failed(self, e: BaseException) -> None:
@@ -441,6 +457,11 @@ class ProviderImportDialog(_ChecklistImport[importing.Change, tuple[HostConfig, 
         super().__init__(parent, pool)
         self.existing = list(existing)
         self.api_url = api_url
+        self.changes: list[importing.Change] = []
+        # After Import: host -> the billing state the provider gave it (recorded in
+        # billing.json as `gpufleet hosts import` does), for the app to follow.
+        self.billing: dict[str, BillingState] = {}
+        self.billing_note: str | None = None
         self.setWindowTitle(self.tr("Import hosts from a provider"))
         lay = QVBoxLayout(self)
         row = QHBoxLayout()
@@ -475,6 +496,7 @@ class ProviderImportDialog(_ChecklistImport[importing.Change, tuple[HostConfig, 
     def _show(self, changes: Any) -> None:
         self.list_button.setEnabled(True)
         self._clear_rows()
+        self.changes = list(changes)
         for c in changes:
             if c.kind not in ("add", "update"):
                 continue
@@ -521,4 +543,13 @@ class ProviderImportDialog(_ChecklistImport[importing.Change, tuple[HostConfig, 
             assert c.host is not None  # only "add" and "update" changes are listed
             old = c.before.name if c.before is not None else None
             out.append((save_host(c.host, old, None), old))
+        # The billing of what was imported and of the hosts already here (a pod stopped
+        # since, an instance gone), not of instances left unchecked.
+        ids = {id(c) for c in chosen}
+        known = [c for c in self.changes if id(c) in ids or c.before is not None]
+        try:
+            self.billing = record_import_billing(known)
+        except BillingFileError as e:
+            self.billing = import_states(known)
+            self.billing_note = str(e)
         return out

@@ -58,6 +58,7 @@ from gpufleet.core.config.settings import (
     validate,
 )
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
+from gpufleet.ui.dialogs.provider_keys import ProviderKeysTab
 
 # Shown in the language box: each language in its own words.
 # The labels are translated when the boxes are filled (context "SettingsDialog"); the
@@ -152,6 +153,8 @@ class SettingsDialog(QDialog):
         self.tabs.addTab(self._history_tab(), self.tr("History"))
         self.tabs.addTab(self._exporters_tab(), self.tr("Exporters"))
         self.tabs.addTab(self._webhooks_tab(), self.tr("Webhooks"))
+        self.providers = ProviderKeysTab(self)
+        self.tabs.addTab(self.providers, self.tr("Providers"))
         note = QLabel(
             self.tr(
                 "The refresh rate, notifications and autostart apply at once; the other settings "

@@ -4,19 +4,22 @@ the totals since billing started (from the core's CostTracker) with the 24 h pro
 "Idle" is the definition used everywhere (``core.cost.idle``), counted as the cost tracker counts it
 (``gpufleet.core.cost.rental.idle_mask`` and ``accumulate``: every GPU under 5 %
 utilization and under 10 % memory used, a lost GPU idle, an unreported utilization not idle;
-each interval takes the state of its first sample, a gap is billed but not idle), so the range's
-figures and the
+each interval takes the state of its first sample, a gap is billed but not idle), and a GPU
+the ``idle_held`` rule holds (memory held, no work) idle from when it went quiet until the
+alert resolves (``core.cost.held_idle.host_idle``, over the tracker's hold periods), so the
+range's figures and the
 tracker's since-billing-start ones beside them agree. The rental bills wall-clock time, also
 while the link is down.
 
 Totals are per currency, never added across currencies; with the user's exchange rates
 (``set_exchange_rates``) one converted total is added, labelled as such. Each host's billing
-state (running, stopped paying storage, ended) is its last column.
+state (running, stopped paying storage, ended) is its last column, with what its watchdog does
+and, while a call found its provider's API changed, that it is no longer synced.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -24,11 +27,13 @@ import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, QPoint, Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QWidget
 
+from gpufleet.core.cost.held_idle import Period, host_idle
 from gpufleet.core.cost.rental import accumulate, idle_mask
 from gpufleet.core.cost.totals import fleet_totals
 from gpufleet.core.live.buffers import LiveBuffers
 from gpufleet.core.providers.watchdog import current_state
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
+from gpufleet.core.text.provider_drift import drift_word
 from gpufleet.ui.tabs.base import PlotTab
 from gpufleet.ui.viewmodel.summary import money
 from gpufleet.ui.viewmodel.view import View
@@ -59,9 +64,15 @@ BILLING_WORDS = {
 
 
 def accumulated(
-    live: LiveBuffers, host: str, price: float, t0: float, t1: float
+    live: LiveBuffers,
+    host: str,
+    price: float,
+    t0: float,
+    t1: float,
+    held: Sequence[Period] = (),
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Times, accumulated cost and accumulated idle cost over [t0, t1] for one host."""
+    """Times, accumulated cost and accumulated idle cost over [t0, t1] for one host;
+    ``held``: the tracker's hold periods (``CostSummary.held``), idle as it counts them."""
     gpus = live.gpus(host)
     hello = live.hello(host)
     # One snapshot: read one by one, a sample arriving in between made them differ in length.
@@ -72,13 +83,14 @@ def accumulated(
         return np.empty(0), np.empty(0), np.empty(0)
     t = util[0].t
     interval = (hello.interval_s if hello else None) or 1.0
-    idle = np.ones(len(t), dtype=bool)
+    plain = []
     marker = np.ones(len(t), dtype=bool)
     for g, u, m, lo in zip(gpus, util, mem, lost, strict=True):
         g_info = hello.gpu(g) if hello else None
         total = g_info.nominal_value("mem_total_bytes") if g_info else None
-        idle &= idle_mask(u.v, m.v, float(total) if total else None, lo.v)
+        plain.append(idle_mask(u.v, m.v, float(total) if total else None, lo.v))
         marker &= np.isnan(u.v) & np.isnan(lo.v)
+    idle = host_idle(t, gpus, plain, [u.v for u in util], held)
     # The NaN points the live buffers insert to draw a gap are not samples: dropped, the gap
     # is one long interval again, unknown time as the tracker counts it.
     marker[0] = False
@@ -138,6 +150,7 @@ class CostTab(PlotTab):
             view.live.samples_total,
             id(view.cost),
             id(view.hosts),
+            tuple(sorted(view.provider_notes.items())),
             self.width(),
             self.height(),
         )
@@ -166,7 +179,10 @@ class CostTab(PlotTab):
         # Until every host's accumulation is current, keep redrawing on each timer tick.
         self._complete = len(stale) <= PER_REDRAW
         for h in stale[:PER_REDRAW]:
-            t, c, ic = accumulated(view.live, h.name, h.price_per_hour or 0.0, view.t0, view.t1)
+            held = getattr(view.cost.get(h.name), "held", ())
+            t, c, ic = accumulated(
+                view.live, h.name, h.price_per_hour or 0.0, view.t0, view.t1, held
+            )
             self._cache[h.name] = (view.t1, (t, c, ic, view.t0))
         for i, h in enumerate(hosts):
             cached = self._cache.get(h.name)
@@ -204,8 +220,9 @@ class CostTab(PlotTab):
                 self._drawn[h.name] = cached
             s = view.cost.get(h.name)
             wd = current_state(view.live.hello(h.name), view.live.events(h.name))
+            drift = view.provider_notes.get(h.name, "")
             rows.append(
-                self._row(h.name, h.price_per_hour, h.currency, in_range, idle_range, s, wd)
+                self._row(h.name, h.price_per_hour, h.currency, in_range, idle_range, s, wd, drift)
             )
             row_keys.append(h.name)
         for name in [n for n in self.fills if ("i", n) not in keys]:
@@ -294,6 +311,7 @@ class CostTab(PlotTab):
         idle: float,
         s: Any,
         watchdog: Mapping[str, Any] | None = None,
+        drift: str = "",
     ) -> tuple[Cell, ...]:
         def m(x: float | None) -> Cell:
             return Cell(money(x, currency), x if x is not None else -1, align_right=True)
@@ -319,7 +337,7 @@ class CostTab(PlotTab):
                 "—" if budget is None else f"{budget * 100:.0f} %", budget or -1, align_right=True
             ),
             self._billing_cell(
-                getattr(s, "billing", None), getattr(s, "storage", None), currency, watchdog
+                getattr(s, "billing", None), getattr(s, "storage", None), currency, watchdog, drift
             ),
         )
 
@@ -349,11 +367,20 @@ class CostTab(PlotTab):
         storage: float | None,
         currency: str,
         watchdog: Mapping[str, Any] | None = None,
+        drift: str = "",
     ) -> Cell:
-        if state is None:
+        """The billing state, the watchdog's phase, and a provider API that changed (its
+        sentence first in the tooltip: the state shown is no longer synced)."""
+        if state is None and not drift:
             return Cell("—")
-        word = QCoreApplication.translate("CostTab", BILLING_WORDS.get(state, state))
-        tips = []
+        word = (
+            QCoreApplication.translate("CostTab", BILLING_WORDS.get(state, state))
+            if state is not None
+            else "—"
+        )
+        tips = [drift] if drift else []
+        if drift:
+            word += " · " + drift_word()
         if storage:
             tips.append(
                 self.tr("stopped time so far cost {money} in storage").format(

@@ -1,5 +1,6 @@
-"""Thermal && power: GPU and memory temperature against the slowdown and shutdown points;
-power draw against the enforced cap (dashed, per GPU, as sampled) and the default limit."""
+"""Thermal && power: GPU and memory temperature against the slowdown and shutdown points
+(and the memory's own limit where it reports one); power draw against the enforced cap
+(dashed, per GPU, as sampled) and the default limit."""
 
 from __future__ import annotations
 
@@ -85,7 +86,19 @@ class ThermalTab(PlotTab):
             _HOT,
             Qt.PenStyle.DotLine,
         )
-        self.temp.retain([*keys, "slow", "shut"])
+        # The memory's own limit (NVML's MEM_MAX), where memory temperature is reported: the
+        # dark curves' ceiling, lower than the GPU's shutdown on HBM cards.
+        mem_max = min((m for g in rep_m if (m := view.nominal(g, "temp_mem_max_c"))), default=None)
+        self.temp.set_nominal(
+            "mem_max",
+            mem_max,
+            self.tr("memory limit {value}").format(value=fmt(mem_max, "°C")),
+            view.t0,
+            view.t1,
+            _HOT,
+            Qt.PenStyle.DashDotLine,
+        )
+        self.temp.retain([*keys, "slow", "shut", "mem_max"])
         self.note_unreported(self.temp, view, "temp_gpu_c", rep, self.tr("GPU temperature"))
         rep_p, power = self.draw_metric(self.power, view, "power_w")
         limits = view.series_many("power_limit_w", gpus, self.power.max_points())

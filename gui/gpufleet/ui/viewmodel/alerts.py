@@ -8,10 +8,10 @@ from typing import Any
 from gpufleet.core.text import catalogue
 
 
-def alert_text(alert: Any) -> str:
-    """The alert as a sentence."""
+def alert_text(alert: Any, now: float | None = None) -> str:
+    """The alert as a sentence (with ``now``: a firing one says how long it has held)."""
     try:
-        return str(catalogue.alert_sentence(alert))
+        return str(catalogue.alert_sentence(alert, now))
     except Exception:  # a formatting bug: the alert still shows, with its host and GPU
         where = f"{alert.host}" + (f" GPU {alert.gpu}" if alert.gpu is not None else "")
         ev = ", ".join(f"{k} {v}" for k, v in list(dict(alert.evidence).items())[:3])

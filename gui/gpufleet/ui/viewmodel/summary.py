@@ -7,6 +7,7 @@ reason, so that the list can show "✖ reconnecting 12 s" or "▲ thermal thrott
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -79,6 +80,7 @@ class HostSummary:
     sampler_cost: str = ""  # what the sampler costs the host's CPU, and what it reads less often
     bench: str = ""  # its latest arrival benchmark in one line (or how to run one)
     sensors: str = ""  # what the instance reports and hides (one line per set of GPUs alike)
+    provider: str = ""  # its provider's API changed under gpufleet (until a call succeeds)
 
     @property
     def rank(self) -> int:
@@ -208,6 +210,61 @@ def short_name(name: str) -> str:
     return words[0].split("-")[0]
 
 
+# Within one severity, what is worse for the rental (the reason the fleet list names): a GPU
+# gone or broken before a link or a setting, heat before a cap. Conditions not listed: 0.
+_GRAVITY: dict[str, int] = {
+    "gpu_lost": 9,
+    "xid": 8,
+    "ecc_dbe_increase": 8,
+    "provider_action": 7,
+    "watchdog": 7,
+    "miner_process": 6,
+    "mem_temp_near_max": 5,
+    "hw_slowdown": 4,
+    "temp_near_slowdown": 3,
+    "nvlink_down": 2,
+}
+
+
+# What joins a leading host name to the rest of a title: "a100-eval idle…", "a100-eval: …",
+# zh_CN's "h100-a 的 GPU 5 的显存…" ("of").
+_JOINERS = " :·,，：的"
+
+
+def without_host_suffix(title: str, host: str) -> str:
+    """``title`` without its "… of HOST" / "… on HOST" ("GPU 2 of a100-ecc lost" → "GPU 2
+    lost"), where the line names the host already."""
+    return re.sub(rf"\s+(?:of|on)\s+{re.escape(host)}(?=$|[\s:,.;)])", "", title, flags=re.I)
+
+
+def _without_host(title: str, host: str) -> str:
+    """``title`` without the host's name: the row already names the host, and in a narrow
+    column the reason was cut to it (zh_CN's titles open with it more often)."""
+    if not host:
+        return title
+    if title.lower().startswith(host.lower()):
+        rest = title[len(host) :].lstrip(_JOINERS)
+        if rest:
+            return rest[0].upper() + rest[1:] if rest[0].isascii() else rest
+    return without_host_suffix(title, host)
+
+
+def _worst_alert(alerts: Sequence[Any]) -> tuple[str, Any] | None:
+    """(state, alert) of the worst warning or critical alert: by severity, then by what it
+    means (``_GRAVITY``; a throttle before other warnings), then the oldest."""
+    best: tuple[tuple[int, int, float], str, Any] | None = None
+    for a in alerts:
+        sev = CRIT if a.severity == "critical" else WARN if a.severity == "warning" else OK
+        if sev == OK:
+            continue
+        throttle = "thrott" in a.rule_id or "thermal" in a.rule_id
+        gravity = _GRAVITY.get(str(getattr(a, "condition", "") or ""), 3 if throttle else 0)
+        key = (SEVERITY_RANK[sev], gravity, -float(getattr(a, "started_t", 0.0) or 0.0))
+        if best is None or key > best[0]:
+            best = (key, sev, a)
+    return None if best is None else (best[1], best[2])
+
+
 def summarize_host(
     cfg: HostConfig,
     live: LiveBuffers,
@@ -258,22 +315,11 @@ def summarize_host(
                     g.state,
                     translate("Summary", "{note} GPU {n}").format(note=g.note, n=g.gpu),
                 )
-    worst_alert = None
-    for a in alerts:
-        sev = CRIT if a.severity == "critical" else WARN if a.severity == "warning" else OK
-        if sev == OK:
-            continue
-        throttle = "thrott" in a.rule_id or "thermal" in a.rule_id
-        if (
-            worst_alert is None
-            or SEVERITY_RANK[sev] > SEVERITY_RANK[worst_alert[0]]
-            or (SEVERITY_RANK[sev] == SEVERITY_RANK[worst_alert[0]] and throttle)
-        ):
-            worst_alert = (sev, a)
+    worst_alert = _worst_alert(alerts)
     if worst_alert is not None and state != DOWN:
         sev, a = worst_alert
         state = _worse(state, sev)
-        title = (titles or {}).get(a.id) or a.rule_id.replace("_", " ")
+        title = _without_host((titles or {}).get(a.id) or a.rule_id.replace("_", " "), cfg.name)
         reason = title + (
             translate("Summary", " GPU {n}").format(n=a.gpu)
             if a.gpu is not None and "GPU" not in title
@@ -284,7 +330,7 @@ def summarize_host(
     host_level = ""
     for a in alerts:
         sev = CRIT if a.severity == "critical" else WARN if a.severity == "warning" else OK
-        title = (titles or {}).get(a.id) or a.rule_id.replace("_", " ")
+        title = _without_host((titles or {}).get(a.id) or a.rule_id.replace("_", " "), cfg.name)
         if a.gpu is None:
             if sev != OK and not host_level:
                 host_level = title

@@ -30,6 +30,8 @@ class View:
     history: HistoryCache | None = None
     cost: Mapping[str, Any] = field(default_factory=dict)  # host -> CostSummary
     states: Mapping[str, str] = field(default_factory=dict)  # host -> session state
+    # host -> what its provider's API no longer answers (core.providers.drift_board)
+    provider_notes: Mapping[str, str] = field(default_factory=dict)
 
     def hello(self) -> Hello | None:
         return self.live.hello(self.host) if self.host else None

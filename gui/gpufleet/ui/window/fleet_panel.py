@@ -11,7 +11,6 @@ titles wrap, card notes are elided. A long status on one host cannot widen the w
 from __future__ import annotations
 
 import html
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -35,6 +34,7 @@ from PySide6.QtWidgets import (
 
 from gpufleet.core.text import catalogue
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
+from gpufleet.core.text.evidence import evidence_lines
 from gpufleet.ui.i18n import state_name
 from gpufleet.ui.viewmodel.summary import (
     CURRENCY_SYMBOL,
@@ -42,6 +42,7 @@ from gpufleet.ui.viewmodel.summary import (
     HostSummary,
     money,
     state_advice,
+    without_host_suffix,
 )
 from gpufleet.ui.widgets.elided import ElidedLabel, Part
 from gpufleet.ui.widgets.fast_table import PAD, FastTableView
@@ -169,7 +170,7 @@ def alert_line(alert: Any, title: str, now: float) -> str:
     starts = title.lower().startswith(host.lower())
     if not starts:
         # The host goes first, so the title's own "… on GPU 2 of a100-ecc" loses its end.
-        title = re.sub(rf"\s+(?:of|on)\s+{re.escape(host)}(?=$|[\s:,.;)])", "", title, flags=re.I)
+        title = without_host_suffix(title, host)
     parts = [] if starts else [host]
     if alert.gpu is not None and f"GPU {alert.gpu}" not in title:
         parts.append(f"GPU {alert.gpu}")
@@ -186,16 +187,8 @@ def alert_line(alert: Any, title: str, now: float) -> str:
 
 
 def evidence_text(alert: Any) -> str:
-    """The alert's evidence as "key: value" lines (numbers rounded), for the tooltip."""
-    lines = []
-    for k, v in dict(alert.evidence).items():
-        if isinstance(v, float):
-            v = f"{v:.4g}"
-        elif isinstance(v, (list, tuple, dict)):
-            v = str(v)
-            v = v if len(v) <= 80 else v[:79] + "…"
-        lines.append(f"{k}: {v}")
-    return "\n".join(lines)
+    """The alert's evidence as "what: value" lines in words and units, for the tooltip."""
+    return "\n".join(evidence_lines(dict(alert.evidence)))
 
 
 class FleetPanel(QWidget):
@@ -339,7 +332,8 @@ class FleetPanel(QWidget):
                         f"{s.host} — {state_name(s.state)}"
                         + (f"\n{s.sampler_cost}" if s.sampler_cost else "")
                         + (f"\n{s.bench}" if s.bench else "")
-                        + (f"\n{s.sensors}" if s.sensors else ""),
+                        + (f"\n{s.sensors}" if s.sensors else "")
+                        + (f"\n{s.provider}" if s.provider else ""),
                     ),
                     Cell(s.model, len(s.gpus)),
                     Cell(_pct(s.util), s.util if s.util is not None else -1, align_right=True),

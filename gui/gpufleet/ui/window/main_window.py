@@ -13,7 +13,7 @@ import dataclasses
 import gc
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication, Qt, QTimer, Signal
@@ -108,13 +108,15 @@ class MainWindow(QMainWindow):
         self.summaries: tuple[HostSummary, ...] = ()
         # Each host's latest arrival benchmark in one line (set by the bench controller).
         self.bench_lines: dict[str, str] = {}
+        # Host → the sentence of its provider's API change (set by the app: the drift board).
+        self.provider_notes: Callable[[], Mapping[str, str]] = dict
         # The demo opens on the half hour its history is pre-filled with (simfeed).
         self.range_s = 1800.0 if demo else 3600.0
         self.follow_live = True
         self.custom: tuple[float, float] | None = None
         self.stats_text = ""
         self._rate_mark: tuple[float, int] | None = None
-        self._texts: dict[str, tuple[Any, str, str]] = {}
+        self._texts: dict[str, tuple[Any, int, str, str]] = {}
         self.hide_on_close = False  # True when a tray icon keeps the app running
         self.setWindowTitle(self.tr("gpufleet — demo fleet") if demo else "gpufleet")
         self._build()
@@ -468,6 +470,7 @@ class MainWindow(QMainWindow):
             by_host.setdefault(a.host, []).append(a)
         titles = {a.id: self._text(a)[0] for a in self.alerts.values()}
         now = self.clock()
+        drift = self.provider_notes()
         self.summaries = tuple(
             dataclasses.replace(
                 summarize_host(
@@ -479,6 +482,7 @@ class MainWindow(QMainWindow):
                     now,
                 ),
                 bench=self.bench_lines.get(name, ""),
+                provider=drift.get(name, ""),
             )
             for name, cfg in self.hosts.items()
         )
@@ -526,13 +530,16 @@ class MainWindow(QMainWindow):
     def _text(self, a: Any) -> tuple[str, str]:
         """(title, sentence) of an alert, made once per alert state: the catalogue's
         sentences are not free, and a large fleet can have hundreds of active alerts."""
+        # Made again each minute too: the sentence's "for 31 min" counts as the list does.
+        now = self.now()
+        minute = int(now // 60)
         hit = self._texts.get(a.id)
-        if hit is None or hit[0] is not a:
-            hit = (a, alert_title(a), alert_text(a))
+        if hit is None or hit[0] is not a or hit[1] != minute:
+            hit = (a, minute, alert_title(a), alert_text(a, now))
             if len(self._texts) > 5000:
                 self._texts.clear()
             self._texts[a.id] = hit
-        return hit[1], hit[2]
+        return hit[2], hit[3]
 
     def worst_state(self) -> str:
         return max((s.state for s in self.summaries), key=lambda s: SEVERITY_RANK[s], default=OK)
@@ -609,6 +616,7 @@ class MainWindow(QMainWindow):
             history=self.history,
             cost=self.cost,
             states={h: s for h, (s, _) in self.states.items()},
+            provider_notes=self.provider_notes(),
         )
 
     def current_tab(self) -> Tab:
