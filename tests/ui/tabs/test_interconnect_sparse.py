@@ -19,11 +19,10 @@ from gpufleet.ui.offscreen.screenshots import build_window
 from gpufleet.ui.tabs.base import period_steps
 from gpufleet.ui.tabs.interconnect import InterconnectTab
 from gpufleet_sampler import protocol
-from gpufleet_sampler.backends.nvml import NvmlBackend
 from gpufleet_sampler.loop import Sampler
 from pytestqt.qtbot import QtBot
 
-from tests.support.nvml_fake import card_profile, fake_nvml
+from tests.support.nvml_fake import card_profile, charged_backend
 
 TICKS = 60
 
@@ -35,23 +34,13 @@ def _sampled_lines(start: float) -> tuple[list[bytes], dict[str, Any]]:
     tri = [k * (k + 1) // 2 for k in range(TICKS + 5)]
     prof["defaults"]["field:197"] = {"seq": [10**7 * v for v in tri], "cycle": False}
     lines: list[bytes] = []
-    with fake_nvml(prof) as fake:
-        fake._fake.virtual_cpu = True
-        fake._fake.set_cost("h200")
-        try:
-            b = NvmlBackend(interval=1.0, events=False, cpu_clock=fake._fake.cpu_clock)
-            try:
-                s = Sampler(b, 1.0, procs_interval=2.0)
-                for t in range(1, TICKS + 1):
-                    fake._fake.set_time(float(t))
-                    for m in s.step(float(t), start + t):
-                        lines.append(protocol.encode(m).encode())
-                hello = s.hello()
-            finally:
-                b.close()
-        finally:
-            fake._fake.set_cost(None)
-            fake._fake.virtual_cpu = False
+    with charged_backend(prof, "h200") as (fake, b):
+        s = Sampler(b, 1.0, procs_interval=2.0)
+        for t in range(1, TICKS + 1):
+            fake._fake.set_time(float(t))
+            for m in s.step(float(t), start + t):
+                lines.append(protocol.encode(m).encode())
+        hello = s.hello()
     # The hello last written (the plan as it stands), first in the stream as a client sees it.
     return [protocol.encode(hello).encode(), *lines], hello[protocol.CPU_BUDGET_KEY]
 

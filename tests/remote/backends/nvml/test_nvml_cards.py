@@ -16,9 +16,8 @@ from typing import Any
 
 import pytest
 from gpufleet_sampler import protocol, protocol_schema
-from gpufleet_sampler.backends.nvml import NvmlBackend
 
-from tests.support.nvml_fake import CARD_CLASSES, card_profile, fake_nvml
+from tests.support.nvml_fake import CARD_CLASSES, card_profile, charged_backend
 
 POS = protocol.ROW_POS
 COSTS = ("h200", "h200-per-field")
@@ -29,23 +28,13 @@ TICKS = 100
 
 def _run(prof: dict[str, Any], cost: str, ticks: int = TICKS) -> tuple[dict[str, Any], list[Any]]:
     """The plan after ``ticks`` ticks at 1 Hz and every tick's rows."""
-    with fake_nvml(prof) as fake:
-        fake._fake.virtual_cpu = True
-        fake._fake.set_cost(cost)
-        try:
-            b = NvmlBackend(interval=1.0, events=False, cpu_clock=fake._fake.cpu_clock)
-            b.budget_check_s = CHECK_S
-            try:
-                rows = []
-                for t in range(1, ticks + 1):
-                    fake._fake.set_time(float(t))
-                    rows.append(b.tick(float(t)))
-                plan = b.cpu_plan()
-            finally:
-                b.close()
-        finally:
-            fake._fake.set_cost(None)
-            fake._fake.virtual_cpu = False
+    with charged_backend(prof, cost) as (fake, b):
+        b.budget_check_s = CHECK_S
+        rows = []
+        for t in range(1, ticks + 1):
+            fake._fake.set_time(float(t))
+            rows.append(b.tick(float(t)))
+        plan = b.cpu_plan()
     return plan, rows
 
 
