@@ -17,7 +17,8 @@ from typing import Any
 
 import orjson
 
-from gpufleet.cli.errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError
+from gpufleet.cli import argtypes
+from gpufleet.cli.errors import EXIT_FAILURE, EXIT_OK, CliError
 from gpufleet.cli.hostarg import exit_code_for, hostkey_hint, resolve_host, unknown_key_callback
 from gpufleet.core.config import paths
 from gpufleet.core.config.hostconfig import HostConfig
@@ -35,21 +36,19 @@ def register(subparsers: Any) -> None:
         "of its model and the offer's advertised figures. Exits 1 when a GPU is below par.",
     )
     p.add_argument("host", metavar="HOST")
-    p.add_argument("--gpus", default=None, help="comma-separated GPU indices (default: all)")
-    p.add_argument("--seconds", type=float, default=60.0, help="time for the run (default 60)")
+    p.add_argument(
+        "--gpus",
+        type=argtypes.gpu_indices,
+        default=None,
+        help="comma-separated GPU indices (default: all)",
+    )
+    p.add_argument(
+        "--seconds", type=argtypes.bench_seconds, default=60.0, help="time for the run (default 60)"
+    )
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--force", action="store_true", help="also run on GPUs others are using")
     p.add_argument("--accept-new", action="store_true", help="trust an unknown host key")
     p.set_defaults(func=run)
-
-
-def _gpus(text: str | None) -> list[int] | None:
-    if not text:
-        return None
-    try:
-        return [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise CliError(f"--gpus {text!r}: expected indices like 0,1,3", EXIT_USAGE) from None
 
 
 def run_for_cli(
@@ -79,9 +78,7 @@ def run_for_cli(
 
 
 def run(args: argparse.Namespace) -> int:
-    if not 1.0 <= args.seconds <= 3600.0:
-        raise CliError("--seconds must be between 1 and 3600", EXIT_USAGE)
-    gpus = _gpus(args.gpus)
+    gpus = args.gpus
     host = resolve_host(args.host)
     fleet = Fleet([host], on_unknown_key=unknown_key_callback(args.accept_new))
     text = args.format == "text"

@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from gpufleet.cli import argtypes
 from gpufleet.cli.commands.bench import run_for_cli
 from gpufleet.cli.errors import EXIT_FAILURE, EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE, CliError
 from gpufleet.cli.hostarg import (
@@ -72,7 +73,7 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument(
         "--bench-seconds",
-        type=float,
+        type=argtypes.bench_seconds,
         default=60.0,
         metavar="N",
         help="time for the benchmark (default 60)",
@@ -174,8 +175,6 @@ def _benched(host: str, demo: bool) -> bool:
 
 def _bench(args: argparse.Namespace, fleet: Fleet, host: HostConfig) -> dict[str, Any]:
     """The arrival benchmark after the check, its progress on stderr in text mode."""
-    if not 1.0 <= args.bench_seconds <= 3600.0:
-        raise CliError("--bench-seconds must be between 1 and 3600", EXIT_USAGE)
     return run_for_cli(fleet, host, args.format == "text", None, args.bench_seconds)
 
 

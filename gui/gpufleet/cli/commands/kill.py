@@ -72,7 +72,7 @@ def register(subparsers: Any) -> None:
         "7 still running after the grace period, 8 no such process.",
     )
     p.add_argument("host", metavar="HOST")
-    p.add_argument("pid", metavar="PID", type=int)
+    p.add_argument("pid", metavar="PID", type=argtypes.pid)
     p.add_argument("--signal", choices=("TERM", "KILL"), default="TERM")
     p.add_argument(
         "--grace", type=argtypes.non_negative, default=5.0, help="seconds to wait for the exit"
