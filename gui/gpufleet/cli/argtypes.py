@@ -67,7 +67,7 @@ def gpu_indices(text: str) -> list[int]:
     except ValueError:
         indices = []
     if not indices or min(indices) < 0:
-        raise argparse.ArgumentTypeError(f"expected GPU indices like 0,1,3, not {text!r}")
+        raise argparse.ArgumentTypeError(f"expected indices like 0,1,3, not {text!r}")
     return list(dict.fromkeys(indices))
 
 
