@@ -10,6 +10,10 @@ demo sampler daemon left sampling for a day."""
 from __future__ import annotations
 
 import json
+import os
+import pty
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -178,3 +182,52 @@ def test_screenshot_tabs_are_the_windows_tabs() -> None:
     from gpufleet.ui.window.main_window import TAB_NAMES
 
     assert set(TAB_HOST) == set(TAB_NAMES)
+
+
+def _on_a_terminal(*args: str, columns: int = 80) -> list[str]:
+    """``gpufleet ARGS`` with stdout on a pseudo-terminal ``columns`` wide: its lines."""
+    master, slave = pty.openpty()
+    env = {**os.environ, "COLUMNS": str(columns)}
+    with subprocess.Popen(
+        [sys.executable, "-m", "gpufleet", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=slave,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    ) as proc:
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the terminal's other side closed
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        proc.wait(timeout=120)
+    os.close(master)
+    return b"".join(chunks).decode().replace("\r\n", "\n").splitlines()
+
+
+@pytest.mark.parametrize(
+    ("argv", "sentence"),
+    [
+        (["check", "demo:a100-ecc"], "a row remapping is pending: the GPU needs a reset."),
+        (["rules", "list"], "the GPU slows itself down because it is hot"),
+        (["bench", "demo:4090-x2", "--seconds", "1"], "ask the provider to restore it"),
+    ],
+)
+def test_long_sentences_wrap_at_80_columns_on_a_terminal_and_stay_whole_in_a_pipe(
+    argv: list[str], sentence: str
+) -> None:
+    piped = gpufleet(*argv).stdout.splitlines()
+    assert max(len(ln) for ln in piped) > 80  # the sentences are long
+    assert any(sentence in ln for ln in piped)  # and whole in a pipe, for grep
+    shown = _on_a_terminal(*argv)
+    # Only a word longer than the terminal (a path) may overflow, on a line of its own.
+    wide = [ln for ln in shown if len(ln) > 80 and " " in ln.strip()]
+    assert shown and not wide, wide
+    # Nothing lost in the wrapping (the runs differ in PIDs and readings, not in sentences).
+    assert sentence in " ".join(" ".join(shown).split())
+    assert len(" ".join(shown).split()) == len(" ".join(piped).split())

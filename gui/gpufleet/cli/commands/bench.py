@@ -20,6 +20,7 @@ import orjson
 from gpufleet.cli import argtypes
 from gpufleet.cli.errors import EXIT_FAILURE, EXIT_OK, CliError
 from gpufleet.cli.hostarg import exit_code_for, hostkey_hint, resolve_host, unknown_key_callback
+from gpufleet.cli.termwrap import say
 from gpufleet.core.config import paths
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.fleet.fleet import Fleet, FleetError
@@ -86,8 +87,8 @@ def run(args: argparse.Namespace) -> int:
     if result["status"] not in ("done",) and not any(g["measured"] for g in result["gpus"]):
         raise CliError(f"{host.name}: the benchmark did not run: {result.get('reason')}")
     if text:
-        print(verdict_line(result))
-        print(bench_table(result))
+        say(verdict_line(result))
+        say(bench_table(result))
     else:
         sys.stdout.buffer.write(orjson.dumps(result, option=orjson.OPT_INDENT_2) + b"\n")
     return EXIT_FAILURE if result["verdict"] == "below_par" else EXIT_OK

@@ -33,6 +33,7 @@ from gpufleet.cli.hostarg import (
     resolve_host,
     unknown_key_callback,
 )
+from gpufleet.cli.termwrap import say
 from gpufleet.core.config import paths
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.fleet.fleet import Fleet, FleetError
@@ -162,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
     bench = _bench(args, fleet, host) if args.bench else None
     rc = _print(args, host, facts, findings, host.label, bench)
     if bench is None and args.format == "text" and not _benched(host.name, fleet.demo):
-        print(bench_offer(host.name))  # a new rental: is it the card paid for?
+        say(bench_offer(host.name))  # a new rental: is it the card paid for?
     return rc
 
 
@@ -204,13 +205,13 @@ def _print(
             out["bench"] = bench
         sys.stdout.buffer.write(orjson.dumps(out, option=orjson.OPT_INDENT_2) + b"\n")
     else:
-        print(f"{clean(label)}: {MARK.get(verdict, verdict.upper())}")
+        say(f"{clean(label)}: {MARK.get(verdict, verdict.upper())}")
         for f in findings:  # the sentences name their GPU themselves
-            print(f"  [{MARK.get(f.verdict, f.verdict.upper())}] {finding_sentence(f)}")
+            say(f"  [{MARK.get(f.verdict, f.verdict.upper())}] {finding_sentence(f)}", 9)
         for line in transparency_lines(sensors):
-            print(f"  {clean(line)}")
+            say(f"  {clean(line)}")
         if bench is not None:
-            print(verdict_line(bench))
-            print(bench_table(bench))
+            say(verdict_line(bench))
+            say(bench_table(bench))
     below = bench is not None and bench["verdict"] == "below_par"
     return EXIT_FAILURE if verdict == "fail" or below else EXIT_OK

@@ -32,6 +32,7 @@ from gpufleet_sampler import protocol
 
 from gpufleet.cli import argtypes
 from gpufleet.cli.errors import EXIT_FAILURE, EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE, CliError
+from gpufleet.cli.termwrap import say
 from gpufleet.core.config import configfile as config
 from gpufleet.core.config import secrets
 from gpufleet.core.config.hostconfig import HostConfig
@@ -315,7 +316,7 @@ def _list(args: argparse.Namespace) -> int:
         return EXIT_OK
     if not cfg.hosts:
         demo = ", ".join(f"{DEMO_PREFIX}{d.name}" for d in demo_hosts())
-        print(
+        say(
             'no hosts configured (add one with `gpufleet hosts add NAME --ssh "ssh …"`); '
             f"the demo fleet's hosts work with every command: {demo}"
         )

@@ -16,6 +16,7 @@ from typing import Any
 from gpufleet.cli.commands._rules_export import ENTRY
 from gpufleet.cli.errors import EXIT_FAILURE, EXIT_OK, CliError
 from gpufleet.cli.hostarg import resolve_host
+from gpufleet.cli.termwrap import say
 from gpufleet.core.alerts.rules import Rule, RulesError, load_rules
 from gpufleet.core.config import paths
 from gpufleet.core.text.catalogue import duration, rule_meaning, severity_label
@@ -88,9 +89,10 @@ def run_list(args: argparse.Namespace) -> int:
     for r in rules:
         off = "" if r.enabled else " (disabled)"
         meaning = r.description or rule_meaning(r.condition, r.id)
-        print(
+        say(
             f"{r.id:{width}}  {severity_label(r.severity):8}  {duration(r.for_s):>7}  "
-            f"{meaning}{off}"
+            f"{meaning}{off}",
+            width + 21,  # under MEANING
         )
-    print(f"\nOverride by id in {paths.rules_file()}")
+    say(f"\nOverride by id in {paths.rules_file()}")
     return EXIT_OK
