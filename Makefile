@@ -70,9 +70,9 @@ wheel: $(STAMP) $(QM)
 	$(BIN)/python -m pip wheel -q --no-deps -w dist .
 
 # Builds the bundle, then runs it without the virtualenv, installs and removes its .deb, and
-# pipx-installs the wheel (tests/integration/test_package.py).
+# pipx-installs the wheel (tests/integration/package/test_package.py).
 package-test: package
-	GPUFLEET_TEST_PACKAGE=1 tools/run-tests $(BIN)/python -m pytest -q tests/integration/test_package.py
+	GPUFLEET_TEST_PACKAGE=1 tools/run-tests $(BIN)/python -m pytest -q tests/integration/package/test_package.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

@@ -26,7 +26,7 @@ from gpufleet.core.fleet.fleet import Fleet  # noqa: E402
 from gpufleet.core.pipeline.bench import run_bench  # noqa: E402
 from gpufleet_sampler.benchmark.supervisor import SETUP_GRACE_S  # noqa: E402
 
-from tests.remote.bench_standin import card, write_instance  # noqa: E402
+from tests.support.bench_standin import card, write_instance  # noqa: E402
 
 
 def cpu(who: int) -> float:

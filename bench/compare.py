@@ -4,7 +4,7 @@
 
 Builds A (a healthy training run) and B (the same with a thermal throttle on GPU 3 and a
 process sharing GPU 5) as protocol lines with the tests' stream writer
-(``tests/core/compare_streams.py``), writes them to a history store and to files, and
+(``tests/support/compare_streams.py``), writes them to a history store and to files, and
 prints the best of ``--repeat`` timings of: reading both windows from the files, reading
 them from the store, and the comparison itself (series, work phases, attribution, JSON).
 """
@@ -19,14 +19,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "core"))
+# The repository root: the benchmarks use the tests' own helpers (tests.support), not copies.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import compare_streams as cs
 from gpufleet.core.history.store import Store
 from gpufleet.core.verdicts.compare import compare
 from gpufleet.core.verdicts.compare.report import as_json
 from gpufleet.core.verdicts.window import from_store, from_stream_file
 from gpufleet.core.wire.messages import StreamDecoder
+
+from tests.support import compare_streams as cs
 
 DAY = 86_400.0
 

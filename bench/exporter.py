@@ -26,7 +26,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "remote"), str(ROOT / "gui")]
+# The repository root: the benchmarks use the tests' own helpers (tests.support), not copies.
+sys.path[:0] = [str(ROOT), str(ROOT / "remote"), str(ROOT / "gui")]
 
 from gpufleet_sampler.backends.sim import SimBackend  # noqa: E402
 from gpufleet_sampler.exporter import MetricsState  # noqa: E402
@@ -136,10 +137,10 @@ def one_gpu_scrapes(scrapes: int = 500) -> dict[str, float]:
     """Keep-alive scrape latency of a 1-GPU exposition (in process, loopback)."""
     import threading
 
-    sys.path.insert(0, str(ROOT / "tests" / "remote"))
     from gpufleet_sampler.backends.nvml import NvmlBackend
     from gpufleet_sampler.metrics_http import make_server
-    from nvml_fake import fake_nvml
+
+    from tests.support.nvml_fake import fake_nvml
 
     with fake_nvml("h200x1"):
         b = NvmlBackend(interval=1.0, events=False)

@@ -23,7 +23,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "tests" / "integration"), str(ROOT / "tests" / "core")]
+# The repository root: the benchmarks use the tests' own helpers (tests.support), not copies.
+sys.path.insert(0, str(ROOT))
 
 
 def rss_mib() -> float:
@@ -77,8 +78,9 @@ def main() -> int:
     from gpufleet.core.fleet.fleet import Fleet
     from gpufleet.core.link import hostkeys
     from gpufleet.core.wire.messages import StreamDecoder
-    from sampler_daemons import stop_daemons
-    from sshd import make_sshd
+
+    from tests.support.sampler_daemons import stop_daemons
+    from tests.support.sshd import make_sshd
 
     home = tmp / "remote-home"
     home.mkdir(mode=0o700)

@@ -31,15 +31,17 @@ from typing import TYPE_CHECKING
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "gui"), str(ROOT / "remote")]
+# The repository root: the benchmarks use the tests' own helpers (tests.support), not copies.
+sys.path[:0] = [str(ROOT), str(ROOT / "gui"), str(ROOT / "remote")]
 
 from gpufleet.core.alerts.rules import RuleEngine  # noqa: E402
 from gpufleet.core.config.hostconfig import HostConfig  # noqa: E402
 from gpufleet.core.fleet.events import HostMessage, HostStatus  # noqa: E402
 from gpufleet.core.live.buffers import LiveBuffers  # noqa: E402
 from gpufleet.core.wire.messages import Hello, Sample  # noqa: E402
-from gpufleet.core.wire.synth import make_hello, make_procs, rows_of, sample_values  # noqa: E402
 from PySide6.QtCore import QCoreApplication, QEvent, QObject  # noqa: E402
+
+from tests.support.synth import make_hello, make_procs, rows_of, sample_values  # noqa: E402
 
 if TYPE_CHECKING:
     from gpufleet.ui.window.main_window import MainWindow

@@ -47,11 +47,13 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "remote"))
-sys.path.insert(0, str(ROOT / "tests" / "remote"))
+# The repository root: the benchmarks use the tests' own helpers (tests.support), not copies.
+sys.path.insert(0, str(ROOT))
 
 from gpufleet_sampler import protocol  # noqa: E402
 from gpufleet_sampler.loop import Sampler  # noqa: E402
-from nvml_fake import CARD_CLASSES  # noqa: E402
+
+from tests.support.nvml_fake import CARD_CLASSES  # noqa: E402
 
 GPUS = 8
 
@@ -186,7 +188,8 @@ def _lookup_cost(rp: _Replay, b: Any) -> float:
 def bench_nvml(minutes: int, repeats: int) -> dict[str, float]:
     from gpufleet_sampler.backends import nvml as nvml_mod
     from gpufleet_sampler.backends import nvml_lib
-    from nvml_fake import fake_nvml, profile
+
+    from tests.support.nvml_fake import fake_nvml, profile
 
     ticks = 60 * minutes
     live = replay = float("inf")
@@ -235,8 +238,9 @@ def bench_gpm_mig(ticks: int, repeats: int) -> dict[str, float]:
     NVML answering instantly (replayed) and through the live fake."""
     from gpufleet_sampler.backends import nvml as nvml_mod
     from gpufleet_sampler.backends import nvml_lib, nvml_mig
-    from nvml_fake import fake_nvml, profile
-    from test_nvml_mig import mig_profile
+
+    from tests.support.mig_profile import mig_profile
+    from tests.support.nvml_fake import fake_nvml, profile
 
     ticks += ticks % 2  # the two GPM requests alternate: replay them in the recorded order
     best: dict[str, float] = {"gpm_live": 1e9, "gpm_own": 1e9, "mig_live": 1e9, "mig_own": 1e9}
@@ -295,7 +299,7 @@ def _cpu_seconds(pid: int) -> float:
 def bench_stream(backend: str, seconds: float, cost: str | None = None) -> dict[str, float]:
     """RSS and CPU % of a real ``stream`` subprocess at 1 Hz, 8 GPUs (NVML costing ``cost``:
     a latency profile of the fake)."""
-    from nvml_fake import PROFILES, fake_env
+    from tests.support.nvml_fake import PROFILES, fake_env
 
     cmd = [sys.executable, "-m", "gpufleet_sampler", "stream", "--interval", "1.0"]
     if backend == "nvml":
@@ -440,9 +444,9 @@ BILL_GPUS = (1, 8, 64)
 
 
 def _scaled_profile(n: int, card: str = "hopper") -> dict[str, Any]:
-    """``n`` GPUs of a card class (tests/remote/nvml_fake.py's card_profile; hopper is
+    """``n`` GPUs of a card class (tests/support/nvml_fake.py's card_profile; hopper is
     h100x8.json; the GPUs past 8 take the defaults)."""
-    from nvml_fake import card_profile
+    from tests.support.nvml_fake import card_profile
 
     return card_profile(card, n)
 
@@ -463,7 +467,8 @@ def bench_bill(
     (``workers``: reader threads, ``pool_every``: which GPUs go to them; the backend's
     defaults when None), on ``n`` GPUs of the card class ``card``."""
     from gpufleet_sampler.backends.nvml import NvmlBackend
-    from nvml_fake import fake_nvml
+
+    from tests.support.nvml_fake import fake_nvml
 
     ticks = 60 * minutes
     enc = protocol.encode
@@ -531,7 +536,7 @@ def bench_bare(n: int, cost: str, ticks: int = 60) -> dict[str, Any]:
     """A bare pynvml loop: the same columns every tick with the obvious calls (nine cheap
     getters and one field read; GPM sample and metrics), the process lists and per-process
     utilization every 2 s, one GPU after another."""
-    from nvml_fake import fake_nvml
+    from tests.support.nvml_fake import fake_nvml
 
     with fake_nvml(_scaled_profile(n)) as fake:
         nv = fake
@@ -581,7 +586,7 @@ def bench_tool(
     """One refresh of nvitop or gpustat per tick, through the same fake (None: not
     installed). nvitop: ``Device.as_snapshot()`` and its processes' snapshots per device,
     as its one-shot view does; gpustat: ``GPUStatCollection.new_query()``, as ``--watch``."""
-    from nvml_fake import fake_nvml
+    from tests.support.nvml_fake import fake_nvml
 
     if importlib.util.find_spec(name) is None:
         return None

@@ -23,12 +23,14 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "integration"))
+# The repository root: the benchmarks use the tests' own helpers (tests.support), not copies.
+sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "gui"))
 sys.path.insert(0, str(ROOT / "remote"))
 
 from gpufleet.core.link.ssh import SshConnection  # noqa: E402
-from sshd import make_sshd  # noqa: E402
+
+from tests.support.sshd import make_sshd  # noqa: E402
 
 
 def _cpu() -> float:

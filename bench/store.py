@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/store.py [--gpus 8] [--hours 24] [--runs 1]
 
-Writes a day of synthetic 8-GPU samples at 1 Hz (``gpufleet.core.wire.synth``: integer clocks and
+Writes a day of synthetic 8-GPU samples at 1 Hz (``tests.support.synth``: integer clocks and
 temperatures, milliwatt power, growing counters, nulls for what an A100 lacks) into a fresh
 store in a temporary directory, through the public ``Store.write`` (queue, writer thread,
 batched transactions), then reads it back the way the GUI does.
@@ -25,10 +25,12 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "gui"), str(ROOT / "remote")]
+# The repository root: the benchmarks use the tests' own helpers (tests.support), not copies.
+sys.path[:0] = [str(ROOT), str(ROOT / "gui"), str(ROOT / "remote")]
 
 from gpufleet.core.history.store import Store  # noqa: E402
-from gpufleet.core.wire import synth  # noqa: E402
+
+from tests.support import synth  # noqa: E402
 
 
 def timed(fn: object, repeat: int = 7) -> float:

@@ -1,7 +1,7 @@
 """Shared fixtures: every test gets its own config and data dirs, Qt runs offscreen, a
 test that leaves a thread running fails (as napari does), and a run where a test left a
 sampler daemon or a child process alive fails at its end, naming the test
-(tests/process_leaks.py)."""
+(tests/support/process_leaks.py)."""
 
 from __future__ import annotations
 
@@ -12,14 +12,12 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import process_leaks
 import pytest
-from webhook_sink import WebhookSink
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support import process_leaks
+from tests.support.webhook_sink import WebhookSink
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-# The sampler is importable from a plain checkout too (it is also installed by make test).
-sys.path.insert(0, str(ROOT / "remote"))
 # The run's mark, inherited by every process it starts (process_leaks tells ours by it).
 os.environ[process_leaks.SESSION_ENV] = str(os.getpid())
 # pid -> (start time, the test during which it appeared), for the check at the run's end.
@@ -88,7 +86,7 @@ def no_leftover_threads(request: pytest.FixtureRequest) -> Iterator[None]:
 
 @pytest.fixture
 def webhook_sink() -> Iterator[WebhookSink]:
-    """A local webhook receiver (``tests/webhook_sink.py``), closed after the test."""
+    """A local webhook receiver (``tests/support/webhook_sink.py``), closed after the test."""
     with WebhookSink() as sink:
         yield sink
 

@@ -7,7 +7,7 @@
 
 ``make`` runs the plain form (the .qm files are rebuilt whenever a .ts changes); run
 ``--update`` after changing user-visible strings, translate what it marks unfinished (Qt
-Linguist, or any editor), and commit the .ts and .qm together. tests/ui/test_translations.py
+Linguist, or any editor), and commit the .ts and .qm together. tests/ui/i18n/test_translations.py
 fails while a string of the source is missing or untranslated in a .ts.
 """
 

@@ -8,7 +8,7 @@
 #   judged.json         the laptop's judgment of the torch run (when the app is importable)
 #   nvidia-smi-q.txt    the card, for the record
 # Tried through the stand-in: BENCH_STANDIN=1 with GPUFLEET_FAKE_TORCH / GPUFLEET_FAKE_NVML
-# and tests/fakes first on PYTHONPATH (tests/remote/bench_standin.py writes both profiles).
+# and tests/fakes first on PYTHONPATH (tests/support/bench_standin.py writes both profiles).
 set -u
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/devout}

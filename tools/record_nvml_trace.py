@@ -21,8 +21,8 @@ The output drives ``tests/fakes/pynvml.py`` as is (``GPUFLEET_FAKE_NVML=trace.js
 it under ``tests/fixtures/nvml/`` and the test suite replays it.
 
 First run on a real GPU: an H200 with driver 580 (tests/fixtures/nvml/h200x1.json), replayed
-by tests/remote/test_nvml_h200_trace.py. Process ids in a trace are the recording host's:
-a replay must map them onto live processes of its own (that test does) or /proc answers for
+by tests/remote/backends/nvml/test_nvml_h200_trace.py. Process ids in a trace are the recording
+host's: a replay must map them onto live processes of its own (that test does) or /proc answers for
 whatever has that pid there. NaN answers (GPM) are written as the string "NaN".
 """
 

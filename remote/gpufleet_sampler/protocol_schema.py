@@ -330,10 +330,11 @@ def build(
             )
         )
     # In the producer's order: the wire stays as it was, byte for byte where types agreed.
-    return {k: _coerce(k, v) for k, v in values.items()}
+    return {k: coerce(k, v) for k, v in values.items()}
 
 
-def _coerce(key: str, v: Any) -> Any:
+def coerce(key: str, v: Any) -> Any:
+    """``v`` as the schema sends ``key`` (an NVML number as its name or flag)."""
     fn = _COERCE.get(key)
     return fn(v) if fn is not None and v is not None else v
 

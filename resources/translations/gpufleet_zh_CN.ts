@@ -32,6 +32,10 @@
         <translation>编辑所选主机(&amp;E)…</translation>
     </message>
     <message>
+        <source>&amp;Remove selected host…</source>
+        <translation>移除所选主机(&amp;R)…</translation>
+    </message>
+    <message>
         <source>&amp;Import from ~/.ssh/config…</source>
         <translation>从 ~/.ssh/config 导入(&amp;I)…</translation>
     </message>
@@ -248,12 +252,12 @@
         <translation>{host} 上的采样器已重启</translation>
     </message>
     <message>
-        <source>The sampler on {host} started a new run (the daemon, or the host, restarted) after {gap} without samples.</source>
-        <translation>{host} 上的采样器在 {gap} 没有样本之后开始了新的运行（守护进程或主机重启了）。</translation>
+        <source>gpufleet&apos;s sampler on {host} started over after {gap} without samples: the host rebooted, or the sampler was stopped or killed there. The samples of that gap are missing; recording goes on.</source>
+        <translation>{host} 上 gpufleet 的采样器在 {gap} 没有样本之后重新开始了：主机重启过，或采样器在那里被停止或被杀掉。这段空档的样本缺失；记录仍在继续。</translation>
     </message>
     <message>
-        <source>A note: recording goes on. If you did not restart it, check whether the host rebooted (uptime) and why.</source>
-        <translation>提示：记录仍在继续。如果不是您重启的，请检查主机是否重启过（uptime）以及原因。</translation>
+        <source>If you did not reboot the host or stop the sampler, run uptime on the host: a reboot you did not ask for came from the provider or a crash; no reboot means the sampler was killed (look for it in dmesg, e.g. out of memory).</source>
+        <translation>如果你没有重启主机或停止采样器，请在主机上运行 uptime：不是你要求的重启来自服务商或一次崩溃；没有重启则说明采样器被杀掉了（在 dmesg 中查找，例如内存不足）。</translation>
     </message>
     <message>
         <source>Power capped below default on {where}</source>
@@ -680,6 +684,18 @@
         <translation>请在服务商控制台确认计费已停止；需要时再启动实例，并在其上重新启用看门狗。</translation>
     </message>
     <message>
+        <source>Watchdog on {host} cannot act any more</source>
+        <translation>{host} 上的看门狗已无法执行操作</translation>
+    </message>
+    <message>
+        <source>The watchdog on {host} is armed, but its action cannot run now: {outcome}.</source>
+        <translation>{host} 上的看门狗已启用，但其操作现在无法执行：{outcome}。</translation>
+    </message>
+    <message>
+        <source>If {host} goes idle it will stay billed. Fix the cause (a new key in the instance, a command that exists), or arm the watchdog with another action (Hosts ▸ Watchdog on the selected host…).</source>
+        <translation>如果 {host} 空闲下来，它将继续计费。请排除原因（在实例中放入新的密钥、改用确实存在的命令），或换一种操作重新启用看门狗（主机 ▸ 所选主机上的看门狗…）。</translation>
+    </message>
+    <message>
         <source>Watchdog on {host} could not act</source>
         <translation>{host} 上的看门狗未能执行操作</translation>
     </message>
@@ -692,12 +708,8 @@
         <translation>实例仍在计费：请在服务商控制台停止它，然后检查看门狗的设置（主机 ▸ 所选主机上的看门狗…）。</translation>
     </message>
     <message>
-        <source>The sampler on {host} started a new run after {gap} without samples, and what the previous run recorded but had not yet sent is gone.</source>
-        <translation>{host} 上的采样器在 {gap} 没有样本之后开始了新的运行，上一次运行已记录但尚未发送的数据已丢失。</translation>
-    </message>
-    <message>
-        <source>If you did not restart it, check whether the host rebooted (uptime) and why.</source>
-        <translation>如果不是您重启的，请检查主机是否重启过（uptime）以及原因。</translation>
+        <source>gpufleet&apos;s sampler on {host} started over after {gap} without samples, and what the previous run had sampled but not yet sent is gone: that time is missing from the history.</source>
+        <translation>{host} 上 gpufleet 的采样器在 {gap} 没有样本之后重新开始了，上一次运行已采样但尚未发送的数据已丢失：这段时间在历史记录中缺失。</translation>
     </message>
     <message>
         <source>Over {window} the clocks were held down {held_share} of the time ({held_by}).</source>
@@ -771,6 +783,106 @@
         <source>critical</source>
         <translation>严重</translation>
     </message>
+    <message>
+        <source>{host}: the provider did not {action} the instance</source>
+        <translation>{host}：服务商未执行实例的 {action} 操作</translation>
+    </message>
+    <message>
+        <source>gpufleet asked the provider to {action} the instance of {host}, and it did not happen: {error}. The instance is still billed. Stop it in the provider&apos;s console now, then check the rule&apos;s provider action.</source>
+        <translation>gpufleet 已请求服务商对 {host} 的实例执行 {action}，但没有成功：{error}。实例仍在计费。请立即在服务商控制台停止它，然后检查该规则的服务商操作。</translation>
+    </message>
+    <message>
+        <source>The provider&apos;s API changed under gpufleet: until gpufleet is updated, its provider actions and billing sync cannot work for this provider.</source>
+        <translation>服务商的 API 已变更，当前 gpufleet 无法适配：在更新 gpufleet 之前，该服务商的服务商操作和计费同步都无法使用。</translation>
+    </message>
+    <message>
+        <source>Look at the job&apos;s log and its last step. If it is stuck, kill it (from the process list) and restart from its checkpoint; if you are done, stop the instance.</source>
+        <translation>查看任务的日志和它最后一步。如果卡住了，就结束它（在进程列表中）并从检查点重新启动；如果已经用完，就停掉实例。</translation>
+    </message>
+    <message>
+        <source>{Where} does no work but its memory is held</source>
+        <translation>{Where} 没有在工作，但显存被占着</translation>
+    </message>
+    <message>
+        <source>{Where} has done no work for {idle} (utilization {util} %, P{pstate}, {clock} MHz, {power} W) while {procs} holds {mem_used} of {mem_total} ({mem_pct}).</source>
+        <translation>{Where} 已有 {idle} 没有工作（利用率 {util} %，P{pstate}，{clock} MHz，{power} W），而 {procs} 占着 {mem_used} 显存（共 {mem_total}，{mem_pct}）。</translation>
+    </message>
+    <message>
+        <source>That time has cost {spent} so far at {price}/h.</source>
+        <translation>按 {price}/小时计，这段时间至今已花费 {spent}。</translation>
+    </message>
+    <message>
+        <source>Memory of {where} will be full in {eta}</source>
+        <translation>{where} 的显存将在 {eta} 后占满</translation>
+    </message>
+    <message>
+        <source>Memory used on {where} has risen steadily by {growth}/h over {fit_span} and is at {mem_used} of {mem_usable}: at this rate it is full at {full_at} (in {eta}), and the job then dies out of memory.</source>
+        <translation>{where} 的显存占用在 {fit_span} 内以每小时 {growth} 的速度持续上升，现为 {mem_used}（可用 {mem_usable}）：照此速度将在 {full_at}（{eta} 后）占满，届时任务会因显存不足而崩溃。</translation>
+    </message>
+    <message>
+        <source>A leak: tensors kept across steps (a loss summed without .item(), a growing cache or list). Save a checkpoint now, then find what grows.</source>
+        <translation>这是泄漏：有张量跨步保留了下来（累加 loss 时没有用 .item()、缓存或列表不断增长）。请立即保存检查点，然后找出在增长的东西。</translation>
+    </message>
+    <message>
+        <source>A process on {where} that is not your job&apos;s</source>
+        <translation>{where} 上有一个不属于你任务的进程</translation>
+    </message>
+    <message>
+        <source>{procs} on {where} appeared {late} after your job started, from another user or outside your container.</source>
+        <translation>{where} 上的 {procs} 在你的任务启动 {late} 后出现，来自其他用户或你的容器之外。</translation>
+    </message>
+    <message>
+        <source>If you did not start it, it shares the GPU you pay for: report it to the provider. If it is yours, mark it as yours from this alert.</source>
+        <translation>如果不是你启动的，它就在分用你付费的 GPU：请报告服务商。如果是你自己的，请在这条告警上把它标记为你的进程。</translation>
+    </message>
+    <message>
+        <source>A notebook kernel holds {where} and does nothing</source>
+        <translation>一个 notebook 内核占着 {where} 却什么也不做</translation>
+    </message>
+    <message>
+        <source>{Where} has done no work for {idle} while the notebook kernel {procs} holds {mem_used} of {mem_total} ({mem_pct}): a forgotten notebook.</source>
+        <translation>{Where} 已有 {idle} 没有工作，而 notebook 内核 {procs} 占着 {mem_used} 显存（共 {mem_total}，{mem_pct}）：一个被遗忘的 notebook。</translation>
+    </message>
+    <message>
+        <source>Shut the kernel down (or restart it) to free the GPU, and stop the instance if you are done.</source>
+        <translation>关闭（或重启）该内核以释放 GPU；如果已经用完，就停掉实例。</translation>
+    </message>
+    <message>
+        <source>Job on {where} looks hung: no work, memory held</source>
+        <translation>{where} 上的任务似乎卡死了：没有工作，显存被占着</translation>
+    </message>
+    <message>
+        <source>{Where} worked until {worked} and has done no work since, for {idle} (utilization {util} %, P{pstate}, {clock} MHz, {power} W), while {procs} still holds {mem_used} of {mem_total}: a job hung in a collective (NCCL) or waiting on a dead dataloader.</source>
+        <translation>{Where} 一直工作到 {worked}，此后 {idle} 没有工作（利用率 {util} %，P{pstate}，{clock} MHz，{power} W），而 {procs} 仍占着 {mem_used} 显存（共 {mem_total}）：任务卡在了集合通信（NCCL）中，或在等待一个已挂掉的 dataloader。</translation>
+    </message>
+    <message>
+        <source>A process disguised as a kernel thread on {where}</source>
+        <translation>{where} 上有一个伪装成内核线程的进程</translation>
+    </message>
+    <message>
+        <source>{procs} uses {where} under a kernel thread&apos;s name: kernel threads never hold GPU memory, so this process hides what it is.</source>
+        <translation>{procs} 以内核线程的名字在使用 {where}：内核线程从不占用 GPU 显存，所以这个进程在隐藏自己的身份。</translation>
+    </message>
+    <message>
+        <source>Treat the instance as compromised: save your work elsewhere, kill the process, and report it to the provider. If it really is yours, mark it as yours.</source>
+        <translation>请把这个实例当作已被入侵：把你的工作保存到别处，结束该进程，并报告服务商。如果它确实是你自己的，请把它标记为你的进程。</translation>
+    </message>
+    <message>
+        <source>Clocks of {where} low, and this instance hides why</source>
+        <translation>{where} 频率偏低，而此实例不提供原因</translation>
+    </message>
+    <message>
+        <source>{Where} is busy ({util} % utilization) but its SM clock is {clock} MHz, {clock_pct} of its {clock_max} MHz maximum, for {window}. This instance does not report clock event reasons (nor, often, temperature and power): why cannot be judged here.</source>
+        <translation>{Where} 正忙（利用率 {util} %），但 SM 频率只有 {clock} MHz，为最高 {clock_max} MHz 的 {clock_pct}，已持续 {window}。此实例不报告降频原因（通常也不报告温度和功耗）：这里无法判断原因。</translation>
+    </message>
+    <message>
+        <source>Ask the provider what limits the clock (a host-side cap is the usual cause), or compare with an instance that reports its sensors.</source>
+        <translation>请询问服务商是什么限制了频率（通常是宿主机侧的上限），或与一个报告传感器数据的实例对比。</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; is marked as yours on {host}: it is no longer flagged there.</source>
+        <translation>已在 {host} 上把“{name}”标记为你的进程：该主机上不会再标记它。</translation>
+    </message>
 </context>
 <context>
     <name>App</name>
@@ -795,6 +907,362 @@
     <message>
         <source>Add a host…</source>
         <translation>添加主机…</translation>
+    </message>
+</context>
+<context>
+    <name>Bench</name>
+    <message>
+        <source>as expected</source>
+        <translation>符合预期</translation>
+    </message>
+    <message>
+        <source>below par</source>
+        <translation>低于正常水平</translation>
+    </message>
+    <message>
+        <source>not measured</source>
+        <translation>未测量</translation>
+    </message>
+    <message>
+        <source>BF16 matmul (TFLOPS)</source>
+        <translation>BF16 矩阵乘法 (TFLOPS)</translation>
+    </message>
+    <message>
+        <source>FP16 matmul (TFLOPS)</source>
+        <translation>FP16 矩阵乘法 (TFLOPS)</translation>
+    </message>
+    <message>
+        <source>TF32 matmul (TFLOPS)</source>
+        <translation>TF32 矩阵乘法 (TFLOPS)</translation>
+    </message>
+    <message>
+        <source>Memory bandwidth (GB/s)</source>
+        <translation>显存带宽 (GB/s)</translation>
+    </message>
+    <message>
+        <source>Host to GPU copy (GB/s)</source>
+        <translation>主机到 GPU 拷贝 (GB/s)</translation>
+    </message>
+    <message>
+        <source>GPU to host copy (GB/s)</source>
+        <translation>GPU 到主机拷贝 (GB/s)</translation>
+    </message>
+    <message>
+        <source>GPU to GPU copy (GB/s)</source>
+        <translation>GPU 间拷贝 (GB/s)</translation>
+    </message>
+    <message>
+        <source>Measured</source>
+        <translation>实测</translation>
+    </message>
+    <message>
+        <source>Good card</source>
+        <translation>正常卡</translation>
+    </message>
+    <message>
+        <source>Datasheet</source>
+        <translation>官方规格</translation>
+    </message>
+    <message>
+        <source>Advertised</source>
+        <translation>服务商标称</translation>
+    </message>
+    <message>
+        <source>Benchmark started with {engine} on GPU {gpus} ({seconds} s).</source>
+        <translation>基准测试已开始：使用 {engine}，GPU {gpus}（{seconds} 秒）。</translation>
+    </message>
+    <message>
+        <source>GPU {gpu}: {metric} {value}</source>
+        <translation>GPU {gpu}：{metric} {value}</translation>
+    </message>
+    <message>
+        <source>GPU {gpu}: {metric} not measured: {reason}</source>
+        <translation>GPU {gpu}：{metric} 未测量：{reason}</translation>
+    </message>
+    <message>
+        <source>GPU {gpu} refused: {reason}</source>
+        <translation>GPU {gpu} 不予测试：{reason}</translation>
+    </message>
+    <message>
+        <source>{host}: {verdict} ({reason})</source>
+        <translation>{host}：{verdict}（{reason}）</translation>
+    </message>
+    <message>
+        <source>GPU {index} {name}: {verdict}: {reason}</source>
+        <translation>GPU {index} {name}：{verdict}：{reason}</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>Benchmark {when}: {verdict} ({reason})</source>
+        <translation>基准测试（{when}）：{verdict}（{reason}）</translation>
+    </message>
+    <message>
+        <source>Not benchmarked yet: Hosts → Benchmark the selected host… measures what it delivers.</source>
+        <translation>尚未做过基准测试：主机 → 对所选主机做基准测试… 可测出它的实际性能。</translation>
+    </message>
+    <message>
+        <source>{n} min ago</source>
+        <translation>{n} 分钟前</translation>
+    </message>
+    <message>
+        <source>{n} h ago</source>
+        <translation>{n} 小时前</translation>
+    </message>
+    <message>
+        <source>{n} days ago</source>
+        <translation>{n} 天前</translation>
+    </message>
+    <message>
+        <source>Is this the card you paid for? &apos;gpufleet bench {host}&apos; measures what it delivers (about a minute; or check --bench).</source>
+        <translation>这是你付费租用的那张卡吗？&apos;gpufleet bench {host}&apos; 可测出它的实际性能（约一分钟；也可用 check --bench）。</translation>
+    </message>
+</context>
+<context>
+    <name>BenchController</name>
+    <message>
+        <source>&amp;Benchmark the selected host…</source>
+        <translation>对所选主机做基准测试(&amp;B)…</translation>
+    </message>
+    <message>
+        <source>Is this the card you paid for? About a minute.</source>
+        <translation>这是你付费租用的那张卡吗？约需一分钟。</translation>
+    </message>
+    <message>
+        <source>Benchmark {host}: is it the card you paid for?</source>
+        <translation>对 {host} 做基准测试：是你付费租用的那张卡吗？</translation>
+    </message>
+</context>
+<context>
+    <name>BenchDialog</name>
+    <message>
+        <source>Benchmark {host}</source>
+        <translation>{host} 基准测试</translation>
+    </message>
+    <message>
+        <source>Is this the card you paid for? About a minute of matmul, memory, PCIe and GPU-to-GPU copies on the instance, with what it already has (nothing is installed). GPUs another process uses are skipped. Your job slows down while it runs.</source>
+        <translation>这是你付费租用的那张卡吗？在实例上用约一分钟测试矩阵乘法、显存、PCIe 和 GPU 间拷贝，只用实例上已有的环境（不安装任何东西）。被其他进程占用的 GPU 会被跳过。测试期间你的任务会变慢。</translation>
+    </message>
+    <message>
+        <source>%v of %m steps</source>
+        <translation>%v / %m 步</translation>
+    </message>
+    <message>
+        <source>GPU / measurement</source>
+        <translation>GPU / 测试项</translation>
+    </message>
+    <message>
+        <source>% of good card</source>
+        <translation>占正常卡的 %</translation>
+    </message>
+    <message>
+        <source>This host before</source>
+        <translation>此主机以往结果</translation>
+    </message>
+    <message>
+        <source>Your other rentals</source>
+        <translation>你的其他租用实例</translation>
+    </message>
+    <message>
+        <source>Run benchmark</source>
+        <translation>运行基准测试</translation>
+    </message>
+    <message>
+        <source>Cancel benchmark</source>
+        <translation>取消基准测试</translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>Starting the benchmark on {host}…</source>
+        <translation>正在 {host} 上启动基准测试…</translation>
+    </message>
+    <message>
+        <source>Cancelling: the instance ends the benchmark at its next step…</source>
+        <translation>正在取消：实例会在下一步结束基准测试…</translation>
+    </message>
+    <message>
+        <source>Done. The result is kept in the history with the host.</source>
+        <translation>完成。结果已随该主机保存在历史记录中。</translation>
+    </message>
+    <message>
+        <source>Cancelled: the instance ended the benchmark&apos;s processes.</source>
+        <translation>已取消：实例已结束基准测试的进程。</translation>
+    </message>
+    <message>
+        <source>The benchmark did not run on {host}: {error}</source>
+        <translation>基准测试未能在 {host} 上运行：{error}</translation>
+    </message>
+    <message>
+        <source>GPU {index} {name}: {verdict}</source>
+        <translation>GPU {index} {name}：{verdict}</translation>
+    </message>
+    <message>
+        <source>GPU {index}: {reason}</source>
+        <translation>GPU {index}：{reason}</translation>
+    </message>
+    <message>
+        <source>…and {n} more GPUs: see each one&apos;s row.</source>
+        <translation>…还有 {n} 块 GPU：请查看各自所在的行。</translation>
+    </message>
+    <message>
+        <source>Advertised: the provider publishes no figures for this offer.</source>
+        <translation>服务商标称：服务商没有公布这个配置的性能数据。</translation>
+    </message>
+</context>
+<context>
+    <name>BenchReasons</name>
+    <message>
+        <source>BF16 matmul (TFLOPS)</source>
+        <translation>BF16 矩阵乘法 (TFLOPS)</translation>
+    </message>
+    <message>
+        <source>FP16 matmul (TFLOPS)</source>
+        <translation>FP16 矩阵乘法 (TFLOPS)</translation>
+    </message>
+    <message>
+        <source>TF32 matmul (TFLOPS)</source>
+        <translation>TF32 矩阵乘法 (TFLOPS)</translation>
+    </message>
+    <message>
+        <source>memory bandwidth (GB/s)</source>
+        <translation>显存带宽 (GB/s)</translation>
+    </message>
+    <message>
+        <source>host-to-device copy (GB/s)</source>
+        <translation>主机到 GPU 拷贝 (GB/s)</translation>
+    </message>
+    <message>
+        <source>device-to-host copy (GB/s)</source>
+        <translation>GPU 到主机拷贝 (GB/s)</translation>
+    </message>
+    <message>
+        <source>peer copy (GB/s)</source>
+        <translation>GPU 间拷贝 (GB/s)</translation>
+    </message>
+    <message>
+        <source>SM clock {sm:.0f} MHz of {top:.0f} MHz max</source>
+        <translation>SM 频率 {sm:.0f} MHz（最高 {top:.0f} MHz）</translation>
+    </message>
+    <message>
+        <source>SM clock {sm:.0f} MHz</source>
+        <translation>SM 频率 {sm:.0f} MHz</translation>
+    </message>
+    <message>
+        <source>its clock was not read</source>
+        <translation>未读到其频率</translation>
+    </message>
+    <message>
+        <source>not run: {why}; --force runs it anyway</source>
+        <translation>未运行：{why}；加 --force 可强制运行</translation>
+    </message>
+    <message>
+        <source>not run: in use by another process; --force runs it anyway</source>
+        <translation>未运行：正被其他进程使用；加 --force 可强制运行</translation>
+    </message>
+    <message>
+        <source>the run ended early ({status}): {message}</source>
+        <translation>测试提前结束（{status}）：{message}</translation>
+    </message>
+    <message>
+        <source>the run ended early ({status})</source>
+        <translation>测试提前结束（{status}）</translation>
+    </message>
+    <message>
+        <source>{metric} not measured: {why}</source>
+        <translation>{metric} 未测量：{why}</translation>
+    </message>
+    <message>
+        <source>nothing was measured</source>
+        <translation>什么也没有测到</translation>
+    </message>
+    <message>
+        <source>no reference figures for {name}: the figures are shown, not judged</source>
+        <translation>没有 {name} 的参考数据：只显示测得的数值，不作判断</translation>
+    </message>
+    <message>
+        <source>{metric} at {pct:.0f} % of a good card ({measured:.1f} of {good:.1f})</source>
+        <translation>{metric} 为正常卡的 {pct:.0f} %（实测 {measured:.1f}，正常卡 {good:.1f}）</translation>
+    </message>
+    <message>
+        <source>every measured figure is within reach of a good card of this model</source>
+        <translation>所有实测数值都接近该型号正常卡的水平</translation>
+    </message>
+    <message>
+        <source>{metric} under the offer&apos;s advertised {advertised:g} ({measured:.1f})</source>
+        <translation>{metric} 低于该配置标称的 {advertised:g}（实测 {measured:.1f}）</translation>
+    </message>
+    <message>
+        <source>clock held down by heat ({clock}): check the cooling or ask the provider</source>
+        <translation>频率因温度被压低（{clock}）：请检查散热或联系服务商</translation>
+    </message>
+    <message>
+        <source>clock held down by heat at {temp:.0f} °C ({clock}): check the cooling or ask the provider</source>
+        <translation>频率在 {temp:.0f} °C 时因温度被压低（{clock}）：请检查散热或联系服务商</translation>
+    </message>
+    <message>
+        <source>clock held by a lowered power limit: {limit:.0f} W of its {default:.0f} W default ({clock}); ask the provider to restore it</source>
+        <translation>频率被调低的功耗上限压制：{limit:.0f} W，默认 {default:.0f} W（{clock}）；请要求服务商恢复</translation>
+    </message>
+    <message>
+        <source>clock held at the power limit ({clock})</source>
+        <translation>频率被压在功耗上限（{clock}）</translation>
+    </message>
+    <message>
+        <source>no power or heat limit held it ({clock}): a slower card or host than a good one</source>
+        <translation>没有功耗或温度限制压制它（{clock}）：这张卡或这台主机本身比正常的慢</translation>
+    </message>
+    <message>
+        <source>PCIe link trained at x{width:.0f} of x{wmax:.0f}: a riser, slot or bifurcation setting</source>
+        <translation>PCIe 链路只协商到 x{width:.0f}（最高 x{wmax:.0f}）：转接卡、插槽或拆分（bifurcation）设置的问题</translation>
+    </message>
+    <message>
+        <source>PCIe link at gen {gen:.0f} of {gmax:.0f}: the slot or its setting</source>
+        <translation>PCIe 链路为 Gen {gen:.0f}（最高 Gen {gmax:.0f}）：插槽或其设置的问题</translation>
+    </message>
+    <message>
+        <source>the PCIe link is at full width and generation: the host side (NUMA placement, a shared switch)</source>
+        <translation>PCIe 链路的宽度和代数都已满速：问题在主机侧（NUMA 亲和、共享的 PCIe 交换芯片）</translation>
+    </message>
+    <message>
+        <source>NVLink: {up:.0f} of {links:.0f} links up: a link is down, ask the provider</source>
+        <translation>NVLink：{links:.0f} 条链路中只有 {up:.0f} 条正常：有链路断开，请联系服务商</translation>
+    </message>
+    <message>
+        <source>no NVLink: peer copies cross PCIe</source>
+        <translation>没有 NVLink：GPU 间拷贝走 PCIe</translation>
+    </message>
+    <message>
+        <source>every NVLink link up: the route between these GPUs (topology)</source>
+        <translation>所有 NVLink 链路正常：问题在这些 GPU 之间的路径（拓扑）</translation>
+    </message>
+    <message>
+        <source>memory clock {mem:.0f} of {top:.0f} MHz</source>
+        <translation>显存频率 {mem:.0f} MHz（最高 {top:.0f} MHz）</translation>
+    </message>
+    <message>
+        <source>memory clock at its maximum: a slower memory stack than a good card&apos;s</source>
+        <translation>显存频率已是最高：显存本身比正常卡的慢</translation>
+    </message>
+    <message>
+        <source>GPU {gpus} below par</source>
+        <translation>GPU {gpus} 低于正常水平</translation>
+    </message>
+    <message>
+        <source>GPU {gpus} not measured</source>
+        <translation>GPU {gpus} 未测量</translation>
+    </message>
+    <message>
+        <source>no GPU measured</source>
+        <translation>没有测量任何 GPU</translation>
+    </message>
+    <message>
+        <source>every GPU as expected</source>
+        <translation>所有 GPU 均符合预期</translation>
     </message>
 </context>
 <context>
@@ -826,6 +1294,334 @@
     <message>
         <source>memory clock</source>
         <translation>显存频率</translation>
+    </message>
+</context>
+<context>
+    <name>Compare</name>
+    <message>
+        <source>The power limit of {gpus} was lowered from {a_power_limit_w} W to {b_power_limit_w} W; held at it, the SM clock fell from {a_sm_clock_mhz} to {b_sm_clock_mhz} MHz. The provider set this limit: ask them to restore the default.</source>
+        <translation>{gpus} 的功耗上限从 {a_power_limit_w} W 被调低到 {b_power_limit_w} W；被压在这个上限上，SM 频率从 {a_sm_clock_mhz} MHz 降到 {b_sm_clock_mhz} MHz。这个上限是服务商设置的：请要求服务商恢复默认值。</translation>
+    </message>
+    <message>
+        <source>{gpus} reached the same {b_power_limit_w} W power limit more often ({a_held_power_pct} % of the work in A, {b_held_power_pct} % in B), so the SM clock fell from {a_sm_clock_mhz} to {b_sm_clock_mhz} MHz. Either the job draws more power now, or the card needs more for the same work (it runs at {b_temp_gpu_c} °C against {a_temp_gpu_c} °C).</source>
+        <translation>{gpus} 更频繁地触及同样的 {b_power_limit_w} W 功耗上限（A 中占工作时间的 {a_held_power_pct} %，B 中为 {b_held_power_pct} %），因此 SM 频率从 {a_sm_clock_mhz} MHz 降到 {b_sm_clock_mhz} MHz。要么是任务现在功耗更高，要么是显卡做同样的工作需要更多功率（它现在 {b_temp_gpu_c} °C，A 中为 {a_temp_gpu_c} °C）。</translation>
+    </message>
+    <message>
+        <source>{gpus} slowed down for heat {b_held_thermal_pct} % of the work (A: {a_held_thermal_pct} %) at {b_temp_gpu_c} °C on average (A: {a_temp_gpu_c} °C, peak {b_temp_max_c} °C); the SM clock fell from {a_sm_clock_mhz} to {b_sm_clock_mhz} MHz. The instance&apos;s cooling is worse: ask for a check or another machine.</source>
+        <translation>{gpus} 在 {b_held_thermal_pct} % 的工作时间里因温度降频（A：{a_held_thermal_pct} %），平均温度 {b_temp_gpu_c} °C，峰值 {b_temp_max_c} °C（A：{a_temp_gpu_c} °C）；SM 频率从 {a_sm_clock_mhz} MHz 降到 {b_sm_clock_mhz} MHz。这个实例的散热变差了：请要求服务商检查，或换一台机器。</translation>
+    </message>
+    <message>
+        <source>The board held {gpus} in HW slowdown {b_held_hw_slowdown_pct} % of the work (A: {a_held_hw_slowdown_pct} %); the SM clock fell from {a_sm_clock_mhz} to {b_sm_clock_mhz} MHz. This is the hardware or its power supply: report it.</source>
+        <translation>板卡让 {gpus} 在 {b_held_hw_slowdown_pct} % 的工作时间里处于硬件降频（A：{a_held_hw_slowdown_pct} %）；SM 频率从 {a_sm_clock_mhz} MHz 降到 {b_sm_clock_mhz} MHz。这是硬件或其供电的问题：请报告服务商。</translation>
+    </message>
+    <message>
+        <source>The SM clock of {gpus} was {b_sm_clock_mhz} MHz against {a_sm_clock_mhz} MHz in A (nominal {a_sm_clock_max_mhz} MHz) with no reason reported by the driver: clocks locked or capped on the host. Ask the provider why.</source>
+        <translation>{gpus} 的 SM 频率为 {b_sm_clock_mhz} MHz，A 中为 {a_sm_clock_mhz} MHz（标称 {a_sm_clock_max_mhz} MHz），驱动没有报告任何原因：频率在宿主机上被锁定或限制了。请向服务商询问原因。</translation>
+    </message>
+    <message>
+        <source>Another process ran on {gpus} ({others}): your job had {b_own_share_pct} % of the GPU against {a_own_share_pct} % in A, while utilization still read {b_util_gpu_pct} %. The GPU is shared: ask for a dedicated one.</source>
+        <translation>{gpus} 上运行着另一个进程（{others}）：你的任务只占 GPU 的 {b_own_share_pct} %，A 中为 {a_own_share_pct} %，而利用率仍显示 {b_util_gpu_pct} %。这块 GPU 被共享了：请要求一块独占的 GPU。</translation>
+    </message>
+    <message>
+        <source>{gpus} waited for input: the SMs were busy {b_sm_active_pct} % of the time against {a_sm_active_pct} % in A (utilization {b_util_gpu_pct} % against {a_util_gpu_pct} %), with {b_pcie_rx_bps} arriving over PCIe against {a_pcie_rx_bps}. The GPU is not at fault: look at the storage the data is read from, the network, and the number of dataloader workers. If the data is on the provider&apos;s network storage, it may be theirs to fix.</source>
+        <translation>{gpus} 在等待输入：SM 忙碌的时间占 {b_sm_active_pct} %，A 中为 {a_sm_active_pct} %（利用率 {b_util_gpu_pct} %，A 中为 {a_util_gpu_pct} %），PCIe 传入 {b_pcie_rx_bps}，A 中为 {a_pcie_rx_bps}。不是 GPU 的问题：请检查读取数据的存储、网络以及 dataloader 的 worker 数量。如果数据在服务商的网络存储上，可能需要服务商来解决。</translation>
+    </message>
+    <message>
+        <source>Only {b_nvlink_up} of {b_nvlink_links} NVLink links of {gpus} were up (A: {a_nvlink_up}); NVLink traffic fell from {a_nvlink_bps} to {b_nvlink_bps} and the SMs waited in the collectives. A degraded link is the host&apos;s: report it.</source>
+        <translation>{gpus} 的 {b_nvlink_links} 条 NVLink 链路中只有 {b_nvlink_up} 条正常（A：{a_nvlink_up} 条）；NVLink 流量从 {a_nvlink_bps} 降到 {b_nvlink_bps}，SM 在集合通信中等待。链路劣化是宿主机的问题：请报告服务商。</translation>
+    </message>
+    <message>
+        <source>The PCIe link of {gpus} ran at Gen {b_pcie_gen} x{b_pcie_width} against Gen {a_pcie_gen} x{a_pcie_width} in A; transfers took longer and the SMs waited. A downtrained link is the host&apos;s: report it.</source>
+        <translation>{gpus} 的 PCIe 链路以 Gen {b_pcie_gen} x{b_pcie_width} 运行，A 中为 Gen {a_pcie_gen} x{a_pcie_width}；传输耗时更长，SM 在等待。链路降速是宿主机的问题：请报告服务商。</translation>
+    </message>
+    <message>
+        <source>The memory of {gpus} was {b_mem_used_pct} % full at its peak (A: {a_mem_used_pct} %); the allocator&apos;s retries kept the SMs waiting. A larger batch or model in the job, or memory taken by another process: check both.</source>
+        <translation>{gpus} 的显存占用峰值为 {b_mem_used_pct} %（A：{a_mem_used_pct} %）；显存分配器反复重试，让 SM 一直在等待。可能是任务的 batch 或模型变大了，也可能是其他进程占用了显存：两者都要检查。</translation>
+    </message>
+    <message>
+        <source>The memory of {gpus} reported errors: {b_ecc_sbe_new} corrected and {b_ecc_dbe_new} uncorrected in B (A: {a_ecc_sbe_new} and {a_ecc_dbe_new}), a row remapping pending; the SMs stalled. Failing GPU memory: ask for another GPU.</source>
+        <translation>{gpus} 的显存报告了错误：B 中 {b_ecc_sbe_new} 个已纠正、{b_ecc_dbe_new} 个不可纠正（A：{a_ecc_sbe_new} 和 {a_ecc_dbe_new}），有待生效的行重映射；SM 因此停顿。GPU 显存正在损坏：请要求换一块 GPU。</translation>
+    </message>
+    <message>
+        <source>{gpus} waited for it at every step.</source>
+        <translation>{gpus} 每一步都在等它。</translation>
+    </message>
+    <message>
+        <source>The platform: B lost throughput to the card or the host, not to your job.</source>
+        <translation>平台问题：B 的吞吐损失来自显卡或宿主机，而不是你的任务。</translation>
+    </message>
+    <message>
+        <source>Your job: the hardware ran the same in A and B. Same clocks, power and temperatures, no other process on the GPUs. If B is slower, look at the code, the config and the data.</source>
+        <translation>你的任务：A 和 B 中硬件表现相同。频率、功耗和温度都一样，GPU 上也没有其他进程。如果 B 更慢，请检查代码、配置和数据。</translation>
+    </message>
+    <message>
+        <source>Unclear: {reason}</source>
+        <translation>无法判断：{reason}</translation>
+    </message>
+    <message>
+        <source>the GPUs waited for data; the cards ran as well as in A. Whether the input path is yours (dataloader, preprocessing) or the platform&apos;s (network storage, network) the data here cannot tell.</source>
+        <translation>GPU 在等数据；显卡本身和 A 中运行得一样好。输入链路的问题在你这边（dataloader、预处理）还是在平台那边（网络存储、网络），这里的数据无法判断。</translation>
+    </message>
+    <message>
+        <source>the GPUs were held at the same power limit more often; that can be the job (heavier kernels) or the card (needing more power for the same work).</source>
+        <translation>GPU 更频繁地被压在同样的功耗上限上；原因可能在任务（更重的内核），也可能在显卡（同样的工作需要更多功率）。</translation>
+    </message>
+    <message>
+        <source>the GPUs&apos; memory was nearly full; that is usually the job&apos;s own use.</source>
+        <translation>GPU 显存几乎已满；这通常是任务自身的占用。</translation>
+    </message>
+    <message>
+        <source>A and B have no GPU that worked at least 2 minutes in both: nothing to compare. Pick windows in which the job ran.</source>
+        <translation>A 和 B 中没有任何一块 GPU 在两边都工作了至少 2 分钟：没有可对比的内容。请选择任务在运行的时间窗口。</translation>
+    </message>
+    <message>
+        <source>A and B ran on different GPU models ({a_gpu} and {b_gpu}); their clocks and power cannot be set against each other.</source>
+        <translation>A 和 B 运行在不同型号的 GPU 上（{a_gpu} 和 {b_gpu}）；它们的频率和功耗无法相互比较。</translation>
+    </message>
+    <message>
+        <source>A&apos;s GPUs show no utilization in the window: no throughput to compare with.</source>
+        <translation>A 的 GPU 在该时间窗口内没有利用率：没有可用来对比的吞吐量。</translation>
+    </message>
+    <message>
+        <source>From the hardware data, B ran about {pct} % slower than A (between {lo} % and {hi} %: the pace of the slowest GPU, as synchronous training goes, down to the GPUs taken one by one).</source>
+        <translation>从硬件数据看，B 比 A 慢约 {pct} %（介于 {lo} % 与 {hi} % 之间：从按最慢 GPU 的节奏计算（同步训练正是如此），到逐块 GPU 分别计算）。</translation>
+    </message>
+    <message>
+        <source>From the hardware data, B ran at least as fast as A ({pct} %, between {lo} % and {hi} %).</source>
+        <translation>从硬件数据看，B 至少和 A 一样快（{pct} %，介于 {lo} % 与 {hi} % 之间）。</translation>
+    </message>
+    <message>
+        <source>The data cannot tell how much slower B ran.</source>
+        <translation>数据无法判断 B 慢了多少。</translation>
+    </message>
+    <message>
+        <source>Compared: {gpus}, {a_work} of work in A and {b_work} in B (pauses left out).</source>
+        <translation>已对比：{gpus}，A 中工作 {a_work}，B 中工作 {b_work}（不含暂停）。</translation>
+    </message>
+    <message>
+        <source>Not compared (no work in both): {gpus}.</source>
+        <translation>未对比（并非两边都在工作）：{gpus}。</translation>
+    </message>
+    <message>
+        <source>GPU {list}</source>
+        <translation>GPU {list}</translation>
+    </message>
+    <message>
+        <source>GPUs {list}</source>
+        <translation>GPU {list}</translation>
+    </message>
+    <message>
+        <source>PID {pid}, outside this container</source>
+        <translation>PID {pid}（不在本容器中）</translation>
+    </message>
+    <message>
+        <source>PID {pid} {name}</source>
+        <translation>PID {pid} {name}</translation>
+    </message>
+    <message>
+        <source>power limit lowered</source>
+        <translation>功耗上限被调低</translation>
+    </message>
+    <message>
+        <source>held at the power limit</source>
+        <translation>被压在功耗上限</translation>
+    </message>
+    <message>
+        <source>thermal slowdown</source>
+        <translation>温控降频</translation>
+    </message>
+    <message>
+        <source>HW slowdown</source>
+        <translation>硬件降频</translation>
+    </message>
+    <message>
+        <source>clocks low, no reason given</source>
+        <translation>频率偏低且无原因</translation>
+    </message>
+    <message>
+        <source>GPU shared with another process</source>
+        <translation>GPU 与其他进程共享</translation>
+    </message>
+    <message>
+        <source>waiting for data</source>
+        <translation>等待数据</translation>
+    </message>
+    <message>
+        <source>NVLink degraded</source>
+        <translation>NVLink 劣化</translation>
+    </message>
+    <message>
+        <source>PCIe link degraded</source>
+        <translation>PCIe 链路降级</translation>
+    </message>
+    <message>
+        <source>memory nearly full</source>
+        <translation>显存几乎已满</translation>
+    </message>
+    <message>
+        <source>memory errors (ECC)</source>
+        <translation>显存错误（ECC）</translation>
+    </message>
+    <message>
+        <source>platform</source>
+        <translation>平台</translation>
+    </message>
+    <message>
+        <source>your job</source>
+        <translation>你的任务</translation>
+    </message>
+    <message>
+        <source>unclear</source>
+        <translation>无法判断</translation>
+    </message>
+    <message>
+        <source>SM clock</source>
+        <translation>SM 频率</translation>
+    </message>
+    <message>
+        <source>power</source>
+        <translation>功耗</translation>
+    </message>
+    <message>
+        <source>power limit</source>
+        <translation>功耗上限</translation>
+    </message>
+    <message>
+        <source>GPU temperature</source>
+        <translation>GPU 温度</translation>
+    </message>
+    <message>
+        <source>utilization</source>
+        <translation>利用率</translation>
+    </message>
+    <message>
+        <source>SM activity</source>
+        <translation>SM 活跃度</translation>
+    </message>
+    <message>
+        <source>your share of the GPU</source>
+        <translation>你的任务占 GPU 的份额</translation>
+    </message>
+    <message>
+        <source>PCIe in</source>
+        <translation>PCIe 传入</translation>
+    </message>
+    <message>
+        <source>NVLink</source>
+        <translation>NVLink</translation>
+    </message>
+</context>
+<context>
+    <name>CompareOpener</name>
+    <message>
+        <source>&amp;Compare…</source>
+        <translation>对比(&amp;C)…</translation>
+    </message>
+    <message>
+        <source>Slower than yesterday? Put two runs side by side</source>
+        <translation>比昨天慢？把两次运行放在一起对比</translation>
+    </message>
+    <message>
+        <source>Comparing {b} with {a}…</source>
+        <translation>正在对比 {b} 与 {a}…</translation>
+    </message>
+    <message>
+        <source>Cannot compare: {error}</source>
+        <translation>无法对比：{error}</translation>
+    </message>
+</context>
+<context>
+    <name>ComparePicker</name>
+    <message>
+        <source>Compare two runs</source>
+        <translation>对比两次运行</translation>
+    </message>
+    <message>
+        <source>This hour vs the same hour yesterday</source>
+        <translation>本小时 vs 昨天同一小时</translation>
+    </message>
+    <message>
+        <source>This hour vs the hour before</source>
+        <translation>本小时 vs 上一小时</translation>
+    </message>
+    <message>
+        <source>A, the reference: host</source>
+        <translation>A（参照）：主机</translation>
+    </message>
+    <message>
+        <source>A starts at</source>
+        <translation>A 开始时间</translation>
+    </message>
+    <message>
+        <source>B, the run in question: host</source>
+        <translation>B（待查的运行）：主机</translation>
+    </message>
+    <message>
+        <source>B starts at</source>
+        <translation>B 开始时间</translation>
+    </message>
+    <message>
+        <source>Length of each window</source>
+        <translation>每个时间窗口的长度</translation>
+    </message>
+    <message>
+        <source>Compare</source>
+        <translation>对比</translation>
+    </message>
+</context>
+<context>
+    <name>CompareView</name>
+    <message>
+        <source>SM clock</source>
+        <translation>SM 频率</translation>
+    </message>
+    <message>
+        <source>Power (dashed: limit)</source>
+        <translation>功耗（虚线：上限）</translation>
+    </message>
+    <message>
+        <source>GPU temperature</source>
+        <translation>GPU 温度</translation>
+    </message>
+    <message>
+        <source>Utilization (dashed: SM activity)</source>
+        <translation>利用率（虚线：SM 活跃度）</translation>
+    </message>
+    <message>
+        <source>Your share of the GPU</source>
+        <translation>你的任务占 GPU 的份额</translation>
+    </message>
+    <message>
+        <source>PCIe in (dashed: NVLink)</source>
+        <translation>PCIe 传入（虚线：NVLink）</translation>
+    </message>
+    <message>
+        <source>Compare: {b} against {a}</source>
+        <translation>对比：{b} 相对于 {a}</translation>
+    </message>
+    <message>
+        <source>minutes from the window&apos;s start</source>
+        <translation>距窗口开始的分钟数</translation>
+    </message>
+    <message>
+        <source>Means over the GPUs compared:</source>
+        <translation>所对比 GPU 的平均值：</translation>
+    </message>
+    <message>
+        <source>Save evidence…</source>
+        <translation>保存证据…</translation>
+    </message>
+    <message>
+        <source>A zip for the provider&apos;s support: both windows, causes, verdict</source>
+        <translation>给服务商客服的 zip：两个时间窗口、原因、结论</translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>Save evidence</source>
+        <translation>保存证据</translation>
     </message>
 </context>
 <context>
@@ -1100,12 +1896,71 @@
         <translation>看门狗：已取消</translation>
     </message>
     <message>
+        <source>watchdog armed but cannot act</source>
+        <translation>看门狗已启用，但无法执行操作</translation>
+    </message>
+    <message>
         <source>watchdog armed</source>
         <translation>看门狗已启用</translation>
     </message>
     <message>
+        <source>Watchdog ready: {reason}</source>
+        <translation>看门狗就绪：{reason}</translation>
+    </message>
+    <message>
+        <source>Watchdog cannot act now: {reason}</source>
+        <translation>看门狗现在无法执行操作：{reason}</translation>
+    </message>
+    <message>
         <source>(idle {money})</source>
         <translation>（空闲 {money}）</translation>
+    </message>
+</context>
+<context>
+    <name>Evidence</name>
+    <message>
+        <source>previous sampler run</source>
+        <translation>上一次采样器运行</translation>
+    </message>
+    <message>
+        <source>new sampler run</source>
+        <translation>新的采样器运行</translation>
+    </message>
+    <message>
+        <source>first sample of the new run</source>
+        <translation>新运行的第一个样本</translation>
+    </message>
+    <message>
+        <source>time without samples</source>
+        <translation>无样本时长</translation>
+    </message>
+    <message>
+        <source>unsent samples lost</source>
+        <translation>丢失的未发送样本</translation>
+    </message>
+    <message>
+        <source>condition true since</source>
+        <translation>条件成立起始时间</translation>
+    </message>
+    <message>
+        <source>price per hour</source>
+        <translation>每小时价格</translation>
+    </message>
+    <message>
+        <source>GPU temperature</source>
+        <translation>GPU 温度</translation>
+    </message>
+    <message>
+        <source>memory temperature</source>
+        <translation>显存温度</translation>
+    </message>
+    <message>
+        <source>yes</source>
+        <translation>是</translation>
+    </message>
+    <message>
+        <source>no</source>
+        <translation>否</translation>
     </message>
 </context>
 <context>
@@ -1509,6 +2364,46 @@
         <source>N/A</source>
         <translation>不适用</translation>
     </message>
+    <message>
+        <source>At {at} the rules saw: {alert_sentence}</source>
+        <translation>{at} 时规则发现：{alert_sentence}</translation>
+    </message>
+    <message>
+        <source>From {quiet_since} the GPU was paid for and did nothing: {alert_sentence}</source>
+        <translation>从 {quiet_since} 起，这块 GPU 在计费却什么也没做：{alert_sentence}</translation>
+    </message>
+    <message>
+        <source>Memory was running out: {alert_sentence}</source>
+        <translation>显存即将耗尽：{alert_sentence}</translation>
+    </message>
+    <message>
+        <source>{alert_sentence}</source>
+        <translation>{alert_sentence}</translation>
+    </message>
+    <message>
+        <source>{Where} ran out of memory: used memory had grown from {mem_start} to {mem_peak} of {mem_usable} when the work stopped at {at}. The job died of memory exhaustion (a leak or a batch too large), not of the hardware.</source>
+        <translation>{Where} 显存耗尽：工作在 {at} 停止时，显存占用已从 {mem_start} 增长到 {mem_peak}（可用 {mem_usable}）。任务死于显存耗尽（泄漏或 batch 过大），而不是硬件问题。</translation>
+    </message>
+    <message>
+        <source>{Where}: whether the clocks were held down, and why, cannot be judged here: this instance does not report {hidden}.</source>
+        <translation>{Where}：这里无法判断频率是否被压低以及原因：此实例不报告{hidden}。</translation>
+    </message>
+    <message>
+        <source>{Where}: this instance hides {hidden}. What needs them (heat, power limits, throttling, memory errors) cannot be judged here, and is not called normal.</source>
+        <translation>{Where}：此实例隐藏了{hidden}。依赖这些数据的判断（温度、功耗上限、降频、显存错误）在这里无法进行，也不会被当作正常。</translation>
+    </message>
+    <message>
+        <source>Nothing in what this instance reports explains it; it does not report {hidden}, so those cannot be judged. Look at the code, the data pipeline and the checkpointing.</source>
+        <translation>此实例报告的数据中没有能解释它的；它不报告{hidden}，所以这些无法判断。请检查代码、数据管道和检查点保存。</translation>
+    </message>
+    <message>
+        <source>{Where}&apos;s power limit was changed: {limit_changes} (its default is {default} W). While it was at {limit} W its clocks averaged {clock_pct} of maximum while busy.</source>
+        <translation>{Where} 的功耗上限被改过：{limit_changes}（默认值为 {default} W）。在 {limit} W 期间，它忙碌时的平均频率为最高频率的 {clock_pct}。</translation>
+    </message>
+    <message>
+        <source>{before} W to {after} W at {at}</source>
+        <translation>{at} 从 {before} W 改为 {after} W</translation>
+    </message>
 </context>
 <context>
     <name>FleetPanel</name>
@@ -1763,6 +2658,49 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     </message>
 </context>
 <context>
+    <name>HostRemoval</name>
+    <message>
+        <source>select a host first</source>
+        <translation>请先选择一台主机</translation>
+    </message>
+    <message>
+        <source>Remove {host}</source>
+        <translation>移除 {host}</translation>
+    </message>
+    <message>
+        <source>Remove {host} from gpufleet?</source>
+        <translation>要从 gpufleet 中移除 {host} 吗？</translation>
+    </message>
+    <message>
+        <source>gpufleet stops watching it and forgets its settings, its stored password or passphrase and its host key. Its recorded history (samples, alerts, kills) can stay, for `gpufleet export {host}` to read later, or be deleted now.</source>
+        <translation>gpufleet 将停止监控它，并忘掉它的设置、已保存的密码或密钥口令以及主机密钥。它已记录的历史（样本、告警、结束进程记录）可以保留，供以后用 `gpufleet export {host}` 读取，也可以现在删除。</translation>
+    </message>
+    <message>
+        <source>Remove, keep its history</source>
+        <translation>移除，保留历史</translation>
+    </message>
+    <message>
+        <source>Remove and delete its history</source>
+        <translation>移除并删除历史</translation>
+    </message>
+    <message>
+        <source>{host} removed, and its history deleted</source>
+        <translation>已移除 {host}，并删除了它的历史</translation>
+    </message>
+    <message>
+        <source>{host} removed; its history is kept</source>
+        <translation>已移除 {host}；它的历史已保留</translation>
+    </message>
+    <message>
+        <source>stored secrets not deleted: {why}</source>
+        <translation>已保存的密码或密钥未删除：{why}</translation>
+    </message>
+    <message>
+        <source>{host}: not removed from the config: {error}</source>
+        <translation>{host}：未能从配置中移除：{error}</translation>
+    </message>
+</context>
+<context>
     <name>ImportDialog</name>
     <message>
         <source>Import hosts from ~/.ssh/config</source>
@@ -1785,8 +2723,39 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <translation>找到 {n} 个主机别名</translation>
     </message>
     <message>
-        <source>no Host entries found</source>
-        <translation>没有找到 Host 条目</translation>
+        <source>{path} does not exist: there is no ssh config to import from. Add the host with Hosts ▸ Add host… (paste its ssh command) instead.</source>
+        <translation>{path} 不存在：没有可导入的 ssh 配置。请改用 主机 ▸ 添加主机…（粘贴它的 ssh 命令）来添加主机。</translation>
+    </message>
+    <message>
+        <source>{path} has no Host entries to import</source>
+        <translation>{path} 中没有可导入的 Host 条目</translation>
+    </message>
+</context>
+<context>
+    <name>Instance</name>
+    <message>
+        <source>the gpufleet window</source>
+        <translation>gpufleet 窗口</translation>
+    </message>
+    <message>
+        <source>gpufleet serve</source>
+        <translation>gpufleet serve</translation>
+    </message>
+    <message>
+        <source>another gpufleet</source>
+        <translation>另一个 gpufleet</translation>
+    </message>
+    <message>
+        <source>{who} (pid {pid}, since {since})</source>
+        <translation>{who}（pid {pid}，自 {since} 起）</translation>
+    </message>
+    <message>
+        <source>{who} already uses the data dir {path}: a second gpufleet on it would send every notification and run every action and provider stop twice, so this one does not start. Use the one that is open (or quit it first), or give this one a data dir of its own with GPUFLEET_DATA_DIR.</source>
+        <translation>{who} 已在使用数据目录 {path}：第二个 gpufleet 若也用它，每条通知都会发两次，每个操作和服务商停机也都会执行两次，所以这个不会启动。请使用已打开的那个（或先退出它），或用 GPUFLEET_DATA_DIR 给这个指定单独的数据目录。</translation>
+    </message>
+    <message>
+        <source>gpufleet is already running</source>
+        <translation>gpufleet 已在运行</translation>
     </message>
 </context>
 <context>
@@ -2127,6 +3096,17 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     </message>
 </context>
 <context>
+    <name>MarkMine</name>
+    <message>
+        <source>Mark as mine</source>
+        <translation>标记为我的进程</translation>
+    </message>
+    <message>
+        <source>This process is yours: add its name to the host&apos;s allowed processes in config.toml, so that it is no longer flagged there</source>
+        <translation>这个进程是你的：把它的名字加入 config.toml 中该主机的允许进程列表，该主机上就不会再标记它</translation>
+    </message>
+</context>
+<context>
     <name>MemoryTab</name>
     <message>
         <source>Host</source>
@@ -2382,6 +3362,60 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     </message>
 </context>
 <context>
+    <name>ProviderDrift</name>
+    <message>
+        <source>{provider}&apos;s API changed ({endpoint}: {said}); gpufleet needs an update. Until then this host&apos;s billing is not synced from {provider} and provider actions on it cannot run.</source>
+        <translation>{provider} 的 API 已变更（{endpoint}：{said}）；需要更新 gpufleet。在此之前，该主机的计费不会从 {provider} 同步，针对它的服务商操作也无法执行。</translation>
+    </message>
+    <message>
+        <source>{error}. Until gpufleet is updated, this host&apos;s billing is not synced from its provider and provider actions on it cannot run.</source>
+        <translation>{error}。在更新 gpufleet 之前，该主机的计费不会从其服务商同步，针对它的服务商操作也无法执行。</translation>
+    </message>
+    <message>
+        <source>provider API changed: update gpufleet</source>
+        <translation>服务商 API 已变更：请更新 gpufleet</translation>
+    </message>
+</context>
+<context>
+    <name>ProviderHosts</name>
+    <message>
+        <source>not connecting: the instance is stopped at the provider (billed for its storage only); gpufleet connects again when it runs</source>
+        <translation>不连接：该实例已在服务商处停止（只按存储计费）；它再次运行时 gpufleet 会重新连接</translation>
+    </message>
+    <message>
+        <source>not connecting: the instance has ended at the provider</source>
+        <translation>不连接：该实例已在服务商处终止</translation>
+    </message>
+    <message>
+        <source>set {var}, or enter the key in Settings ▸ Providers (or run `gpufleet providers login {provider}`)</source>
+        <translation>请设置 {var}，或在 设置 ▸ 服务商 中输入密钥（或运行 `gpufleet providers login {provider}`）</translation>
+    </message>
+    <message>
+        <source>no {label} API key: {where}</source>
+        <translation>没有 {label} 的 API 密钥：{where}</translation>
+    </message>
+    <message>
+        <source>no {label} API key: {var} is not set and the OS keyring cannot be read ({why}); set {var}, or unlock the keyring and enter the key in Settings ▸ Providers</source>
+        <translation>没有 {label} 的 API 密钥：{var} 未设置，且无法读取系统密钥环（{why}）；请设置 {var}，或解锁密钥环后在 设置 ▸ 服务商 中输入密钥</translation>
+    </message>
+    <message>
+        <source>no keyring service is running</source>
+        <translation>没有运行中的密钥环服务</translation>
+    </message>
+    <message>
+        <source>it is locked</source>
+        <translation>密钥环已锁定</translation>
+    </message>
+    <message>
+        <source>its backend keeps secrets in plain files</source>
+        <translation>它的后端把密钥以明文文件保存</translation>
+    </message>
+    <message>
+        <source>it failed</source>
+        <translation>读取失败</translation>
+    </message>
+</context>
+<context>
     <name>ProviderImportDialog</name>
     <message>
         <source>Import hosts from a provider</source>
@@ -2414,6 +3448,77 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     <message>
         <source>{n} change(s); {other} instance(s) unchanged or without SSH</source>
         <translation>{n} 项更改；{other} 个实例未变或没有 SSH</translation>
+    </message>
+    <message>
+        <source>skipped instance {id}: {why}</source>
+        <translation>已跳过实例 {id}：{why}</translation>
+    </message>
+    <message>
+        <source>The provider&apos;s API changed and this version of gpufleet cannot read it: update gpufleet. ({detail})</source>
+        <translation>服务商的 API 已变更，此版本的 gpufleet 无法读取：请更新 gpufleet。（{detail}）</translation>
+    </message>
+</context>
+<context>
+    <name>ProviderKeysTab</name>
+    <message>
+        <source>paste the {provider} API key</source>
+        <translation>粘贴 {provider} 的 API 密钥</translation>
+    </message>
+    <message>
+        <source>Save key</source>
+        <translation>保存密钥</translation>
+    </message>
+    <message>
+        <source>Test</source>
+        <translation>测试</translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation>删除</translation>
+    </message>
+    <message>
+        <source>Keys are kept in the OS keyring, never in the config file, and saved at once. An environment variable (VAST_API_KEY, RUNPOD_API_KEY, LAMBDA_API_KEY) wins over a stored key.</source>
+        <translation>密钥保存在系统密钥环中，从不写入配置文件，并立即保存。环境变量（VAST_API_KEY、RUNPOD_API_KEY、LAMBDA_API_KEY）优先于已保存的密钥。</translation>
+    </message>
+    <message>
+        <source>from {var} (the environment variable wins over a stored key)</source>
+        <translation>来自 {var}（环境变量优先于已保存的密钥）</translation>
+    </message>
+    <message>
+        <source>stored in the keyring</source>
+        <translation>已保存在密钥环中</translation>
+    </message>
+    <message>
+        <source>no key: paste one and Save key, or set {var}</source>
+        <translation>没有密钥：粘贴一个并点“保存密钥”，或设置 {var}</translation>
+    </message>
+    <message>
+        <source>the keyring cannot be read: {why}</source>
+        <translation>无法读取密钥环：{why}</translation>
+    </message>
+    <message>
+        <source>paste a key first</source>
+        <translation>请先粘贴密钥</translation>
+    </message>
+    <message>
+        <source>saved in the keyring</source>
+        <translation>已保存到密钥环</translation>
+    </message>
+    <message>
+        <source>asking {provider}…</source>
+        <translation>正在询问 {provider}…</translation>
+    </message>
+    <message>
+        <source>the key works: {n} instance(s) in the account</source>
+        <translation>密钥可用：账户中有 {n} 个实例</translation>
+    </message>
+    <message>
+        <source>removed from the keyring</source>
+        <translation>已从密钥环中删除</translation>
+    </message>
+    <message>
+        <source>no key was stored</source>
+        <translation>没有已保存的密钥</translation>
     </message>
 </context>
 <context>
@@ -2569,6 +3674,10 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <translation>采样器开始了新的运行（新的 run_id）：守护进程或主机重启了</translation>
     </message>
     <message>
+        <source>the instance&apos;s own watchdog is armed but its action cannot run any more</source>
+        <translation>实例自身的看门狗已启用，但其操作已无法执行</translation>
+    </message>
+    <message>
         <source>enforced power limit below the card&apos;s default (e.g. 300 W against 450 W)</source>
         <translation>实际功耗上限低于显卡默认值（例如 300 W，默认 450 W）</translation>
     </message>
@@ -2687,6 +3796,73 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     <message>
         <source>a metric below a threshold (user rule)</source>
         <translation>指标低于阈值（用户规则）</translation>
+    </message>
+    <message>
+        <source>no work (utilization and SM activity near zero, P8 or idle power, no PCIe traffic) while a process holds 10 % or more of the memory: a hung job or a forgotten notebook; after 5 min where the GPU had been working, else 15 min</source>
+        <translation>没有工作（利用率和 SM 活跃度接近零，P8 或空闲功耗，没有 PCIe 流量），却有进程占用 10 % 或更多显存：任务卡死或 notebook 被遗忘；GPU 之前在工作时 5 分钟后告警，否则 15 分钟</translation>
+    </message>
+    <message>
+        <source>used memory rising steadily towards the usable total (a leak): warns with the projected time to full while it is under 2 h away</source>
+        <translation>显存占用持续向可用总量上升（泄漏）：预计不到 2 小时就会占满时发出警告，并给出预计时间</translation>
+    </message>
+    <message>
+        <source>a GPU process under a kernel thread&apos;s name, or one that appeared 30 min or more after the job from another user or outside this container</source>
+        <translation>以内核线程名字运行的 GPU 进程，或在任务启动 30 分钟或更久之后出现、来自其他用户或本容器之外的进程</translation>
+    </message>
+</context>
+<context>
+    <name>Sensors</name>
+    <message>
+        <source>GPU temperature</source>
+        <translation>GPU 温度</translation>
+    </message>
+    <message>
+        <source>memory temperature</source>
+        <translation>显存温度</translation>
+    </message>
+    <message>
+        <source>power draw</source>
+        <translation>功耗</translation>
+    </message>
+    <message>
+        <source>power limit</source>
+        <translation>功耗上限</translation>
+    </message>
+    <message>
+        <source>clock event reasons</source>
+        <translation>降频原因</translation>
+    </message>
+    <message>
+        <source>ECC errors</source>
+        <translation>ECC 错误</translation>
+    </message>
+    <message>
+        <source>NVLink</source>
+        <translation>NVLink</translation>
+    </message>
+    <message>
+        <source>processes</source>
+        <translation>进程</translation>
+    </message>
+    <message>
+        <source>Reports {reported}; hides {hidden}.</source>
+        <translation>报告：{reported}；隐藏：{hidden}。</translation>
+    </message>
+    <message>
+        <source>Reports every sensor ({reported}).</source>
+        <translation>报告全部传感器（{reported}）。</translation>
+    </message>
+    <message>
+        <source>GPUs {gpus}</source>
+        <translation>GPU {gpus}</translation>
+    </message>
+    <message>
+        <source>GPU {gpu}</source>
+        <translation>GPU {gpu}</translation>
+    </message>
+    <message>
+        <source>{gpus}: {text}</source>
+        <translation>{gpus}：{text}</translation>
     </message>
 </context>
 <context>
@@ -2964,6 +4140,10 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     <message>
         <source>Webhooks</source>
         <translation>Webhook</translation>
+    </message>
+    <message>
+        <source>Providers</source>
+        <translation>服务商</translation>
     </message>
     <message>
         <source>The refresh rate, notifications and autostart apply at once; the other settings when gpufleet starts next.</source>
@@ -3404,6 +4584,10 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <translation>关机 {value}</translation>
     </message>
     <message>
+        <source>memory limit {value}</source>
+        <translation>显存上限 {value}</translation>
+    </message>
+    <message>
         <source>GPU temperature</source>
         <translation>GPU 温度</translation>
     </message>
@@ -3626,6 +4810,13 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     <message>
         <source>Xid {code}</source>
         <translation>Xid {code}</translation>
+    </message>
+</context>
+<context>
+    <name>dialog</name>
+    <message>
+        <source>Done. The result is kept in the history with the host.</source>
+        <translation>完成。结果已随该主机保存在历史记录中。</translation>
     </message>
 </context>
 </TS>

@@ -37,19 +37,16 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.link import hostkeys
-from sshd import Sshd, have_sshd, keygen, make_sshd
-from tcpproxy import TcpProxy
+
+from tests.support.sshd import Sshd, have_sshd, keygen, make_sshd
+from tests.support.tcpproxy import TcpProxy
 
 
 @pytest.fixture(autouse=True)

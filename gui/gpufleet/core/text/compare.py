@@ -16,17 +16,18 @@ from gpufleet.core.text.catalogue import (
     translated,
 )
 
+# The QT_TRANSLATE_NOOP calls spell the context out: lupdate reads only a literal one.
 CTX = "Compare"
 
 _CAUSES: dict[str, str] = {
     "power_limit": QT_TRANSLATE_NOOP(
-        CTX,
+        "Compare",
         "The power limit of {gpus} was lowered from {a_power_limit_w} W to {b_power_limit_w} W; "
         "held at it, the SM clock fell from {a_sm_clock_mhz} to {b_sm_clock_mhz} MHz. "
         "The provider set this limit: ask them to restore the default.",
     ),
     "power_cap": QT_TRANSLATE_NOOP(
-        CTX,
+        "Compare",
         "{gpus} reached the same {b_power_limit_w} W power limit more often "
         "({a_held_power_pct} % of the work in A, {b_held_power_pct} % in B), so the SM clock "
         "fell from {a_sm_clock_mhz} to {b_sm_clock_mhz} MHz. Either the job draws more power "
@@ -34,32 +35,32 @@ _CAUSES: dict[str, str] = {
         "{a_temp_gpu_c} °C).",
     ),
     "thermal": QT_TRANSLATE_NOOP(
-        CTX,
+        "Compare",
         "{gpus} slowed down for heat {b_held_thermal_pct} % of the work (A: "
         "{a_held_thermal_pct} %) at {b_temp_gpu_c} °C on average (A: {a_temp_gpu_c} °C, "
         "peak {b_temp_max_c} °C); the SM clock fell from {a_sm_clock_mhz} to {b_sm_clock_mhz} "
         "MHz. The instance's cooling is worse: ask for a check or another machine.",
     ),
     "hw_slowdown": QT_TRANSLATE_NOOP(
-        CTX,
+        "Compare",
         "The board held {gpus} in HW slowdown {b_held_hw_slowdown_pct} % of the work (A: "
         "{a_held_hw_slowdown_pct} %); the SM clock fell from {a_sm_clock_mhz} to "
         "{b_sm_clock_mhz} MHz. This is the hardware or its power supply: report it.",
     ),
     "clocks_unexplained": QT_TRANSLATE_NOOP(
-        CTX,
+        "Compare",
         "The SM clock of {gpus} was {b_sm_clock_mhz} MHz against {a_sm_clock_mhz} MHz in A "
         "(nominal {a_sm_clock_max_mhz} MHz) with no reason reported by the driver: clocks "
         "locked or capped on the host. Ask the provider why.",
     ),
     "shared_gpu": QT_TRANSLATE_NOOP(
-        CTX,
+        "Compare",
         "Another process ran on {gpus} ({others}): your job had {b_own_share_pct} % of the "
         "GPU against {a_own_share_pct} % in A, while utilization still read "
         "{b_util_gpu_pct} %. The GPU is shared: ask for a dedicated one.",
     ),
     "data_wait": QT_TRANSLATE_NOOP(
-        CTX,
+        "Compare",
         "{gpus} waited for input: the SMs were busy {b_sm_active_pct} % of the time against "
         "{a_sm_active_pct} % in A (utilization {b_util_gpu_pct} % against {a_util_gpu_pct} %), "
         "with {b_pcie_rx_bps} arriving over PCIe against {a_pcie_rx_bps}. The GPU is not at "
@@ -68,107 +69,108 @@ _CAUSES: dict[str, str] = {
         "theirs to fix.",
     ),
     "nvlink": QT_TRANSLATE_NOOP(
-        CTX,
+        "Compare",
         "Only {b_nvlink_up} of {b_nvlink_links} NVLink links of {gpus} were up (A: "
         "{a_nvlink_up}); NVLink traffic fell from {a_nvlink_bps} to {b_nvlink_bps} and the "
         "SMs waited in the collectives. A degraded link is the host's: report it.",
     ),
     "pcie_link": QT_TRANSLATE_NOOP(
-        CTX,
+        "Compare",
         "The PCIe link of {gpus} ran at Gen {b_pcie_gen} x{b_pcie_width} against Gen "
         "{a_pcie_gen} x{a_pcie_width} in A; transfers took longer and the SMs waited. A "
         "downtrained link is the host's: report it.",
     ),
     "memory_pressure": QT_TRANSLATE_NOOP(
-        CTX,
+        "Compare",
         "The memory of {gpus} was {b_mem_used_pct} % full at its peak (A: {a_mem_used_pct} %); "
         "the allocator's retries kept the SMs waiting. A larger batch or model in the job, "
         "or memory taken by another process: check both.",
     ),
     "ecc": QT_TRANSLATE_NOOP(
-        CTX,
+        "Compare",
         "The memory of {gpus} reported errors: {b_ecc_sbe_new} corrected and "
         "{b_ecc_dbe_new} uncorrected in B (A: {a_ecc_sbe_new} and {a_ecc_dbe_new}), a row "
         "remapping pending; the SMs stalled. Failing GPU memory: ask for another GPU.",
     ),
 }
-_WAITED = QT_TRANSLATE_NOOP(CTX, "{gpus} waited for it at every step.")
+_WAITED = QT_TRANSLATE_NOOP("Compare", "{gpus} waited for it at every step.")
 _VERDICTS = {
     "platform": QT_TRANSLATE_NOOP(
-        CTX, "The platform: B lost throughput to the card or the host, not to your job."
+        "Compare", "The platform: B lost throughput to the card or the host, not to your job."
     ),
     "job": QT_TRANSLATE_NOOP(
-        CTX,
+        "Compare",
         "Your job: the hardware ran the same in A and B. Same clocks, power and "
         "temperatures, no other process on the GPUs. If B is slower, look at the code, "
         "the config and the data.",
     ),
-    "unclear": QT_TRANSLATE_NOOP(CTX, "Unclear: {reason}"),
+    "unclear": QT_TRANSLATE_NOOP("Compare", "Unclear: {reason}"),
 }
 _REASONS = {
     "data_wait": QT_TRANSLATE_NOOP(
-        CTX,
+        "Compare",
         "the GPUs waited for data; the cards ran as well as in A. Whether the input path "
         "is yours (dataloader, preprocessing) or the platform's (network storage, network) "
         "the data here cannot tell.",
     ),
     "power_cap": QT_TRANSLATE_NOOP(
-        CTX,
+        "Compare",
         "the GPUs were held at the same power limit more often; that can be the job "
         "(heavier kernels) or the card (needing more power for the same work).",
     ),
     "memory_pressure": QT_TRANSLATE_NOOP(
-        CTX, "the GPUs' memory was nearly full; that is usually the job's own use."
+        "Compare", "the GPUs' memory was nearly full; that is usually the job's own use."
     ),
     "no_common_work": QT_TRANSLATE_NOOP(
-        CTX,
+        "Compare",
         "A and B have no GPU that worked at least 2 minutes in both: nothing to compare. "
         "Pick windows in which the job ran.",
     ),
     "different_gpus": QT_TRANSLATE_NOOP(
-        CTX,
+        "Compare",
         "A and B ran on different GPU models ({a_gpu} and {b_gpu}); their clocks and "
         "power cannot be set against each other.",
     ),
     "no_rate": QT_TRANSLATE_NOOP(
-        CTX, "A's GPUs show no utilization in the window: no throughput to compare with."
+        "Compare", "A's GPUs show no utilization in the window: no throughput to compare with."
     ),
 }
 _SLOWER = QT_TRANSLATE_NOOP(
-    CTX,
+    "Compare",
     "From the hardware data, B ran about {pct} % slower than A (between {lo} % and {hi} %: "
     "the pace of the slowest GPU, as synchronous training goes, down to the GPUs taken "
     "one by one).",
 )
 _FASTER = QT_TRANSLATE_NOOP(
-    CTX, "From the hardware data, B ran at least as fast as A ({pct} %, between {lo} % and {hi} %)."
+    "Compare",
+    "From the hardware data, B ran at least as fast as A ({pct} %, between {lo} % and {hi} %).",
 )
-_NO_ESTIMATE = QT_TRANSLATE_NOOP(CTX, "The data cannot tell how much slower B ran.")
+_NO_ESTIMATE = QT_TRANSLATE_NOOP("Compare", "The data cannot tell how much slower B ran.")
 _COMPARED = QT_TRANSLATE_NOOP(
-    CTX, "Compared: {gpus}, {a_work} of work in A and {b_work} in B (pauses left out)."
+    "Compare", "Compared: {gpus}, {a_work} of work in A and {b_work} in B (pauses left out)."
 )
-_NOT_COMPARED = QT_TRANSLATE_NOOP(CTX, "Not compared (no work in both): {gpus}.")
-_GPU_LIST = QT_TRANSLATE_NOOP(CTX, "GPU {list}")
-_GPUS_LIST = QT_TRANSLATE_NOOP(CTX, "GPUs {list}")
-_SOMEONE = QT_TRANSLATE_NOOP(CTX, "PID {pid}, outside this container")
-_PROC = QT_TRANSLATE_NOOP(CTX, "PID {pid} {name}")
+_NOT_COMPARED = QT_TRANSLATE_NOOP("Compare", "Not compared (no work in both): {gpus}.")
+_GPU_LIST = QT_TRANSLATE_NOOP("Compare", "GPU {list}")
+_GPUS_LIST = QT_TRANSLATE_NOOP("Compare", "GPUs {list}")
+_SOMEONE = QT_TRANSLATE_NOOP("Compare", "PID {pid}, outside this container")
+_PROC = QT_TRANSLATE_NOOP("Compare", "PID {pid} {name}")
 _CAUSE_NAMES = {
-    "power_limit": QT_TRANSLATE_NOOP(CTX, "power limit lowered"),
-    "power_cap": QT_TRANSLATE_NOOP(CTX, "held at the power limit"),
-    "thermal": QT_TRANSLATE_NOOP(CTX, "thermal slowdown"),
-    "hw_slowdown": QT_TRANSLATE_NOOP(CTX, "HW slowdown"),
-    "clocks_unexplained": QT_TRANSLATE_NOOP(CTX, "clocks low, no reason given"),
-    "shared_gpu": QT_TRANSLATE_NOOP(CTX, "GPU shared with another process"),
-    "data_wait": QT_TRANSLATE_NOOP(CTX, "waiting for data"),
-    "nvlink": QT_TRANSLATE_NOOP(CTX, "NVLink degraded"),
-    "pcie_link": QT_TRANSLATE_NOOP(CTX, "PCIe link degraded"),
-    "memory_pressure": QT_TRANSLATE_NOOP(CTX, "memory nearly full"),
-    "ecc": QT_TRANSLATE_NOOP(CTX, "memory errors (ECC)"),
+    "power_limit": QT_TRANSLATE_NOOP("Compare", "power limit lowered"),
+    "power_cap": QT_TRANSLATE_NOOP("Compare", "held at the power limit"),
+    "thermal": QT_TRANSLATE_NOOP("Compare", "thermal slowdown"),
+    "hw_slowdown": QT_TRANSLATE_NOOP("Compare", "HW slowdown"),
+    "clocks_unexplained": QT_TRANSLATE_NOOP("Compare", "clocks low, no reason given"),
+    "shared_gpu": QT_TRANSLATE_NOOP("Compare", "GPU shared with another process"),
+    "data_wait": QT_TRANSLATE_NOOP("Compare", "waiting for data"),
+    "nvlink": QT_TRANSLATE_NOOP("Compare", "NVLink degraded"),
+    "pcie_link": QT_TRANSLATE_NOOP("Compare", "PCIe link degraded"),
+    "memory_pressure": QT_TRANSLATE_NOOP("Compare", "memory nearly full"),
+    "ecc": QT_TRANSLATE_NOOP("Compare", "memory errors (ECC)"),
 }
 _VERDICT_NAMES = {
-    "platform": QT_TRANSLATE_NOOP(CTX, "platform"),
-    "job": QT_TRANSLATE_NOOP(CTX, "your job"),
-    "unclear": QT_TRANSLATE_NOOP(CTX, "unclear"),
+    "platform": QT_TRANSLATE_NOOP("Compare", "platform"),
+    "job": QT_TRANSLATE_NOOP("Compare", "your job"),
+    "unclear": QT_TRANSLATE_NOOP("Compare", "unclear"),
 }
 
 

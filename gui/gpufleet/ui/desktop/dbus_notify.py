@@ -2,7 +2,7 @@
 without a tray (stock GNOME). Uses jeepney, which keyring already pulls in.
 
 Each notification offers a default action ("open host"); clicking it opens that host at the
-alert's moment. Checked against a real daemon (dunst, tests/ui/test_notify_dunst.py), which
+alert's moment. Checked against a real daemon (dunst, tests/ui/desktop/test_notify_dunst.py), which
 taught two things the spec leaves open:
 
 - ``ActionInvoked`` is sent to the connection that sent ``Notify`` (dunst addresses the

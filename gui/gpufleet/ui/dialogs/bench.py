@@ -39,6 +39,7 @@ from gpufleet.core.text.bench import (
     verdict_word,
 )
 from gpufleet.core.text.bench_reasons import reason_of
+from gpufleet.core.text.catalogue import translated
 from gpufleet.core.text.sanitize import clean
 from gpufleet.ui.background.worker import run_in_pool
 
@@ -103,12 +104,13 @@ class BenchDialog(QDialog):
         lay.addWidget(self.status)
         self.tree = QTreeWidget()
         self.tree.setColumnCount(8)
+        # The four references are core.text.bench's words: its context, not this dialog's.
         self.tree.setHeaderLabels(
             [
                 self.tr("GPU / measurement"),
-                *(self.tr(h) for h in HEADERS[:2]),
+                *(translated("Bench", h) for h in HEADERS[:2]),
                 self.tr("% of good card"),
-                *(self.tr(h) for h in HEADERS[2:]),
+                *(translated("Bench", h) for h in HEADERS[2:]),
                 self.tr("This host before"),
                 self.tr("Your other rentals"),
             ]

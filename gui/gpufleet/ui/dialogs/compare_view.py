@@ -47,25 +47,30 @@ A_DASH = pg.mkPen("#8a93a3", width=1, style=Qt.PenStyle.DashLine)
 B_DASH = pg.mkPen("#f2a93b", width=1, style=Qt.PenStyle.DashLine)
 VERDICT_COLOURS = {"platform": "#e5534b", "job": "#57ab5a", "unclear": "#c69026"}
 # (title, unit, [(metric, dashed)], scale) of each plot.
-_T = "CompareView"
+_T = "CompareView"  # spelled out in each QT_TRANSLATE_NOOP: lupdate reads only literals
 PLOTS: tuple[tuple[str, str, tuple[tuple[str, bool], ...], float], ...] = (
-    (QT_TRANSLATE_NOOP(_T, "SM clock"), "MHz", (("sm_clock_mhz", False),), 1.0),
+    (QT_TRANSLATE_NOOP("CompareView", "SM clock"), "MHz", (("sm_clock_mhz", False),), 1.0),
     (
-        QT_TRANSLATE_NOOP(_T, "Power (dashed: limit)"),
+        QT_TRANSLATE_NOOP("CompareView", "Power (dashed: limit)"),
         "W",
         (("power_w", False), ("power_limit_w", True)),
         1.0,
     ),
-    (QT_TRANSLATE_NOOP(_T, "GPU temperature"), "°C", (("temp_gpu_c", False),), 1.0),
+    (QT_TRANSLATE_NOOP("CompareView", "GPU temperature"), "°C", (("temp_gpu_c", False),), 1.0),
     (
-        QT_TRANSLATE_NOOP(_T, "Utilization (dashed: SM activity)"),
+        QT_TRANSLATE_NOOP("CompareView", "Utilization (dashed: SM activity)"),
         "%",
         (("util_gpu_pct", False), ("sm_active_pct", True)),
         1.0,
     ),
-    (QT_TRANSLATE_NOOP(_T, "Your share of the GPU"), "%", (("own_share", False),), 100.0),
     (
-        QT_TRANSLATE_NOOP(_T, "PCIe in (dashed: NVLink)"),
+        QT_TRANSLATE_NOOP("CompareView", "Your share of the GPU"),
+        "%",
+        (("own_share", False),),
+        100.0,
+    ),
+    (
+        QT_TRANSLATE_NOOP("CompareView", "PCIe in (dashed: NVLink)"),
         "GB/s",
         (("pcie_rx_bps", False), ("nvlink_rx_bps", True)),
         1e-9,

@@ -57,15 +57,15 @@ def as_json(c: Comparison) -> dict[str, Any]:
 
 _C = words.CTX
 SAME_ROWS = (
-    ("sm_clock_mhz", QT_TRANSLATE_NOOP(_C, "SM clock"), "MHz"),
-    ("power_w", QT_TRANSLATE_NOOP(_C, "power"), "W"),
-    ("power_limit_w", QT_TRANSLATE_NOOP(_C, "power limit"), "W"),
-    ("temp_gpu_c", QT_TRANSLATE_NOOP(_C, "GPU temperature"), "°C"),
-    ("util_gpu_pct", QT_TRANSLATE_NOOP(_C, "utilization"), "%"),
-    ("sm_active_pct", QT_TRANSLATE_NOOP(_C, "SM activity"), "%"),
-    ("own_share_pct", QT_TRANSLATE_NOOP(_C, "your share of the GPU"), "%"),
-    ("pcie_rx_bps", QT_TRANSLATE_NOOP(_C, "PCIe in"), ""),
-    ("nvlink_bps", QT_TRANSLATE_NOOP(_C, "NVLink"), ""),
+    ("sm_clock_mhz", QT_TRANSLATE_NOOP("Compare", "SM clock"), "MHz"),
+    ("power_w", QT_TRANSLATE_NOOP("Compare", "power"), "W"),
+    ("power_limit_w", QT_TRANSLATE_NOOP("Compare", "power limit"), "W"),
+    ("temp_gpu_c", QT_TRANSLATE_NOOP("Compare", "GPU temperature"), "°C"),
+    ("util_gpu_pct", QT_TRANSLATE_NOOP("Compare", "utilization"), "%"),
+    ("sm_active_pct", QT_TRANSLATE_NOOP("Compare", "SM activity"), "%"),
+    ("own_share_pct", QT_TRANSLATE_NOOP("Compare", "your share of the GPU"), "%"),
+    ("pcie_rx_bps", QT_TRANSLATE_NOOP("Compare", "PCIe in"), ""),
+    ("nvlink_bps", QT_TRANSLATE_NOOP("Compare", "NVLink"), ""),
 )
 
 

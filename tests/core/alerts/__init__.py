@@ -1,0 +1,1 @@
+"""Tests of gpufleet.core.alerts."""

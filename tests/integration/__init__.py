@@ -1,0 +1,2 @@
+"""Tests against real outside programs: OpenSSH sshd, Prometheus, the packaged bundle, the
+repository's own tools."""

@@ -1,0 +1,1 @@
+"""Integration tests of `gpufleet serve`, the headless pipeline, as a real subprocess."""

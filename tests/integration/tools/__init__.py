@@ -1,0 +1,1 @@
+"""Integration tests of the repository's own tools (the module ceiling of `make lint`)."""

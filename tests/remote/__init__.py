@@ -1,0 +1,1 @@
+"""Tests of the sampler (remote/gpufleet_sampler), one folder per part."""

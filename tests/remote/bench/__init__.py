@@ -1,0 +1,1 @@
+"""Tests of the sampler's arrival benchmark (gpufleet_sampler.benchmark)."""

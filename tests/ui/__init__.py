@@ -1,0 +1,1 @@
+"""Tests of the GUI (gui/gpufleet/ui) on Qt offscreen, one folder per layer."""

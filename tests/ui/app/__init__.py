@@ -1,0 +1,1 @@
+"""Tests of the whole running app (gpufleet.ui.app)."""

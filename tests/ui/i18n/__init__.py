@@ -1,0 +1,1 @@
+"""Tests of the translations (gpufleet.ui.i18n)."""
