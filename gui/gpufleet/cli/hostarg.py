@@ -4,6 +4,7 @@ a failure kind to an exit code."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 import threading
 from collections.abc import Callable
@@ -80,6 +81,19 @@ def open_history(demo: bool, otherwise: str) -> Store:
     except StoreError as e:
         hint = _DEMO_RECORDS if demo else otherwise
         raise CliError(f"{e} (nothing recorded yet? {hint})", EXIT_NOT_FOUND) from None
+
+
+def add_live_host_args(p: argparse.ArgumentParser, host: bool = True) -> None:
+    """HOST and ``--accept-new``, as every command that connects to a host takes them."""
+    if host:
+        p.add_argument(
+            "host", metavar="HOST", help="a configured host (gpufleet hosts list) or demo:NAME"
+        )
+    p.add_argument(
+        "--accept-new",
+        action="store_true",
+        help="trust a host key that is not known yet (the first connection)",
+    )
 
 
 def configured_hosts() -> list[HostConfig]:

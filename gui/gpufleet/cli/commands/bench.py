@@ -19,7 +19,13 @@ import orjson
 
 from gpufleet.cli import argtypes
 from gpufleet.cli.errors import EXIT_FAILURE, EXIT_OK, CliError
-from gpufleet.cli.hostarg import exit_code_for, hostkey_hint, resolve_host, unknown_key_callback
+from gpufleet.cli.hostarg import (
+    add_live_host_args,
+    exit_code_for,
+    hostkey_hint,
+    resolve_host,
+    unknown_key_callback,
+)
 from gpufleet.cli.termwrap import say
 from gpufleet.core.config import paths
 from gpufleet.core.config.hostconfig import HostConfig
@@ -36,7 +42,7 @@ def register(subparsers: Any) -> None:
         "bandwidth on the instance and judges each GPU against its datasheet, a good card "
         "of its model and the offer's advertised figures. Exits 1 when a GPU is below par.",
     )
-    p.add_argument("host", metavar="HOST")
+    add_live_host_args(p)
     p.add_argument(
         "--gpus",
         type=argtypes.gpu_indices,
@@ -48,7 +54,6 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--force", action="store_true", help="also run on GPUs others are using")
-    p.add_argument("--accept-new", action="store_true", help="trust an unknown host key")
     p.set_defaults(func=run)
 
 

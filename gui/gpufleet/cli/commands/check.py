@@ -27,6 +27,7 @@ from gpufleet.cli import argtypes
 from gpufleet.cli.commands.bench import run_for_cli
 from gpufleet.cli.errors import EXIT_FAILURE, EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE, CliError
 from gpufleet.cli.hostarg import (
+    add_live_host_args,
     configured_hosts,
     exit_code_for,
     hostkey_hint,
@@ -65,9 +66,6 @@ def register(subparsers: Any) -> None:
         help="judge a recorded check object (the sampler's JSON; '-' for stdin) offline",
     )
     p.add_argument(
-        "--accept-new", action="store_true", help="trust the host key if it is not known yet"
-    )
-    p.add_argument(
         "--bench",
         action="store_true",
         help="also run the arrival benchmark (gpufleet bench) after the check",
@@ -79,6 +77,7 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help="time for the benchmark (default 60)",
     )
+    add_live_host_args(p, host=False)
     p.set_defaults(func=run)
 
 

@@ -19,7 +19,7 @@ import sys
 from typing import Any
 
 from gpufleet.cli.errors import EXIT_CONNECT, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError
-from gpufleet.cli.hostarg import resolve_host, unknown_key_callback
+from gpufleet.cli.hostarg import add_live_host_args, resolve_host, unknown_key_callback
 from gpufleet.core.config import instance_lock
 from gpufleet.core.fleet.demo import DEMO_PREFIX
 from gpufleet.core.fleet.fleet import Fleet, FleetError
@@ -39,7 +39,7 @@ def register(subparsers: Any) -> None:
         description=__doc__.split("\n\n")[2] if __doc__ else None,
         epilog=_EPILOG,
     )
-    p.add_argument("host", metavar="HOST")
+    add_live_host_args(p)
     p.add_argument(
         "cmd", choices=_ACTIONS, metavar="{" + ",".join(_ACTIONS) + "}", help="what to do"
     )
@@ -48,7 +48,6 @@ def register(subparsers: Any) -> None:
     p.add_argument("--idle", default="15m", help="idle this long, then warn (default 15m)")
     p.add_argument("--grace", default="5m", help="then wait this long, then act (default 5m)")
     p.add_argument("--dry-run", action="store_true", help="only record what it would do")
-    p.add_argument("--accept-new", action="store_true", help="accept an unknown host key")
     p.set_defaults(func=run)
 
 

@@ -18,10 +18,11 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_run import gpufleet
 from gpufleet.cli.commands.screenshot import TAB_HOST
 from gpufleet.cli.errors import EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE
 from gpufleet.core.config import paths
+
+from tests.support.cli_run import gpufleet
 
 
 def _one_error_line(err: str) -> str:
