@@ -232,3 +232,11 @@ def test_long_sentences_wrap_at_80_columns_on_a_terminal_and_stay_whole_in_a_pip
     # Nothing lost in the wrapping (the runs differ in PIDs and readings, not in sentences).
     assert sentence in " ".join(" ".join(shown).split())
     assert len(" ".join(shown).split()) == len(" ".join(piped).split())
+
+
+def test_a_gpu_the_host_does_not_have_is_named_with_the_ones_it_has() -> None:
+    r = gpufleet("bench", "demo:4090-x2", "--gpus", "1,5", "--seconds", "1")
+    line = _one_error_line(r.stderr)
+    assert r.returncode == 1, r.stderr
+    assert "no GPU [5] here (GPUs: [0, 1])" in line, line  # not "the worker died"
+    assert not _samplers_of(paths.data_dir())

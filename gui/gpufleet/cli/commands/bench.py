@@ -32,6 +32,7 @@ from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.fleet.fleet import Fleet, FleetError
 from gpufleet.core.pipeline.bench import run_bench
 from gpufleet.core.text.bench import bench_table, progress_line, verdict_line
+from gpufleet.core.text.sanitize import clean
 
 
 def register(subparsers: Any) -> None:
@@ -90,7 +91,9 @@ def run(args: argparse.Namespace) -> int:
     text = args.format == "text"
     result = run_for_cli(fleet, host, text, gpus, args.seconds, args.force)
     if result["status"] not in ("done",) and not any(g["measured"] for g in result["gpus"]):
-        raise CliError(f"{host.name}: the benchmark did not run: {result.get('reason')}")
+        # The sampler's own word first ("no GPU [5] here (GPUs: [0, 1])"), escaped.
+        why = clean(str(result.get("message") or result.get("reason")))
+        raise CliError(f"{host.name}: the benchmark did not run: {why}")
     if text:
         say(verdict_line(result))
         say(bench_table(result))
