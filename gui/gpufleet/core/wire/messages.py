@@ -373,12 +373,14 @@ def _array_brackets(line: bytes) -> int | None:
     count over the array's range of the translated line): the sampler's own sample and
     links lines then need no check value by value."""
     i = line.find(b'"gpus":[')
-    end = len(line) - 1
-    while end > 0 and line[end] in _WHITESPACE:
-        end -= 1
-    if i < 0 or line[end - 2 : end + 1] != b"]]}":
+    if i < 0:
         return None
+    if not line.endswith(b"]]}"):  # a line still ending in whitespace (a newline)
+        line = line.rstrip(_WHITESPACE)
+        if not line.endswith(b"]]}"):
+            return None
     i += 8
+    end = len(line) - 1
     mapped = line.translate(_FAST_BYTES)
     if mapped.find(b"x", i, end) >= 0 or mapped.find(_LONG_DIGITS, i, end) >= 0:
         return None
@@ -407,7 +409,11 @@ def _fast_sample(obj: Mapping[str, Any], line: bytes, hello: Hello) -> Sample | 
     ):
         return None
     index = list(map(_FIRST, gpus))
-    if set(map(type, index)) != _INT_ONLY or min(index) < 0 or max(index) > MAX_GPU_INDEX:
+    if set(map(type, index)) != _INT_ONLY:
+        return None
+    # The hello's own GPUs (their indices checked when it was parsed), the usual case: one
+    # list comparison instead of a min and a max.
+    if index != _hello_indices(hello) and (min(index) < 0 or max(index) > MAX_GPU_INDEX):
         return None
     t: Any = obj.get("t")
     mono: Any = obj.get("mono")
@@ -422,6 +428,20 @@ def _fast_sample(obj: Mapping[str, Any], line: bytes, hello: Hello) -> Sample | 
     ):
         return None
     return _new_sample(seq, float(t), float(mono), hello.columns, tuple(map(tuple, gpus)))
+
+
+# The last hello's GPU indices: (hello, list), one entry replaced whole (one global
+# rebinding, as for _link_layout_cache: every session thread's decoder reads it).
+_indices_cache: tuple[Any, list[int]] = (None, [])
+
+
+def _hello_indices(hello: Hello) -> list[int]:
+    global _indices_cache
+    seen, indices = _indices_cache
+    if seen is not hello:
+        indices = [g.index for g in hello.gpus]
+        _indices_cache = (hello, indices)
+    return indices
 
 
 def _new_sample(
