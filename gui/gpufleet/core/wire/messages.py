@@ -345,12 +345,14 @@ def _parse_sample(obj: Mapping[str, Any], hello: Hello | None) -> Sample:
 
 
 # What a sample's "gpus" array may hold on the fast path, byte by byte: digits become "9",
-# the punctuation of numbers, rows and nulls ("n", "u", "l" only as null: the line already
-# parsed as JSON, so no other word remains) becomes ",", anything else "x". An exponent
-# ("e", "E") is "x" too: the sampler never writes one for a value of normal size, and one
-# is how a value too large for anything downstream would arrive.
+# "[" stays "[", the rest of the punctuation of numbers, rows and nulls ("n", "u", "l" only
+# as null: the line already parsed as JSON, so no other word remains) becomes ",", and
+# anything else becomes "[" too, so that counting "[" (one per row, as the caller checks)
+# also finds any byte that has no place there. An exponent ("e", "E") is such a byte: the
+# sampler never writes one for a value of normal size, and one is how a value too large
+# for anything downstream would arrive.
 _FAST_BYTES = bytes(
-    0x39 if 0x30 <= b <= 0x39 else 0x2C if bytes((b,)) in b".,-+[]nul" else 0x78 for b in range(256)
+    0x39 if 0x30 <= b <= 0x39 else 0x2C if bytes((b,)) in b".,-+]nul" else 0x5B for b in range(256)
 )
 # 20 digits in a row: a number near or past 2**64 (checked value by value on the general
 # path; no metric comes near it).
@@ -382,9 +384,9 @@ def _array_brackets(line: bytes) -> int | None:
     i += 8
     end = len(line) - 1
     mapped = line.translate(_FAST_BYTES)
-    if mapped.find(b"x", i, end) >= 0 or mapped.find(_LONG_DIGITS, i, end) >= 0:
+    if mapped.find(_LONG_DIGITS, i, end) >= 0:
         return None
-    return line.count(b"[", i, end)
+    return mapped.count(b"[", i, end)
 
 
 def _fast_sample(obj: Mapping[str, Any], line: bytes, hello: Hello) -> Sample | None:
