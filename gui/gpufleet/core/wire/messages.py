@@ -345,12 +345,14 @@ def _parse_sample(obj: Mapping[str, Any], hello: Hello | None) -> Sample:
 
 
 # What a sample's "gpus" array may hold on the fast path, byte by byte: digits become "9",
-# the punctuation of numbers, rows and nulls ("n", "u", "l" only as null: the line already
-# parsed as JSON, so no other word remains) becomes ",", anything else "x". An exponent
-# ("e", "E") is "x" too: the sampler never writes one for a value of normal size, and one
-# is how a value too large for anything downstream would arrive.
+# "[" stays "[", the rest of the punctuation of numbers, rows and nulls ("n", "u", "l" only
+# as null: the line already parsed as JSON, so no other word remains) becomes ",", and
+# anything else becomes "[" too, so that counting "[" (one per row, as the caller checks)
+# also finds any byte that has no place there. An exponent ("e", "E") is such a byte: the
+# sampler never writes one for a value of normal size, and one is how a value too large
+# for anything downstream would arrive.
 _FAST_BYTES = bytes(
-    0x39 if 0x30 <= b <= 0x39 else 0x2C if bytes((b,)) in b".,-+[]nul" else 0x78 for b in range(256)
+    0x39 if 0x30 <= b <= 0x39 else 0x2C if bytes((b,)) in b".,-+]nul" else 0x5B for b in range(256)
 )
 # 20 digits in a row: a number near or past 2**64 (checked value by value on the general
 # path; no metric comes near it).
@@ -373,16 +375,18 @@ def _array_brackets(line: bytes) -> int | None:
     count over the array's range of the translated line): the sampler's own sample and
     links lines then need no check value by value."""
     i = line.find(b'"gpus":[')
-    end = len(line) - 1
-    while end > 0 and line[end] in _WHITESPACE:
-        end -= 1
-    if i < 0 or line[end - 2 : end + 1] != b"]]}":
+    if i < 0:
         return None
+    if not line.endswith(b"]]}"):  # a line still ending in whitespace (a newline)
+        line = line.rstrip(_WHITESPACE)
+        if not line.endswith(b"]]}"):
+            return None
     i += 8
+    end = len(line) - 1
     mapped = line.translate(_FAST_BYTES)
-    if mapped.find(b"x", i, end) >= 0 or mapped.find(_LONG_DIGITS, i, end) >= 0:
+    if mapped.find(_LONG_DIGITS, i, end) >= 0:
         return None
-    return line.count(b"[", i, end)
+    return mapped.count(b"[", i, end)
 
 
 def _fast_sample(obj: Mapping[str, Any], line: bytes, hello: Hello) -> Sample | None:
@@ -407,7 +411,11 @@ def _fast_sample(obj: Mapping[str, Any], line: bytes, hello: Hello) -> Sample | 
     ):
         return None
     index = list(map(_FIRST, gpus))
-    if set(map(type, index)) != _INT_ONLY or min(index) < 0 or max(index) > MAX_GPU_INDEX:
+    if set(map(type, index)) != _INT_ONLY:
+        return None
+    # The hello's own GPUs (their indices checked when it was parsed), the usual case: one
+    # list comparison instead of a min and a max.
+    if index != _hello_indices(hello) and (min(index) < 0 or max(index) > MAX_GPU_INDEX):
         return None
     t: Any = obj.get("t")
     mono: Any = obj.get("mono")
@@ -422,6 +430,20 @@ def _fast_sample(obj: Mapping[str, Any], line: bytes, hello: Hello) -> Sample | 
     ):
         return None
     return _new_sample(seq, float(t), float(mono), hello.columns, tuple(map(tuple, gpus)))
+
+
+# The last hello's GPU indices: (hello, list), one entry replaced whole (one global
+# rebinding, as for _link_layout_cache: every session thread's decoder reads it).
+_indices_cache: tuple[Any, list[int]] = (None, [])
+
+
+def _hello_indices(hello: Hello) -> list[int]:
+    global _indices_cache
+    seen, indices = _indices_cache
+    if seen is not hello:
+        indices = [g.index for g in hello.gpus]
+        _indices_cache = (hello, indices)
+    return indices
 
 
 def _new_sample(
