@@ -76,6 +76,9 @@ class ThermalTab(PlotTab):
             view.t0,
             view.t1,
             _HOT,
+            # Under its line: the shutdown point is a few degrees above, and its label sat
+            # on this one in a laptop-sized plot (89 and 92 °C are ~15 px apart at 1366×768).
+            below=True,
         )
         self.temp.set_nominal(
             "shut",
