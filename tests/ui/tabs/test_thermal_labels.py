@@ -59,3 +59,20 @@ def test_reference_labels_do_not_overlap(qtbot: QtBot, host: str, keys: tuple[st
         for other, rect in rects.items():
             if other != k:
                 assert not rect.top() < y < rect.bottom(), (k, y, other, rect)
+
+
+def test_the_legend_lists_the_gpus_once_not_their_memory(qtbot: QtBot) -> None:
+    """The H100 host reports memory temperature: its dark curves are in the plot, not in the
+    legend (16 entries took four rows over the hottest curves); one entry per GPU."""
+    host = [h for h in demo_hosts() if h.name == "h100-a"]
+    now = time.time()
+    live, rules, _ = prefill(host, 120.0, now)
+    w = build_window(host, live, rules, (1366, 768), now)
+    qtbot.addWidget(w)
+    w.select_tab("thermal")
+    tab = w.current_tab()
+    assert isinstance(tab, ThermalTab)
+    w.redraw()
+    assert {k for k in tab.temp.curves if k[0] == "mem"} == {("mem", g) for g in range(8)}
+    assert tab.temp.legend is not None
+    assert tab.temp.legend.names() == [f"GPU {g}" for g in range(8)]
