@@ -834,17 +834,13 @@ _TIER_WORDS = {
     "slow": "error totals",
     "links": "per-link NVLink",
     "putil": "per-process util",
+    "rates": "PCIe/NVLink throughput",
 }
 
 
 def _gave_up(plan: dict[str, Any]) -> str:
     """The tiers the plan read less often than needed, each with its period (s)."""
-    tiers, needed = plan["tiers_s"], plan["needed_s"]
-    out = [
-        f"{_TIER_WORDS.get(k, k)} {needed[k]:g}->{v:g}"
-        for k, v in sorted(tiers.items())
-        if v > needed[k] * 1.0001
-    ]
+    out = [f"{_TIER_WORDS.get(k, k)} {n:g}->{v:g}" for k, (n, v) in plan["gave_up"].items()]
     return ", ".join(out) or "nothing"
 
 

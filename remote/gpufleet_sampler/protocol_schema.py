@@ -61,6 +61,26 @@ HELLO_OPTIONAL: Tuple[Fact, ...] = (
     ("limits", "str", "nvidia-smi: what this stream cannot do"),
 )
 
+# ``hello["cpu_budget"]`` (nvml): the CPU budget and the plan that fits it; the backend
+# builds it through ``build`` and docs/protocol.md's table under ``cpu_budget`` names each.
+CPU_BUDGET_KEYS: Tuple[Fact, ...] = (
+    ("version", "int", "the plan's number in this run"),
+    ("budget_pct", "number", "the budget, % of one core"),
+    ("planned_pct", "number", "what the plan is expected to cost, % of one core"),
+    ("within", "bool", "false when every tier at its longest period does not fit"),
+    ("per_gpu_us_per_s", "number", "the plan's µs of CPU per GPU per second"),
+    ("tiers_s", "object", "`{tier: seconds}` each tier is read at"),
+    ("needed_s", "object", "`{tier: seconds}` each tier is wanted at"),
+    ("gave_up", "object", "`{tier: [needed_s, planned_s]}` for each tier read less often"),
+    ("throughput_s", "number|null", "seconds between PCIe / NVLink throughput values"),
+    ("workers", "int", "threads reading the GPUs side by side"),
+    ("cpus", "int", "the cores the sampler may use"),
+    ("pooled", "str", "which GPUs of a tick the threads read"),
+    ("settled", "bool", "false while the first ticks may still change the plan"),
+    ("measured_pct", "number|null", "what the reads cost over the last check"),
+    ("cost_scale", "number", "the factor the plan applies to its start-up timing"),
+)
+
 # Every ``hello["gpus"][i]``, card or MIG slice.
 GPU_KEYS: Tuple[Fact, ...] = (
     ("index", "int", "NVML index; rows and processes name the GPU by it"),

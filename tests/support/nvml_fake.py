@@ -126,6 +126,27 @@ def fake_nvml(prof: str | dict[str, Any]) -> Iterator[Any]:
         fake._fake.initialized = 0
 
 
+@contextmanager
+def charged_backend(prof: str | dict[str, Any], cost: str | None, **kw: Any) -> Iterator[Any]:
+    """An nvml backend at 1 Hz over the fake loaded with ``prof``, every call charged
+    ``cost`` on the fake's virtual CPU clock (its CPU clock too): the plan sees exact
+    timings, the same on any machine. Yields (fake module, backend); closes both."""
+    from gpufleet_sampler.backends.nvml import NvmlBackend
+
+    with fake_nvml(prof) as fake:
+        fake._fake.virtual_cpu = True
+        fake._fake.set_cost(cost)
+        try:
+            b = NvmlBackend(interval=1.0, events=False, cpu_clock=fake._fake.cpu_clock, **kw)
+            try:
+                yield fake, b
+            finally:
+                b.close()
+        finally:
+            fake._fake.set_cost(None)
+            fake._fake.virtual_cpu = False
+
+
 def fake_env(profile_path: Path | str, tick_s: float | None = None) -> dict[str, str]:
     """Environment for a sampler subprocess that must see the fake pynvml."""
     env = dict(os.environ)

@@ -50,3 +50,33 @@ def existing_file(text: str) -> str:
     if not p.is_file():
         raise argparse.ArgumentTypeError(f"no such file: {text}")
     return text
+
+
+def bench_seconds(text: str) -> float:
+    """A benchmark's run time: 1 s to an hour (``bench --seconds``, ``check --bench-seconds``)."""
+    v = _number(text)
+    if not 1.0 <= v <= 3600.0:
+        raise argparse.ArgumentTypeError(f"must be between 1 and 3600 seconds, not {text}")
+    return v
+
+
+def gpu_indices(text: str) -> list[int]:
+    """``0,1,3``: GPU indices, each once, in the order given."""
+    try:
+        indices = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        indices = []
+    if not indices or min(indices) < 0:
+        raise argparse.ArgumentTypeError(f"expected indices like 0,1,3, not {text!r}")
+    return list(dict.fromkeys(indices))
+
+
+def pid(text: str) -> int:
+    """A process id: a whole number > 0."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a process id: {text!r}") from None
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"a process id is greater than 0, not {text}")
+    return v

@@ -4,6 +4,7 @@ a failure kind to an exit code."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 import threading
 from collections.abc import Callable
@@ -15,9 +16,11 @@ from gpufleet.cli.errors import (
     EXIT_NOT_FOUND,
     CliError,
 )
+from gpufleet.core.config import paths
 from gpufleet.core.config.configfile import ConfigError, load_config
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.fleet.demo import DEMO_PREFIX, demo_host, demo_hosts
+from gpufleet.core.history.store import Store, StoreError
 
 _prompt_lock = threading.Lock()
 
@@ -59,9 +62,38 @@ def history_host(name: str, demo: bool) -> tuple[str, bool, HostConfig | None]:
     return h.name, True, h
 
 
+_DEMO_RECORDS = (
+    "the demo's history is recorded while the demo window (gpufleet --demo) or "
+    "`gpufleet serve --demo` runs: open it once"
+)
+
+
 def no_demo_history_hint(demo: bool) -> str:
     """What to do when the demo's store lacks a demo host: the demo window records it."""
-    return "; open the demo once (gpufleet --demo) to record it" if demo else ""
+    return f"; {_DEMO_RECORDS}" if demo else ""
+
+
+def open_history(demo: bool, otherwise: str) -> Store:
+    """The history store (the demo's own for ``demo``), read-only; CliError (exit 8) when
+    there is none yet, with what to do: run the demo, or ``otherwise``."""
+    try:
+        return Store(paths.history_file(demo=demo), read_only=True)
+    except StoreError as e:
+        hint = _DEMO_RECORDS if demo else otherwise
+        raise CliError(f"{e} (nothing recorded yet? {hint})", EXIT_NOT_FOUND) from None
+
+
+def add_live_host_args(p: argparse.ArgumentParser, host: bool = True) -> None:
+    """HOST and ``--accept-new``, as every command that connects to a host takes them."""
+    if host:
+        p.add_argument(
+            "host", metavar="HOST", help="a configured host (gpufleet hosts list) or demo:NAME"
+        )
+    p.add_argument(
+        "--accept-new",
+        action="store_true",
+        help="trust a host key that is not known yet (the first connection)",
+    )
 
 
 def configured_hosts() -> list[HostConfig]:

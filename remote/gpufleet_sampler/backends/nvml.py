@@ -82,6 +82,7 @@ from gpufleet_sampler.backends.nvml_gpu import (
     _H_NTX,
     _H_PRX,
     _H_PTX,
+    _L_IDS,
     _L_NSTATES,
     _L_READS,
     _L_ROLE,
@@ -201,6 +202,8 @@ class NvmlBackend(NvmlProcs):
         # docstring); the plan stretches them to fit the CPU budget.
         self._needed: Dict[str, float] = {
             "fields": self.interval,
+            # The PCIe / NVLink byte counters where GPM does not give their throughput.
+            "rates": self.interval,
             "medium": self.medium_s,
             "slow": self.slow_s,
             "links": self.medium_s,
@@ -597,16 +600,37 @@ class NvmlBackend(NvmlProcs):
             extra += c.get("slow", 0.0)
         if g.link_fields is not None and self._due(mono, g.next_links):
             extra += c.get("links", 0.0)
-        if self.tiers["fields"] <= self.interval or self._due(mono, g.next_fields):
-            extra += self._fv_cost(g, _G_FAST | _G_COUNTERS)
-        else:
-            extra += self._fv_cost(g, _G_FAST)
+        mask = self._fv_due(g, mono)
+        if mask:
+            extra += self._fv_cost(g, mask)
         return extra >= nvml_pool.LONG_READ_US
+
+    def _fv_due(self, g: _Gpu, mono: float) -> int:
+        """The field groups (_G_*) due on this tick for this GPU, the ones read with them
+        where a field read costs per call (g.fv_merge) included; schedules nothing."""
+        every = self.interval
+        mask = 0
+        if self.tiers["rates"] <= every or self._due(mono, g.next_rates):
+            mask |= _G_FAST
+        if self.tiers["fields"] <= every or self._due(mono, g.next_fields or 0.0):
+            mask |= _G_COUNTERS
+        if self._due(mono, g.next_medium):
+            mask |= _G_ERRORS
+        if g.fv_merge:
+            # Whichever group is due, the others ride in the same call; the byte counters
+            # only where their tier is stretched (else they are read every tick anyway).
+            both = _G_COUNTERS | _G_ERRORS
+            if self.tiers["rates"] > every and g.fv_layouts[_G_FAST][_L_IDS]:
+                both |= _G_FAST
+            if mask & both:
+                mask |= both
+        return mask
 
     def _clamp_schedule(self, g: _Gpu, mono: float) -> None:
         """After a new plan: no tier waits longer than its new period (plus its phase)."""
         for tier, nxt in (
             ("fields", g.next_fields or 0.0),
+            ("rates", g.next_rates),
             ("medium", g.next_medium),
             ("slow", g.next_slow),
             ("links", g.next_links),
@@ -636,28 +660,26 @@ class NvmlBackend(NvmlProcs):
             if g.next_fields is None:
                 # First tick: start-up read every tier; from here each GPU keeps its own
                 # phase, so that GPUs take their costly reads on different ticks.
-                for name in ("fields", "medium", "slow", "links"):
+                for name in ("fields", "rates", "medium", "slow", "links"):
                     self._schedule(g, name, mono, first=True)
+                # The byte counters are read on the first tick whatever their tier: their
+                # first rate comes one period later.
                 mask = _G_FAST
                 medium = slow = links = False
                 if tiers["fields"] <= every:
                     mask |= _G_COUNTERS
             else:
-                medium = self._due(mono, g.next_medium)
                 slow = self._due(mono, g.next_slow)
                 links = g.link_fields is not None and self._due(mono, g.next_links)
-                mask = _G_FAST
-                if tiers["fields"] <= every or self._due(mono, g.next_fields):
-                    mask |= _G_COUNTERS
-                    self._schedule(g, "fields", mono)
+                mask = self._fv_due(g, mono)
+                medium = self._due(mono, g.next_medium)
+                for bit, name in ((_G_FAST, "rates"), (_G_COUNTERS, "fields")):
+                    if mask & bit and tiers[name] > every:
+                        self._schedule(g, name, mono)
                 if medium:
-                    mask |= _G_ERRORS
+                    # Not when its error counters only rode along (g.fv_merge): the medium
+                    # tier's calls are due on its own schedule.
                     self._schedule(g, "medium", mono)
-                if g.fv_merge and mask & (_G_COUNTERS | _G_ERRORS):
-                    # A field read costs per call here: whichever group is due, read both.
-                    if not mask & _G_COUNTERS:
-                        self._schedule(g, "fields", mono)
-                    mask |= _G_COUNTERS | _G_ERRORS
                 if slow:
                     self._schedule(g, "slow", mono)
                 if links:
@@ -689,6 +711,8 @@ class NvmlBackend(NvmlProcs):
             nxt -= int(g.phase * ticks // n) * self.interval
         if tier == "fields":
             g.next_fields = nxt
+        elif tier == "rates":
+            g.next_rates = nxt
         elif tier == "medium":
             g.next_medium = nxt
         elif tier == "slow":
@@ -738,6 +762,10 @@ class NvmlBackend(NvmlProcs):
         if fv is not None:
             replays, sbe, dbe = self._read_fields(g, lay, fv)
         tmem, energy_f, vpow, vth, ptx, prx, ntx, nrx, pinst = g.fv_held
+        if not mask & _G_FAST:
+            # The byte counters were not read on this tick (their tier is stretched): no
+            # throughput value, rather than the last one again or one made up in between.
+            ptx = prx = ntx = nrx = None
         r_all = g.role
         if r_all[_R_ENERGY] >= 0:
             energy = energy_f

@@ -89,7 +89,12 @@ _STRETCH = (
     ("putil", 30.0),
     ("medium", 30.0),
     ("fields", 30.0),
+    ("rates", 10.0),
 )
+# The byte counters' tier ("rates", _G_FAST) stretches no further than 10 s: the longest a
+# throughput value on the plot still shows a job's phases (the rate over the period is exact,
+# a mean, whatever its length). Only 64-bit counters stretch: a 32-bit one wraps every 4 GiB,
+# more than once between two reads at full PCIe speed (_PCIE_CAP), which no rate can see.
 
 # Field ids (numbers from the NVML header; the names are pynvml's NVML_FI_DEV_*).
 FI_ECC_SBE_VOL = 3
@@ -183,6 +188,19 @@ if ctypes.sizeof(ctypes.c_ulong) == 4:  # pragma: no cover - 32-bit / Windows AB
     _VALUE_FMT[2] = "I4x"
 
 
+def rates_limit_s(g: "_Gpu", interval: float, longest: float) -> float:
+    """The longest period this GPU's per-tick field group (_G_FAST) may be read at: the
+    interval where it holds instant power (no power getter: a value, not a counter) or a
+    narrow byte counter (see _WRAP), else ``longest``; the interval where it reads nothing."""
+    fast = [k for k in g.fv_keep if k[3] == _G_FAST]
+    if not fast:
+        return longest
+    for role, _fid, vt, _grp in fast:
+        if role == _R_PINST or vt in _WRAP:
+            return interval
+    return longest
+
+
 def _reason(e: BaseException, call: str) -> str:
     return "{}: {}".format(_short(lib.N, e), call)
 
@@ -262,6 +280,7 @@ class _Gpu(object):
         "next_links",
         "next_medium",
         "next_putil",
+        "next_rates",
         "next_slow",
         "nominal",
         "nvlink_errors",
@@ -362,6 +381,9 @@ class _Gpu(object):
         self.next_slow = 0.0
         self.next_links = 0.0
         self.next_putil = 0.0
+        # When the byte counters (PCIe / NVLink, _G_FAST) are next read: every tick unless
+        # the plan stretched the "rates" tier (see rates_limit_s).
+        self.next_rates = 0.0
         self.putil_due = True
         self.putil_sm: Dict[int, int] = {}
         self.cost: Dict[str, float] = {}

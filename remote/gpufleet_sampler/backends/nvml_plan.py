@@ -5,8 +5,9 @@ the correction every ``BUDGET_CHECK_S`` from what the reads measured.
 Python 3.8, stdlib + pynvml only.
 """
 
-from typing import Any, Dict
+from typing import Any, Callable, Dict, List, Optional
 
+from gpufleet_sampler import protocol_schema
 from gpufleet_sampler.backends import nvml_lib as lib
 from gpufleet_sampler.backends.nvml_gpu import (
     _G_ALL,
@@ -20,6 +21,7 @@ from gpufleet_sampler.backends.nvml_gpu import (
     _STRETCH,
     _fields,
     _Gpu,
+    rates_limit_s,
 )
 from gpufleet_sampler.backends.nvml_probe import NvmlProbe
 
@@ -87,17 +89,7 @@ class NvmlPlan(NvmlProbe):
         """µs per second this GPU costs under ``tiers`` (periods in s), from the timings."""
         c = g.cost
         every = self.interval
-        fast = self._fv_cost(g, _G_FAST)
-        per_s = (c.get("calls", 0.0) + c.get("gpm", 0.0) + fast) / every
-        # A group read with the per-tick fast fields shares their call; alone it pays one.
-        cnt = self._fv_cost(g, _G_FAST | _G_COUNTERS) - fast
-        err = self._fv_cost(g, _G_FAST | _G_ERRORS) - fast
-        t_cnt = max(every, tiers["fields"])
-        if g.fv_merge:
-            both = self._fv_cost(g, _G_ALL) - fast
-            per_s += both / min(t_cnt, tiers["medium"])
-        else:
-            per_s += cnt / t_cnt + err / tiers["medium"]
+        per_s = (c.get("calls", 0.0) + c.get("gpm", 0.0)) / every + self._fv_per_s(g, tiers)
         per_s += c.get("medium", 0.0) / tiers["medium"]
         if g.link_states_via == "calls":
             per_s += c.get("link_states", 0.0) / tiers["medium"]
@@ -110,6 +102,72 @@ class NvmlPlan(NvmlProbe):
             # Only paid while a process is on the GPU; planned as if one always were.
             per_s += c.get("putil", 0.0) / tiers["putil"]
         return per_s
+
+    def _fv_per_s(self, g: _Gpu, tiers: Dict[str, float]) -> float:
+        """µs per second of this GPU's field reads under ``tiers``: the byte counters every
+        ``rates`` period (every tick unless stretched), the counters and the error counters
+        on theirs; a group read with the per-tick byte counters shares their call, alone it
+        pays one; where a field read costs per call (fv_merge) the due groups share one."""
+        every = self.interval
+        t_fast = max(every, tiers["rates"])
+        t_cnt = max(every, tiers["fields"])
+        fast = self._fv_cost(g, _G_FAST)
+        if t_fast <= every:
+            cnt = self._fv_cost(g, _G_FAST | _G_COUNTERS) - fast
+            err = self._fv_cost(g, _G_FAST | _G_ERRORS) - fast
+            if g.fv_merge:
+                both = self._fv_cost(g, _G_ALL) - fast
+                return fast / every + both / min(t_cnt, tiers["medium"])
+            return fast / every + cnt / t_cnt + err / tiers["medium"]
+        if g.fv_merge:
+            return self._fv_cost(g, _G_ALL) / min(t_fast, t_cnt, tiers["medium"])
+        cnt = self._fv_cost(g, _G_COUNTERS)
+        err = self._fv_cost(g, _G_ERRORS)
+        return fast / t_fast + cnt / t_cnt + err / tiers["medium"]
+
+    def _stretch(self, tiers: Dict[str, float], total: Callable[[], float], target: float) -> None:
+        """Stretch the tiers in _STRETCH's order, each a period step at a time up to its
+        limit, until ``total()`` fits ``target``; a tier whose stretching saves nothing here
+        (no NVLink for the per-link tier, GPM for the byte counters) stays as needed, so the
+        plan names only what it gave up."""
+        limits = dict(_STRETCH)
+        live = [g for g in self._gpus if not g.lost]
+        # The byte counters no longer than the narrowest counter allows (rates_limit_s).
+        limits["rates"] = min(
+            [limits["rates"]] + [rates_limit_s(g, self.interval, limits["rates"]) for g in live]
+        )
+        order = [name for name, _limit in _STRETCH]
+        for i, name in enumerate(order):
+            limit = max(tiers[name], limits[name])
+            if total() <= target:
+                return
+            if not self._stretch_saves(tiers, total, name, limit, order[i + 1 :], limits):
+                continue
+            while total() > target and tiers[name] < limit:
+                longer = [p for p in _PERIODS if p > tiers[name] * 1.0001]
+                tiers[name] = min(limit, longer[0] if longer else limit)
+
+    @staticmethod
+    def _stretch_saves(
+        tiers: Dict[str, float],
+        total: Callable[[], float],
+        name: str,
+        limit: float,
+        later: List[str],
+        limits: Dict[str, float],
+    ) -> bool:
+        """Whether stretching ``name`` to ``limit`` saves anything once the tiers stretched
+        after it are at their limits too: where one call reads several groups (fv_merge), one
+        group stretched alone saves nothing until the others are."""
+        was = {k: tiers[k] for k in [name, *later]}
+        try:
+            for k in later:
+                tiers[k] = max(tiers[k], limits[k])
+            before = total()
+            tiers[name] = limit
+            return total() < before * 0.9999
+        finally:
+            tiers.update(was)
 
     def _plan(self) -> None:
         """Fit the CPU budget: start from the periods each tier is needed at, and stretch
@@ -135,35 +193,48 @@ class NvmlPlan(NvmlProbe):
             # The cheaper source first: throughput from GPM frees the per-tick field read.
             for g in live:
                 self._use_gpm_throughput(g)
-        for name, limit in _STRETCH:
-            while total() > target and tiers[name] < limit:
-                longer = [p for p in _PERIODS if p > tiers[name] * 1.0001]
-                tiers[name] = min(limit, longer[0] if longer else limit)
+        self._stretch(tiers, total, target)
         self.tiers = tiers
         self.links_interval = tiers["links"]
         spent = total()
         self.plan_version += 1
         measured = self.plan_facts.get("measured_pct")
-        self.plan_facts = {
-            "version": self.plan_version,
-            "budget_pct": round(budget / 1e4, 3),
-            "planned_pct": round(spent / 1e4, 3),
-            "within": spent <= target * 1.0001,
-            "per_gpu_us_per_s": round(spent / max(1, len(live)), 1),
-            "tiers_s": {k: round(v, 3) for k, v in sorted(tiers.items())},
-            "needed_s": {k: round(v, 3) for k, v in sorted(self._needed.items())},
-            "workers": self._workers,
-            "cpus": self._cpus,
-            # Which GPUs of a tick the reader threads take (see nvml_pool).
-            "pooled": "every GPU" if self._pool_all else "long reads" if self._pool else "none",
-            # False until the first ticks have timed GPM and seen what it answers: the plan
-            # of a hello written at start-up is provisional.
-            "settled": all(g.gpm_checks == 0 for g in live if g.gpm),
-            # What the reads cost over the last BUDGET_CHECK_S (% of a core; None before the
-            # first measure) and the factor the plan applies to its start-up timing.
-            "measured_pct": measured,
-            "cost_scale": round(scale, 3),
-        }
+        self.plan_facts = protocol_schema.build(
+            (protocol_schema.CPU_BUDGET_KEYS,),
+            {
+                "version": self.plan_version,
+                "budget_pct": round(budget / 1e4, 3),
+                "planned_pct": round(spent / 1e4, 3),
+                "within": spent <= target * 1.0001,
+                "per_gpu_us_per_s": round(spent / max(1, len(live)), 1),
+                "tiers_s": {k: round(v, 3) for k, v in sorted(tiers.items())},
+                "needed_s": {k: round(v, 3) for k, v in sorted(self._needed.items())},
+                # What the plan gave up: each tier read less often than it is needed at.
+                "gave_up": {
+                    k: [round(self._needed[k], 3), round(v, 3)]
+                    for k, v in sorted(tiers.items())
+                    if v > self._needed[k] * 1.0001
+                },
+                # Seconds between PCIe / NVLink throughput values on the GPUs that take them
+                # from the byte counters (null: every GPU has them per tick from GPM, or none).
+                "throughput_s": self._throughput_s(live, tiers),
+                "workers": self._workers,
+                "cpus": self._cpus,
+                # Which GPUs of a tick the reader threads take (see nvml_pool).
+                "pooled": "every GPU" if self._pool_all else "long reads" if self._pool else "none",
+                # False until the first ticks have timed GPM and seen what it answers: the plan
+                # of a hello written at start-up is provisional.
+                "settled": all(g.gpm_checks == 0 for g in live if g.gpm),
+                # What the reads cost over the last BUDGET_CHECK_S (% of a core; None before the
+                # first measure) and the factor the plan applies to its start-up timing.
+                "measured_pct": measured,
+                "cost_scale": round(scale, 3),
+            },
+        )
+
+    def _throughput_s(self, live: List[_Gpu], tiers: Dict[str, float]) -> Optional[float]:
+        counted = [g for g in live if g.fv_layouts and g.fv_layouts[_G_FAST][_L_IDS]]
+        return round(max(self.interval, tiers["rates"]), 3) if counted else None
 
     def _plan_again(self, mono: float) -> None:
         """A new plan, in force at once: no tier waits longer than its new period."""

@@ -545,6 +545,10 @@ class Daemon(object):
         if not gap:
             return lines
         raw_first = ring.raw_first_seq() or (last or 0) + 1
+        if first is not None and from_seq + 1 < first and from_seq == 0:
+            # A client that has nothing (a fresh attach, ``gpufleet stream``): the numbers
+            # of an earlier run are no loss to it, and saying so would be a false alarm.
+            return lines
         if first is not None and from_seq + 1 < first:
             note = self._gap_note(
                 from_seq,

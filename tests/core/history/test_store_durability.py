@@ -38,7 +38,9 @@ time.sleep(60)
 
 def test_sigkill_mid_batch_keeps_everything_committed(tmp_path: Path) -> None:
     path = tmp_path / "history.sqlite"
-    env = dict(os.environ, PYTHONPATH=f"{ROOT / 'gui'}{os.pathsep}{ROOT / 'remote'}")
+    # The repository root too: the child imports tests.support, whatever its working directory.
+    parts = (ROOT, ROOT / "gui", ROOT / "remote")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(map(str, parts)))
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD, str(path)], stdout=subprocess.PIPE, text=True, env=env
     )

@@ -317,9 +317,11 @@ def test_promsource_down_gives_a_clear_error_not_a_hang() -> None:
             "a reconnecting status",
         )
     finally:
-        t0 = time.monotonic()
-        poller.stop()
-        assert time.monotonic() - t0 < 5
+        # It stops (its thread ends) rather than hang on the dead endpoint; the join's
+        # timeout is a hang guard only.
+        thread = poller._thread
+        poller.stop(timeout=60.0)
+        assert thread is not None and not thread.is_alive()
     st = next(ev for ev in events if isinstance(ev, HostStatus) and ev.state == "reconnecting")
     assert (
         st.host == "team"

@@ -120,6 +120,7 @@ def test_every_protocol_name_is_documented() -> None:
                 protocol_schema.HELLO_OPTIONAL,
                 protocol_schema.GPU_KEYS,
                 protocol_schema.CARD_KEYS,
+                protocol_schema.CPU_BUDGET_KEYS,
                 protocol_schema.SLICE_KEYS,
                 protocol_schema.GPU_OPTIONAL,
                 protocol_schema.INFO_KEYS,

@@ -32,7 +32,8 @@ def test_a_host_added_elsewhere_appears_without_a_restart(
     try:
         cli("hosts", "add", "sim1", "--backend", "sim", "--scenario", "healthy-8xa100")
         t = time.monotonic()
-        qtbot.waitUntil(lambda: "sim1" in app.window.hosts, timeout=2_000)
+        # A hang guard, not a speed test: the figure is printed below.
+        qtbot.waitUntil(lambda: "sim1" in app.window.hosts, timeout=60_000)
         took = time.monotonic() - t
         assert "sim1" in {h.name for h in app.fleet.hosts()}
         assert "a100-train" in app.window.hosts  # the demo host is not the file's

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from gpufleet.cli import argtypes
 from gpufleet.cli.errors import EXIT_FAILURE, CliError
 from gpufleet.core.alerts.rules import RulesError, load_rules
 from gpufleet.core.config import paths
@@ -73,9 +74,14 @@ def host_config(
 
 
 def add_cost_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--price-per-hour", type=float, metavar="P", help="the host's price per hour")
+    p.add_argument(
+        "--price-per-hour",
+        type=argtypes.non_negative,
+        metavar="P",
+        help="the host's price per hour",
+    )
     p.add_argument("--currency", metavar="CUR", help="currency of the price (default USD)")
-    p.add_argument("--budget", type=float, metavar="B", help="budget for the host")
+    p.add_argument("--budget", type=argtypes.non_negative, metavar="B", help="budget for the host")
     p.add_argument("--format", choices=("text", "json"), default="text")
 
 

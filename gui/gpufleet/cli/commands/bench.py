@@ -17,13 +17,22 @@ from typing import Any
 
 import orjson
 
-from gpufleet.cli.errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError
-from gpufleet.cli.hostarg import exit_code_for, hostkey_hint, resolve_host, unknown_key_callback
+from gpufleet.cli import argtypes
+from gpufleet.cli.errors import EXIT_FAILURE, EXIT_OK, CliError
+from gpufleet.cli.hostarg import (
+    add_live_host_args,
+    exit_code_for,
+    hostkey_hint,
+    resolve_host,
+    unknown_key_callback,
+)
+from gpufleet.cli.termwrap import say
 from gpufleet.core.config import paths
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.fleet.fleet import Fleet, FleetError
 from gpufleet.core.pipeline.bench import run_bench
 from gpufleet.core.text.bench import bench_table, progress_line, verdict_line
+from gpufleet.core.text.sanitize import clean
 
 
 def register(subparsers: Any) -> None:
@@ -34,22 +43,19 @@ def register(subparsers: Any) -> None:
         "bandwidth on the instance and judges each GPU against its datasheet, a good card "
         "of its model and the offer's advertised figures. Exits 1 when a GPU is below par.",
     )
-    p.add_argument("host", metavar="HOST")
-    p.add_argument("--gpus", default=None, help="comma-separated GPU indices (default: all)")
-    p.add_argument("--seconds", type=float, default=60.0, help="time for the run (default 60)")
+    add_live_host_args(p)
+    p.add_argument(
+        "--gpus",
+        type=argtypes.gpu_indices,
+        default=None,
+        help="comma-separated GPU indices (default: all)",
+    )
+    p.add_argument(
+        "--seconds", type=argtypes.bench_seconds, default=60.0, help="time for the run (default 60)"
+    )
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--force", action="store_true", help="also run on GPUs others are using")
-    p.add_argument("--accept-new", action="store_true", help="trust an unknown host key")
     p.set_defaults(func=run)
-
-
-def _gpus(text: str | None) -> list[int] | None:
-    if not text:
-        return None
-    try:
-        return [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise CliError(f"--gpus {text!r}: expected indices like 0,1,3", EXIT_USAGE) from None
 
 
 def run_for_cli(
@@ -79,18 +85,18 @@ def run_for_cli(
 
 
 def run(args: argparse.Namespace) -> int:
-    if not 1.0 <= args.seconds <= 3600.0:
-        raise CliError("--seconds must be between 1 and 3600", EXIT_USAGE)
-    gpus = _gpus(args.gpus)
+    gpus = args.gpus
     host = resolve_host(args.host)
     fleet = Fleet([host], on_unknown_key=unknown_key_callback(args.accept_new))
     text = args.format == "text"
     result = run_for_cli(fleet, host, text, gpus, args.seconds, args.force)
     if result["status"] not in ("done",) and not any(g["measured"] for g in result["gpus"]):
-        raise CliError(f"{host.name}: the benchmark did not run: {result.get('reason')}")
+        # The sampler's own word first ("no GPU [5] here (GPUs: [0, 1])"), escaped.
+        why = clean(str(result.get("message") or result.get("reason")))
+        raise CliError(f"{host.name}: the benchmark did not run: {why}")
     if text:
-        print(verdict_line(result))
-        print(bench_table(result))
+        say(verdict_line(result))
+        say(bench_table(result))
     else:
         sys.stdout.buffer.write(orjson.dumps(result, option=orjson.OPT_INDENT_2) + b"\n")
     return EXIT_FAILURE if result["verdict"] == "below_par" else EXIT_OK

@@ -23,15 +23,18 @@ from typing import Any
 
 import orjson
 
+from gpufleet.cli import argtypes
 from gpufleet.cli.commands.bench import run_for_cli
 from gpufleet.cli.errors import EXIT_FAILURE, EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE, CliError
 from gpufleet.cli.hostarg import (
+    add_live_host_args,
     configured_hosts,
     exit_code_for,
     hostkey_hint,
     resolve_host,
     unknown_key_callback,
 )
+from gpufleet.cli.termwrap import say
 from gpufleet.core.config import paths
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.fleet.fleet import Fleet, FleetError
@@ -63,20 +66,18 @@ def register(subparsers: Any) -> None:
         help="judge a recorded check object (the sampler's JSON; '-' for stdin) offline",
     )
     p.add_argument(
-        "--accept-new", action="store_true", help="trust the host key if it is not known yet"
-    )
-    p.add_argument(
         "--bench",
         action="store_true",
         help="also run the arrival benchmark (gpufleet bench) after the check",
     )
     p.add_argument(
         "--bench-seconds",
-        type=float,
+        type=argtypes.bench_seconds,
         default=60.0,
         metavar="N",
         help="time for the benchmark (default 60)",
     )
+    add_live_host_args(p, host=False)
     p.set_defaults(func=run)
 
 
@@ -161,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
     bench = _bench(args, fleet, host) if args.bench else None
     rc = _print(args, host, facts, findings, host.label, bench)
     if bench is None and args.format == "text" and not _benched(host.name, fleet.demo):
-        print(bench_offer(host.name))  # a new rental: is it the card paid for?
+        say(bench_offer(host.name))  # a new rental: is it the card paid for?
     return rc
 
 
@@ -174,8 +175,6 @@ def _benched(host: str, demo: bool) -> bool:
 
 def _bench(args: argparse.Namespace, fleet: Fleet, host: HostConfig) -> dict[str, Any]:
     """The arrival benchmark after the check, its progress on stderr in text mode."""
-    if not 1.0 <= args.bench_seconds <= 3600.0:
-        raise CliError("--bench-seconds must be between 1 and 3600", EXIT_USAGE)
     return run_for_cli(fleet, host, args.format == "text", None, args.bench_seconds)
 
 
@@ -205,13 +204,13 @@ def _print(
             out["bench"] = bench
         sys.stdout.buffer.write(orjson.dumps(out, option=orjson.OPT_INDENT_2) + b"\n")
     else:
-        print(f"{clean(label)}: {MARK.get(verdict, verdict.upper())}")
+        say(f"{clean(label)}: {MARK.get(verdict, verdict.upper())}")
         for f in findings:  # the sentences name their GPU themselves
-            print(f"  [{MARK.get(f.verdict, f.verdict.upper())}] {finding_sentence(f)}")
+            say(f"  [{MARK.get(f.verdict, f.verdict.upper())}] {finding_sentence(f)}", 9)
         for line in transparency_lines(sensors):
-            print(f"  {clean(line)}")
+            say(f"  {clean(line)}")
         if bench is not None:
-            print(verdict_line(bench))
-            print(bench_table(bench))
+            say(verdict_line(bench))
+            say(bench_table(bench))
     below = bench is not None and bench["verdict"] == "below_par"
     return EXIT_FAILURE if verdict == "fail" or below else EXIT_OK

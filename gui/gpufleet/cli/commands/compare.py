@@ -19,10 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from gpufleet.cli.errors import EXIT_FAILURE, EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE, CliError
-from gpufleet.cli.hostarg import resolve_host
-from gpufleet.core.config import paths
+from gpufleet.cli.hostarg import no_demo_history_hint, open_history, resolve_host
 from gpufleet.core.fleet.demo import DEMO_PREFIX
-from gpufleet.core.history.store import Store, StoreError
+from gpufleet.core.history.store import Store
 from gpufleet.core.verdicts.compare import compare
 from gpufleet.core.verdicts.compare.report import as_json, text_lines
 from gpufleet.core.verdicts.compare.spec import SpecError, parse_spec, read_window
@@ -56,12 +55,7 @@ class _LazyStore:
 
     def __call__(self) -> Store:
         if self.store is None:
-            try:
-                self.store = Store(paths.history_file(demo=self.demo), read_only=True)
-            except StoreError as e:
-                raise CliError(
-                    f"{e} (nothing recorded yet? give stream files instead)", EXIT_NOT_FOUND
-                ) from None
+            self.store = open_history(self.demo, "give stream files instead")
         return self.store
 
     def close(self) -> None:
@@ -91,11 +85,13 @@ def read_windows(spec_a: str, spec_b: str, demo: bool) -> tuple[RunWindow, RunWi
             text, in_demo = demo_spec(given)
             store = stores[in_demo or demo]
             try:
-                out.append(read_window(parse_spec(text, now), store))
+                spec = parse_spec(text, now)
+                out.append(read_window(spec, store))
             except SpecError as e:
                 raise CliError(f"{label}: {e}", EXIT_USAGE) from None
             except WindowError as e:
-                raise CliError(f"{label}: {e}", EXIT_NOT_FOUND) from None
+                hint = "" if isinstance(spec, Path) else no_demo_history_hint(in_demo or demo)
+                raise CliError(f"{label}: {e}{hint}", EXIT_NOT_FOUND) from None
         return out[0], out[1]
     finally:
         for st in stores.values():

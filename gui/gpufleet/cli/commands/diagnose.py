@@ -23,9 +23,7 @@ from gpufleet.cli.commands._analysis import (
     print_text,
 )
 from gpufleet.cli.errors import EXIT_FAILURE, EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE, CliError
-from gpufleet.cli.hostarg import history_host, no_demo_history_hint
-from gpufleet.core.config import paths
-from gpufleet.core.history.store import Store, StoreError
+from gpufleet.cli.hostarg import history_host, no_demo_history_hint, open_history
 from gpufleet.core.history.timeparse import TimeParseError, parse_duration, parse_time
 from gpufleet.core.wire.messages import Message, Sample, StreamDecoder, VersionError
 
@@ -87,11 +85,7 @@ def _from_file(
 
 
 def _from_store(host: str, t0: float, t1: float, demo: bool) -> list[Message]:
-    try:
-        store = Store(paths.history_file(demo=demo), read_only=True)
-    except StoreError as e:
-        hint = "open the demo once: gpufleet --demo" if demo else "try --file FILE.jsonl"
-        raise CliError(f"{e} (nothing recorded yet? {hint})", EXIT_NOT_FOUND) from None
+    store = open_history(demo, "try --file FILE.jsonl")
     try:
         if host not in store.hosts():
             known = ", ".join(store.hosts()) or "none yet"
@@ -103,7 +97,10 @@ def _from_store(host: str, t0: float, t1: float, demo: bool) -> list[Message]:
         hello = store.hello(host)
         samples: list[Message] = list(store.samples(host, t0, t1))
         if not samples or hello is None:
-            raise CliError(f"no samples of {host!r} in the window", EXIT_NOT_FOUND)
+            raise CliError(
+                f"no samples of {host!r} in the window" + no_demo_history_hint(demo),
+                EXIT_NOT_FOUND,
+            )
         rest: list[Message] = [*store.procs(host, t0, t1), *store.events(host, t0, t1)]
     finally:
         store.close()

@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from gpufleet.cli.errors import EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE, CliError
-from gpufleet.cli.hostarg import history_host, no_demo_history_hint
-from gpufleet.core.config import paths
+from gpufleet.cli.hostarg import history_host, no_demo_history_hint, open_history
 from gpufleet.core.history.audit import read_audit
 from gpufleet.core.history.export import export_csv, export_jsonl
 from gpufleet.core.history.store import Store, StoreError
@@ -95,7 +94,7 @@ def _check_host(store: Store, host: str, t0: float, t1: float, demo: bool) -> No
             have = f"its history covers {a} to {b}"
         raise CliError(
             f"no samples of {host!r} between {format_utc(t0, 'seconds')} and "
-            f"{format_utc(t1, 'seconds')}; {have}",
+            f"{format_utc(t1, 'seconds')}; {have}" + no_demo_history_hint(demo and not span),
             EXIT_NOT_FOUND,
         )
 
@@ -119,11 +118,7 @@ def run(args: argparse.Namespace) -> int:
     t0, t1 = _window(args)
     host, demo, _cfg = history_host(args.host, bool(getattr(args, "demo", False)))
     args.host = host
-    try:
-        store = Store(paths.history_file(demo=demo), read_only=True)
-    except StoreError as e:
-        hint = "; open the demo once: gpufleet --demo" if demo else ""
-        raise CliError(f"{e} (nothing recorded yet?{hint})", EXIT_NOT_FOUND) from None
+    store = open_history(demo, "`gpufleet stream HOST` or the window records it")
     try:
         _check_host(store, args.host, t0, t1, demo)
         if args.bundle:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import ipaddress
 import json
 import re
 import sys
@@ -31,6 +32,7 @@ from gpufleet_sampler import protocol
 
 from gpufleet.cli import argtypes
 from gpufleet.cli.errors import EXIT_FAILURE, EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE, CliError
+from gpufleet.cli.termwrap import say
 from gpufleet.core.config import configfile as config
 from gpufleet.core.config import secrets
 from gpufleet.core.config.hostconfig import HostConfig
@@ -39,6 +41,7 @@ from gpufleet.core.fleet.demo import DEMO_PREFIX, demo_hosts
 from gpufleet.core.fleet.removal import remove_host
 from gpufleet.core.link import hostkeys
 from gpufleet.core.link import ssh_config as sshconfig
+from gpufleet.core.link.ssh import SshError, parse_jump_spec
 from gpufleet.core.link.ssh_command import SshCommandError, parse_ssh
 from gpufleet.core.providers import importing
 from gpufleet.core.providers import registry as providers
@@ -206,6 +209,24 @@ def _check_name(name: str) -> None:
         )
 
 
+def _check_jump(spec: str) -> None:
+    """Each hop of --jump must name a host: a name, or an IP address (IPv6 with colons)."""
+    try:
+        hops = parse_jump_spec(spec)
+    except SshError as e:
+        raise CliError(f"--jump: {e}", EXIT_USAGE) from None
+    for _, host, _ in hops:
+        if ":" in host or host.startswith("-"):
+            try:
+                ipaddress.IPv6Address(host)
+            except ValueError:
+                raise CliError(
+                    f"--jump: bad host {host!r} in {spec!r}: expected [USER@]HOST[:PORT], "
+                    "comma-separated",
+                    EXIT_USAGE,
+                ) from None
+
+
 def _find(cfg: config.AppConfig, name: str) -> HostConfig:
     h = cfg.host(name)
     if h is None:
@@ -234,6 +255,12 @@ def _add(args: argparse.Namespace) -> int:
         )
     fields: dict[str, Any] = {"name": args.name, "host": args.name, "auth": args.auth}
     note = ""
+    if args.ssh is not None and not args.ssh.strip():
+        raise CliError(
+            '--ssh is empty: give the command your provider shows (--ssh "ssh -p PORT '
+            'user@host"), or leave --ssh out to reach NAME itself',
+            EXIT_USAGE,
+        )
     if args.ssh:
         try:
             parsed = parse_ssh(args.ssh)
@@ -245,6 +272,7 @@ def _add(args: argparse.Namespace) -> int:
             raise CliError(f"--ssh: the key file given with -i does not exist: {key}", EXIT_USAGE)
         note = parsed.ignored_note()
     if args.jump:
+        _check_jump(args.jump)
         fields["jump"] = args.jump
     if args.price_per_hour is not None:
         if args.price_per_hour < 0:
@@ -288,7 +316,7 @@ def _list(args: argparse.Namespace) -> int:
         return EXIT_OK
     if not cfg.hosts:
         demo = ", ".join(f"{DEMO_PREFIX}{d.name}" for d in demo_hosts())
-        print(
+        say(
             'no hosts configured (add one with `gpufleet hosts add NAME --ssh "ssh …"`); '
             f"the demo fleet's hosts work with every command: {demo}"
         )
@@ -321,6 +349,8 @@ def _remove(args: argparse.Namespace) -> int:
 
 def _import(args: argparse.Namespace) -> int:
     path = args.ssh_config or sshconfig.default_path()
+    if Path(path).exists() and not Path(path).is_file():
+        raise CliError(f"{path} is not a file: give --ssh-config the ssh config file", EXIT_USAGE)
     if not Path(path).exists():
         raise CliError(
             f"{path} does not exist: there is no ssh config to import from (add the host with "
@@ -332,9 +362,9 @@ def _import(args: argparse.Namespace) -> int:
         ssh_cfg = sshconfig.load(path)
     except sshconfig.SshConfigError as e:
         raise CliError(str(e), EXIT_FAILURE) from None
+    if not available and not args.aliases:
+        raise CliError(f"{path}: no Host entries to import", EXIT_NOT_FOUND)
     if not args.all and not args.aliases:
-        if not available:
-            raise CliError(f"{path}: no Host entries to import", EXIT_NOT_FOUND)
         print(f"importable from {path}: {' '.join(available)}")
         print("import with: gpufleet hosts import-ssh-config --all   (or name the aliases)")
         return EXIT_USAGE
@@ -501,6 +531,10 @@ def _bill(args: argparse.Namespace) -> int:
         ledger = billing.BillingLedger.load()
     except billing.BillingFileError as e:
         raise CliError(str(e), EXIT_FAILURE) from None
+    if args.note and args.state is None and not args.sync:
+        raise CliError(
+            "--note is kept with a change: add --pause, --resume, --end or --sync", EXIT_USAGE
+        )
     if args.sync:
         if not host.provider:
             raise CliError(f"{host.name} was not imported from a provider", EXIT_USAGE)

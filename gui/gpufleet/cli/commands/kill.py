@@ -37,7 +37,13 @@ from gpufleet.cli.errors import (
     EXIT_USAGE,
     CliError,
 )
-from gpufleet.cli.hostarg import exit_code_for, hostkey_hint, resolve_host, unknown_key_callback
+from gpufleet.cli.hostarg import (
+    add_live_host_args,
+    exit_code_for,
+    hostkey_hint,
+    resolve_host,
+    unknown_key_callback,
+)
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.fleet.events import GAVE_UP_STATES
 from gpufleet.core.fleet.fleet import Fleet, HostMessage, HostStatus
@@ -71,8 +77,8 @@ def register(subparsers: Any) -> None:
         "ended, 5 refused (the PID now belongs to another process), 6 permission denied, "
         "7 still running after the grace period, 8 no such process.",
     )
-    p.add_argument("host", metavar="HOST")
-    p.add_argument("pid", metavar="PID", type=int)
+    add_live_host_args(p)
+    p.add_argument("pid", metavar="PID", type=argtypes.pid)
     p.add_argument("--signal", choices=("TERM", "KILL"), default="TERM")
     p.add_argument(
         "--grace", type=argtypes.non_negative, default=5.0, help="seconds to wait for the exit"
@@ -89,9 +95,6 @@ def register(subparsers: Any) -> None:
         help="seconds to watch NVML for its GPU memory to be released (0: do not)",
     )
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
-    p.add_argument(
-        "--accept-new", action="store_true", help="trust the host key if it is not known yet"
-    )
     p.set_defaults(func=run)
 
 

@@ -28,6 +28,13 @@ from gpufleet.core.text.sanitize import clean
 _EPILOG = "exit codes: 0 done, 1 the provider's API or the keyring failed, 2 bad usage"
 
 
+_PROVIDER_ARG: dict[str, Any] = {
+    "choices": providers.names(),
+    "metavar": "PROVIDER",
+    "help": " or ".join(providers.names()),
+}
+
+
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "providers",
@@ -39,13 +46,13 @@ def register(subparsers: Any) -> None:
     )
     sub = p.add_subparsers(dest="providers_command", metavar="ACTION", required=True)
     li = sub.add_parser("login", help="store a provider's API key in the OS keyring")
-    li.add_argument("provider", choices=providers.names())
+    li.add_argument("provider", **_PROVIDER_ARG)
     li.set_defaults(func=_login)
     lo = sub.add_parser("logout", help="delete a provider's stored API key")
-    lo.add_argument("provider", choices=providers.names())
+    lo.add_argument("provider", **_PROVIDER_ARG)
     lo.set_defaults(func=_logout)
     ls = sub.add_parser("list", help="list the account's instances", epilog=_EPILOG)
-    ls.add_argument("provider", choices=providers.names())
+    ls.add_argument("provider", **_PROVIDER_ARG)
     ls.add_argument("--api-url", metavar="URL", help="the provider's API base URL")
     ls.add_argument("--format", choices=("table", "json"), default="table")
     ls.set_defaults(func=_list)

@@ -3,7 +3,7 @@
     gpufleet rules list [--host NAME] [--format text|json]
 
 Other ``rules`` subcommands register in ``SUBCOMMANDS`` below: ``rules export --format
-prometheus`` (alerting rules for a Prometheus server) is the next one planned.
+prometheus`` (alerting rules for a Prometheus server) is one.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from gpufleet.cli.commands._analysis import host_config
 from gpufleet.cli.commands._rules_export import ENTRY
-from gpufleet.cli.errors import EXIT_FAILURE, EXIT_NOT_FOUND, EXIT_OK, CliError
+from gpufleet.cli.errors import EXIT_FAILURE, EXIT_OK, CliError
+from gpufleet.cli.hostarg import resolve_host
+from gpufleet.cli.termwrap import say
 from gpufleet.core.alerts.rules import Rule, RulesError, load_rules
 from gpufleet.core.config import paths
-from gpufleet.core.config.configfile import ConfigError, load_config
 from gpufleet.core.text.catalogue import duration, rule_meaning, severity_label
 
 # name -> (help, add_arguments, run): the seam for `rules export --format prometheus`.
@@ -30,7 +30,7 @@ SUBCOMMANDS: dict[
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "rules",
-        help="list the alert rules in effect",
+        help="list the alert rules in effect, or export them for Prometheus",
         description=f"Alert rules: the shipped ones, overridden by id from {paths.rules_file()}.",
     )
     sub = p.add_subparsers(dest="rules_command", metavar="SUBCOMMAND")
@@ -55,13 +55,7 @@ def _effective(args: argparse.Namespace) -> list[Rule]:
         raise CliError(str(e), EXIT_FAILURE) from None
     if not args.host:
         return rules
-    try:
-        configured = load_config().host(args.host)
-    except ConfigError as e:
-        raise CliError(str(e), EXIT_FAILURE) from None
-    if configured is None:
-        raise CliError(f"no host named {args.host!r} (see `gpufleet hosts list`)", EXIT_NOT_FOUND)
-    host = host_config(args, args.host)
+    host = resolve_host(args.host)  # a configured host or a demo one, as everywhere
     try:
         return [r.for_host(host) for r in rules]
     except RulesError as e:
@@ -95,9 +89,10 @@ def run_list(args: argparse.Namespace) -> int:
     for r in rules:
         off = "" if r.enabled else " (disabled)"
         meaning = r.description or rule_meaning(r.condition, r.id)
-        print(
+        say(
             f"{r.id:{width}}  {severity_label(r.severity):8}  {duration(r.for_s):>7}  "
-            f"{meaning}{off}"
+            f"{meaning}{off}",
+            width + 21,  # under MEANING
         )
-    print(f"\nOverride by id in {paths.rules_file()}")
+    say(f"\nOverride by id in {paths.rules_file()}")
     return EXIT_OK

@@ -37,7 +37,13 @@ def register(sub: Any) -> None:
     p.add_argument("--demo", action="store_true", help="use the simulated demo fleet (default)")
     p.add_argument("--out", required=True, type=Path, help="directory for the PNG files")
     p.add_argument("--size", default="1600x1000", help="window size WxH (default 1600x1000)")
-    p.add_argument("--tab", default=None, help="only this tab (overview, clocks, thermal, ...)")
+    p.add_argument(
+        "--tab",
+        default=None,
+        choices=(*TAB_HOST, "bench"),
+        metavar="TAB",
+        help=f"only this tab ({', '.join(TAB_HOST)}) or the benchmark dialog (bench)",
+    )
     p.add_argument(
         "--minutes",
         type=argtypes.non_negative,

@@ -29,7 +29,7 @@ from typing import Any
 from gpufleet_sampler.listen_address import LOOPBACK
 
 from gpufleet.cli.errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError
-from gpufleet.cli.hostarg import configured_hosts, unknown_key_callback
+from gpufleet.cli.hostarg import add_live_host_args, configured_hosts, unknown_key_callback
 from gpufleet.core.alerts.actions import ActionRun
 from gpufleet.core.alerts.rules import RulesError
 from gpufleet.core.config import instance_lock, paths
@@ -73,9 +73,7 @@ def register(subparsers: Any) -> None:
         help=f"where to serve (default {DEFAULT_LISTEN}: loopback only; port 0 = any free port)",
     )
     p.add_argument("--demo", action="store_true", help="serve the simulated demo fleet")
-    p.add_argument(
-        "--accept-new", action="store_true", help="trust unknown host keys (first connection)"
-    )
+    add_live_host_args(p, host=False)
     p.add_argument(
         "--no-health-check",
         action="store_true",

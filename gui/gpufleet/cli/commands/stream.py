@@ -18,7 +18,13 @@ from typing import IO, Any
 from gpufleet.cli import argtypes
 from gpufleet.cli.demodaemons import demo_daemons_stopped
 from gpufleet.cli.errors import EXIT_CONNECT, EXIT_OK, CliError
-from gpufleet.cli.hostarg import exit_code_for, hostkey_hint, resolve_host, unknown_key_callback
+from gpufleet.cli.hostarg import (
+    add_live_host_args,
+    exit_code_for,
+    hostkey_hint,
+    resolve_host,
+    unknown_key_callback,
+)
 from gpufleet.core.config import paths
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.fleet.events import GAVE_UP_STATES, RECONNECTING, STREAMING
@@ -48,11 +54,8 @@ def register(subparsers: Any) -> None:
         "kept while nobody listened), then live. HOST is a configured host name or a demo "
         "host (demo:a100-train, demo:thermal-throttle-h100, ...).",
     )
-    p.add_argument("host", metavar="HOST")
+    add_live_host_args(p)
     p.add_argument("--seconds", type=argtypes.positive, default=None, help="stop after N seconds")
-    p.add_argument(
-        "--accept-new", action="store_true", help="trust the host key if it is not known yet"
-    )
     p.add_argument("--format", choices=("jsonl", "table"), default="jsonl")
     p.add_argument("--no-record", action="store_true", help="do not record into the history store")
     p.set_defaults(func=run)

@@ -15,15 +15,21 @@ Exit codes: 0 done; 1 refused (nothing to cancel) or failed; 2 bad usage; 3 unre
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from gpufleet.cli.errors import EXIT_CONNECT, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError
-from gpufleet.cli.hostarg import resolve_host, unknown_key_callback
+from gpufleet.cli.hostarg import add_live_host_args, resolve_host, unknown_key_callback
+from gpufleet.core.config import instance_lock
+from gpufleet.core.fleet.demo import DEMO_PREFIX
 from gpufleet.core.fleet.fleet import Fleet, FleetError
 from gpufleet.core.history.timeparse import parse_duration
 from gpufleet.core.providers.watchdog import arm_options, describe
 
 _EPILOG = "exit codes: 0 done, 1 refused or failed, 2 bad usage, 3 host unreachable"
+
+
+_ACTIONS = ("arm", "disarm", "status", "cancel")
 
 
 def register(subparsers: Any) -> None:
@@ -33,14 +39,15 @@ def register(subparsers: Any) -> None:
         description=__doc__.split("\n\n")[2] if __doc__ else None,
         epilog=_EPILOG,
     )
-    p.add_argument("host", metavar="HOST")
-    p.add_argument("cmd", choices=("arm", "disarm", "status", "cancel"))
+    add_live_host_args(p)
+    p.add_argument(
+        "cmd", choices=_ACTIONS, metavar="{" + ",".join(_ACTIONS) + "}", help="what to do"
+    )
     p.add_argument("--action", choices=("provider", "shutdown", "command"), default="provider")
     p.add_argument("--command", dest="run_command", metavar="CMD", help="for --action command")
     p.add_argument("--idle", default="15m", help="idle this long, then warn (default 15m)")
     p.add_argument("--grace", default="5m", help="then wait this long, then act (default 5m)")
     p.add_argument("--dry-run", action="store_true", help="only record what it would do")
-    p.add_argument("--accept-new", action="store_true", help="accept an unknown host key")
     p.set_defaults(func=run)
 
 
@@ -74,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(str(e), EXIT_CONNECT if e.kind != "sampler" else EXIT_FAILURE) from None
     finally:
         fleet.stop()
+    if host.transport == "local" and reply.get("ok"):
+        _demo_daemon_after(fleet, host.name, args.cmd)
     st = reply.get("watchdog") if isinstance(reply.get("watchdog"), dict) else {}
     if not reply.get("ok"):
         raise CliError(f"{host.name}: {reply.get('message', 'refused')}", EXIT_FAILURE)
@@ -81,3 +90,25 @@ def run(args: argparse.Namespace) -> int:
     if not reply.get("daemon", True):
         print("  (no sampler daemon runs there now: it takes this up when it starts)")
     return EXIT_OK
+
+
+def _demo_daemon_after(fleet: Fleet, name: str, cmd: str) -> None:
+    """A demo host's daemon that arming started samples on for a day: the user is told,
+    and ``disarm`` stops it again unless the window or ``serve`` uses the demo (theirs)."""
+    if cmd == "arm":
+        print(
+            f"gpufleet: {name}: the demo's sampler daemon runs on to watch; "
+            f"`gpufleet watchdog {DEMO_PREFIX}{name} disarm` stops it",
+            file=sys.stderr,
+        )
+        return
+    if cmd != "disarm":
+        return
+    try:
+        with instance_lock.for_fleet(True, instance_lock.ROLE_SERVE):
+            pass  # free: no window or serve runs on the demo, so the daemon is nobody's
+    except instance_lock.InstanceBusy:
+        return
+    problem = fleet.stop_samplers([name]).get(name)
+    if problem:
+        print(f"gpufleet: could not stop the demo sampler of {name}: {problem}", file=sys.stderr)

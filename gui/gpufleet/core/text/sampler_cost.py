@@ -18,6 +18,7 @@ _TIER_NAMES = {
     "slow": QT_TRANSLATE_NOOP("Summary", "ECC, row remapping and NVLink error totals"),
     "links": QT_TRANSLATE_NOOP("Summary", "per-link NVLink traffic"),
     "putil": QT_TRANSLATE_NOOP("Summary", "per-process GPU use"),
+    "rates": QT_TRANSLATE_NOOP("Summary", "PCIe and NVLink throughput"),
 }
 _USES = QT_TRANSLATE_NOOP(
     "Summary", "The sampler uses {used} % of one CPU core here (its budget: {budget} %)."

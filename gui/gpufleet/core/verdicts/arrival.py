@@ -55,7 +55,9 @@ class BenchRun:
         if kind == KIND_START:
             self.start = dict(obj)
         elif kind == KIND_END:
-            self.end = dict(obj)
+            # The first end says why: a worker that refused ("no GPU [5] here") exits
+            # non-zero, and its supervisor's "the worker died" after it is only the echo.
+            self.end = self.end or dict(obj)
         elif not isinstance(gpu, int):
             return
         elif kind == KIND_RESULT and obj.get("metric") in METRICS:

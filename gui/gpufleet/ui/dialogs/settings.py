@@ -356,16 +356,25 @@ class SettingsDialog(QDialog):
         self.message.setVisible(bool(text))
 
     def _focus(self, key: str) -> None:
-        tab_of = {
-            "language": 0, "theme": 0, "refresh_hz": 0, "start_with_session": 0,
-            "notifications": 1, "notify_repeat_min": 1, "notify_max_per_min": 1,
-            "retention_raw_days": 2, "retention_rollup_days": 2,
-            "exporter_enabled": 3, "exporter_listen": 3, "alertmanager_enabled": 3,
-            "alertmanager_listen": 3, "alertmanager_token": 3, "webhooks": 4,
-        }  # fmt: skip
-        self.tabs.setCurrentIndex(tab_of.get(key, 0))
-        widget = getattr(self, key, None)
-        if isinstance(widget, QWidget) and widget is not self.webhooks:
+        # A setting's config.toml key -> its tab and the widget that edits it (the webhooks
+        # table has no single field to focus).
+        tab, widget = {
+            "language": (0, self.language), "theme": (0, self.theme),
+            "refresh_hz": (0, self.refresh_hz), "start_with_session": (0, self.start_with_session),
+            "notifications": (1, self.notifications),
+            "notify_repeat_min": (1, self.notify_repeat_min),
+            "notify_max_per_min": (1, self.notify_max_per_min),
+            "retention_raw_days": (2, self.retention_raw_days),
+            "retention_rollup_days": (2, self.retention_rollup_days),
+            "exporter_enabled": (3, self.exporter_enabled),
+            "exporter_listen": (3, self.exporter_listen),
+            "alertmanager_enabled": (3, self.alertmanager_enabled),
+            "alertmanager_listen": (3, self.alertmanager_listen),
+            "alertmanager_token": (3, self.alertmanager_token),
+            "webhooks": (4, None),
+        }.get(key, (0, None))  # fmt: skip
+        self.tabs.setCurrentIndex(tab)
+        if widget is not None:
             widget.setFocus()
 
     def _refuse(self, key: str, text: str) -> bool:

@@ -200,8 +200,11 @@ class PlotTab(Tab):
         legend: bool = True,
         secondary: bool = False,
         steps: bool = False,
+        mean_over: float | None = None,
     ) -> tuple[list[int], list[Series]]:
-        """One curve per GPU of the selected host; returns which GPUs had any value."""
+        """One curve per GPU of the selected host; returns which GPUs had any value.
+        ``mean_over``: the series has a value only every that many seconds, each the mean
+        since the one before (drawn as steps over their periods, see period_steps)."""
         gpus = view.gpus()
         series = view.series_many(metric, gpus, plot.max_points())
         reported = []
@@ -211,6 +214,8 @@ class PlotTab(Tab):
             t_draw = s.t
             if steps:
                 t_draw, v = step_points(t_draw, v)
+            elif mean_over is not None:
+                t_draw, v = period_steps(t_draw, v, mean_over)
             plot.set_curve((key_prefix, g), gpu_label(g) + name_suffix, pen, t_draw, v, legend)
             if len(v) and np.isfinite(v).any():
                 reported.append(g)
@@ -240,6 +245,25 @@ def step_points(t: F64, v: F64) -> tuple[F64, F64]:
     keep = np.ones(len(v), dtype=bool)
     keep[1:-1] = ~((v[1:-1] == v[:-2]) & (v[1:-1] == v[2:]))
     return t[keep], v[keep]
+
+
+def period_steps(t: F64, v: F64, period: float) -> tuple[F64, F64]:
+    """A value sent once every ``period`` s, the mean since the previous one, drawn as what
+    it is: level over the span it averages (from the previous value's time to its own),
+    nothing made up in between; a span longer than 2.5 periods is a gap in the data and
+    stays one."""
+    keep = np.isfinite(v)
+    tf, vf = t[keep], v[keep]
+    if len(tf) < 2:
+        return tf, vf
+    x = np.empty(2 * (len(tf) - 1))
+    y = np.empty_like(x)
+    x[0::2], x[1::2] = tf[:-1], tf[1:]
+    y[0::2] = y[1::2] = vf[1:]
+    gap = np.diff(tf) > 2.5 * period
+    y[0::2][gap] = np.nan
+    y[1::2][gap] = np.nan
+    return x, y
 
 
 def gpu_label(g: int) -> str:

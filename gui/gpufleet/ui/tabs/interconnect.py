@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QCheckBox, QLabel, QVBoxLayout, QWidget
 
 from gpufleet.core.live.links import LinkIssue, LinkSnapshot, link_issues
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
+from gpufleet.core.text.throughput import throughput_note, throughput_period
 from gpufleet.core.wire.messages import Hello
 from gpufleet.ui.tabs.base import PlotTab, ValueAt, fmt, gpu_label
 from gpufleet.ui.tabs.link_grid import LinkGrid
@@ -90,7 +91,10 @@ class InterconnectTab(PlotTab):
     def refresh(self, view: View) -> None:
         self.last_view = view
         gpus = view.gpus()
-        rep_tx, _ = self.draw_metric(self.pcie, view, "pcie_tx_bps", scale=1 / GB)
+        hello = view.hello()
+        # Where the sampler reads the byte counters less often than it samples.
+        every = throughput_period(hello.raw, hello.interval_s) if hello is not None else None
+        rep_tx, _ = self.draw_metric(self.pcie, view, "pcie_tx_bps", scale=1 / GB, mean_over=every)
         rep_rx, _ = self.draw_metric(
             self.pcie,
             view,
@@ -100,12 +104,17 @@ class InterconnectTab(PlotTab):
             name_suffix=" RX",
             secondary=True,
             legend=False,
+            mean_over=every,
         )
         self.pcie.retain([("", g) for g in gpus] + [("rx", g) for g in gpus])
         self.note_unreported(
             self.pcie, view, "pcie_tx_bps", rep_tx + rep_rx, self.tr("PCIe throughput")
         )
-        rep_ntx, _ = self.draw_metric(self.nvl, view, "nvlink_tx_bps", scale=1 / GB)
+        if every is not None and (rep_tx or rep_rx):
+            self.pcie.set_note(throughput_note("PCIe", every))
+        rep_ntx, _ = self.draw_metric(
+            self.nvl, view, "nvlink_tx_bps", scale=1 / GB, mean_over=every
+        )
         rep_nrx, _ = self.draw_metric(
             self.nvl,
             view,
@@ -115,6 +124,7 @@ class InterconnectTab(PlotTab):
             name_suffix=" RX",
             secondary=True,
             legend=False,
+            mean_over=every,
         )
         nominal = None
         for g in gpus:
@@ -134,6 +144,8 @@ class InterconnectTab(PlotTab):
             self.nvl.set_note(self.tr("NVLink: not present on this machine (PCIe only)"))
         else:
             self.note_unreported(self.nvl, view, "nvlink_tx_bps", rep_ntx + rep_nrx, "NVLink")
+            if every is not None and (rep_ntx or rep_nrx):
+                self.nvl.set_note(throughput_note("NVLink", every))
         self.set_range(view.t0, view.t1)
         gen: dict[int, float | None] = {}
         width: dict[int, float | None] = {}

@@ -217,8 +217,11 @@ def test_a_budget_that_cannot_be_met_says_so_and_stretches_every_tier_to_its_lim
         "links": 300.0,
         "medium": 30.0,
         "putil": 30.0,
+        # GPM gives the throughput here: the byte counters are not read, nothing to stretch.
+        "rates": 1.0,
         "slow": 600.0,
     }
+    assert plan["throughput_s"] is None and "rates" not in plan["gave_up"]
 
 
 def test_a_budget_of_zero_is_refused_with_a_clear_message() -> None:
