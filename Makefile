@@ -48,9 +48,21 @@ test: lint typecheck unit
 bench: $(STAMP)
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
 
+# At 1366x768, the laptop screen the layout is checked at (tests/ui/window/test_layout.py):
+# every tab, the benchmark dialog, and the Compare view of the pair of two-hour runs that
+# tests/support/compare_streams.py writes (a thermal slowdown on GPU 3 in B, a day later).
+SHOT_SIZE := 1366x768
 screenshots: $(STAMP) $(QM)
-	QT_QPA_PLATFORM=offscreen $(BIN)/gpufleet screenshot --demo --out docs/img
-	QT_QPA_PLATFORM=offscreen LC_ALL=zh_CN.UTF-8 LANG=zh_CN.UTF-8 $(BIN)/gpufleet screenshot --demo --out docs/img/zh_CN
+	QT_QPA_PLATFORM=offscreen $(BIN)/gpufleet screenshot --demo --size $(SHOT_SIZE) --out docs/img
+	QT_QPA_PLATFORM=offscreen $(BIN)/gpufleet screenshot --demo --size $(SHOT_SIZE) --tab bench --out docs/img
+	tmp=$$(mktemp -d) && $(BIN)/python -c 'import sys; from pathlib import Path; \
+	from tests.support import compare_streams as cs; d = Path(sys.argv[1]); \
+	cs.write(d / "a.jsonl", cs.Run(seconds=7200, gpus=8, seed=1)); \
+	cs.write(d / "b.jsonl", cs.Run(seconds=7200, gpus=8, seed=2, t0=cs.Run().t0 + 86400, \
+	effects=[cs.thermal((3,))]))' $$tmp && \
+	QT_QPA_PLATFORM=offscreen $(BIN)/gpufleet screenshot --size $(SHOT_SIZE) --out docs/img \
+	--compare $$tmp/a.jsonl $$tmp/b.jsonl; status=$$?; rm -rf $$tmp; exit $$status
+	QT_QPA_PLATFORM=offscreen LC_ALL=zh_CN.UTF-8 LANG=zh_CN.UTF-8 $(BIN)/gpufleet screenshot --demo --size $(SHOT_SIZE) --out docs/img/zh_CN
 
 # The one-folder desktop bundle (PyInstaller) in dist/gpufleet/; see packaging/README.md.
 package: $(STAMP) $(QM)

@@ -45,6 +45,8 @@ A_PEN = pg.mkPen("#8a93a3", width=1)
 B_PEN = pg.mkPen("#f2a93b", width=1)
 A_DASH = pg.mkPen("#8a93a3", width=1, style=Qt.PenStyle.DashLine)
 B_DASH = pg.mkPen("#f2a93b", width=1, style=Qt.PenStyle.DashLine)
+REF_COLOUR = "#c0c6d0"
+REF_PEN = pg.mkPen(REF_COLOUR, width=1, style=Qt.PenStyle.DotLine)
 VERDICT_COLOURS = {"platform": "#e5534b", "job": "#57ab5a", "unclear": "#c69026"}
 # (title, unit, [(metric, dashed)], scale) of each plot.
 _T = "CompareView"  # spelled out in each QT_TRANSLATE_NOOP: lupdate reads only literals
@@ -76,6 +78,45 @@ PLOTS: tuple[tuple[str, str, tuple[tuple[str, bool], ...], float], ...] = (
         1e-9,
     ),
 )
+
+
+def reference_lines(window: RunWindow, gpu: int) -> dict[str, tuple[float, str]]:
+    """The card's own reference beside its live curves, from the window's hello, by the
+    metric it belongs with: the max SM clock and the slowdown temperature, worded as the
+    Clocks and Thermal tabs word them (their translations). A "thermal slowdown" verdict
+    at 86 °C means little without the 87 °C it is held under."""
+    info = window.hello.gpu(gpu)
+    out: dict[str, tuple[float, str]] = {}
+    if info is None:
+        return out
+    top = info.nominal_value("sm_clock_max_mhz")
+    if isinstance(top, int | float) and top > 0:
+        value = f"{top:,.0f}".replace(",", " ") + " MHz"
+        text = QCoreApplication.translate("ClocksTab", "max {value}").format(value=value)
+        out["sm_clock_mhz"] = (float(top), text)
+    slow = info.nominal_value("temp_slowdown_c")
+    if isinstance(slow, int | float) and slow > 0:
+        value = f"{slow:.0f} °C"
+        text = QCoreApplication.translate("ThermalTab", "slowdown {value}").format(value=value)
+        out["temp_gpu_c"] = (float(slow), text)
+    return out
+
+
+def _add_reference(w: pg.PlotWidget, ref: tuple[float, str], drawn: list[np.ndarray]) -> None:
+    """A dotted line at the reference with its label above it, at the left; the y range
+    takes it in with room for the label (a max clock is the top of the data, and its label
+    was drawn above the plot, cut off)."""
+    value, text = ref
+    line = pg.InfiniteLine(
+        pos=value, angle=0, movable=False, pen=REF_PEN, label=text,
+        labelOpts={"position": 0.02, "color": REF_COLOUR, "anchors": [(0, 1), (0, 1)]},
+    )  # fmt: skip
+    w.addItem(line)
+    finite = [v[np.isfinite(v)] for v in drawn]
+    values = np.concatenate([*finite, np.array([value])])
+    lo, hi = float(values.min()), float(values.max())
+    span = max(hi - lo, abs(value) * 0.05, 1.0)
+    w.setYRange(lo - 0.05 * span, max(hi, value + 0.2 * span), padding=0)
 
 
 def _broken(x: np.ndarray, y: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray]:
@@ -209,10 +250,13 @@ class CompareView(QDialog):
 
     def _draw(self) -> None:
         gpu = self.current_gpu()
+        # B's card is the one in question; A's reference where B's hello has none.
+        refs = {} if gpu is None else reference_lines(self.a, gpu) | reference_lines(self.b, gpu)
         for w, (_title, _unit, curves, scale) in zip(self.plots, PLOTS, strict=True):
             w.clear()
             if gpu is None:
                 continue
+            drawn: list[np.ndarray] = []
             for metric, dashed in curves:
                 for side, pen in (
                     (0, A_DASH if dashed else A_PEN),
@@ -223,6 +267,10 @@ class CompareView(QDialog):
                         item = w.plot(x, y * scale, pen=pen, connect="finite")
                         item.setDownsampling(auto=True, method="peak")
                         item.setClipToView(True)
+                        drawn.append(y * scale)
+            ref = refs.get(curves[0][0])
+            if ref is not None:
+                _add_reference(w, ref, drawn)
 
     def render_plots(self) -> dict[str, bytes]:
         """The plots as PNG files for the bundle (the GUI thread's own widgets)."""

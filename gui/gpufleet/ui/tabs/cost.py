@@ -63,6 +63,18 @@ BILLING_WORDS = {
 }
 
 
+def two_lines(header: str) -> str:
+    """A header of several words on two lines, broken at the space nearest its middle: the
+    figures under "Since billing start" are half its width, and ten one-line headers left
+    the Billing column no room in a 1366-pixel-wide window. One word (and Chinese, written
+    without spaces) stays as it is."""
+    spaces = [i for i, ch in enumerate(header) if ch == " "]
+    if not spaces:
+        return header
+    cut = min(spaces, key=lambda i: abs(2 * i - len(header)))
+    return header[:cut] + "\n" + header[cut + 1 :]
+
+
 def accumulated(
     live: LiveBuffers,
     host: str,
@@ -111,7 +123,7 @@ class CostTab(PlotTab):
         self.plot = self.add_plot(self.tr("cost in this range (currency)"))
         self.finish()
         self.model = RowsModel(
-            tuple(QCoreApplication.translate("CostTab", h) for h in TOTAL_HEADERS)
+            tuple(two_lines(QCoreApplication.translate("CostTab", h)) for h in TOTAL_HEADERS)
         )
         self.proxy = sorted_proxy(self.model)
         self.table = FastTableView()
@@ -121,7 +133,14 @@ class CostTab(PlotTab):
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(20)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        hh = self.table.horizontalHeader()
+        # Widths are set by _fit_columns: Qt's ResizeToContents gives every header room for
+        # a sort arrow (~44 px over its text), and ten such columns pushed Billing (with the
+        # watchdog's state) past the right edge of a laptop-wide window, cut to "runi".
+        hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        hh.setStretchLastSection(False)
+        hh.sortIndicatorChanged.connect(lambda *_: self._fit_columns())
+        self._fitted: tuple[object, ...] = ()
         self.table.setMaximumHeight(190)
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.table.customContextMenuRequested.connect(self._billing_menu)
@@ -231,6 +250,7 @@ class CostTab(PlotTab):
                 self._idle_drawn = None
         self.plot.retain(keys)
         self.model.set_rows(rows, row_keys)
+        self._fit_columns()
         self._row_hosts = list(row_keys)
         self.plot.fit_y()
         self.plot.set_note(
@@ -341,6 +361,25 @@ class CostTab(PlotTab):
             ),
         )
 
+    def _fit_columns(self) -> None:
+        """Each figure's column at its contents' width (the sort arrow's room only where it
+        is drawn), Billing over the rest of the table's width. Only when the contents, the
+        width or the sort changed: a column the user resized keeps its width until then."""
+        t = self.table
+        hh = t.horizontalHeader()
+        arrow = hh.sortIndicatorSection()
+        least = hh.minimumSectionSize()
+        last = len(TOTAL_HEADERS) - 1
+        widths = [max(t.content_width(c, sort_arrow=c == arrow), least) for c in range(last)]
+        key = (*widths, t.viewport().width(), arrow)
+        if key == self._fitted:
+            return
+        self._fitted = key
+        for c, w in enumerate(widths):
+            t.setColumnWidth(c, w)
+        floor = max(t.header_width(last, arrow == last), least)
+        t.setColumnWidth(last, max(floor, t.viewport().width() - sum(widths)))
+
     def billing_menu(self, host: str) -> QMenu:
         """Set by hand where no provider says it: running, stopped paying storage, ended."""
         menu = QMenu(self)
@@ -393,7 +432,8 @@ class CostTab(PlotTab):
             if watchdog and watchdog.get("message"):
                 tips.append(str(watchdog["message"]))
             tips += self._readiness_tip(watchdog)
-        return Cell(word, tooltip="\n".join(tips) or None)
+        # The whole text first: on a narrow window the column shows only its start.
+        return Cell(word, tooltip="\n".join([word, *tips]) if tips or wd else None)
 
     def _watchdog_words(self, st: Mapping[str, Any] | None) -> str:
         """The instance's own watchdog, as the stream last said (hello, then its events)."""

@@ -252,8 +252,13 @@ class OverviewTab(Tab):
         if not self._user_sized(WHY):
             chars = table.fontMetrics().averageCharWidth() * WHY_MIN_CHARS
             sorted_by = table.horizontalHeader().sortIndicatorSection() == WHY
-            floor = max(min(why_needs, table.text_width(chars)), table.header_width(WHY, sorted_by))
-            widths[WHY] = max(floor, room - sum(widths.values()))
+            header = table.header_width(WHY, sorted_by)
+            floor = max(min(why_needs, table.text_width(chars)), header)
+            left = room - sum(widths.values())
+            # Where its floor would push Price past the right edge (Chinese: the CJK font's
+            # average character is twice as wide), Why gives way down to its header; a cut
+            # Why is whole in its tooltip, a cut price nowhere.
+            widths[WHY] = max(floor, left) if left >= floor else max(header, left)
         self._sharing = True
         try:
             for c, w in widths.items():

@@ -45,7 +45,11 @@ class ThermalTab(PlotTab):
             if len(sm.v) and np.isfinite(sm.v).any():
                 rep_m.append(g)
                 pen = gpu_pen_secondary(g, self.theme.dark)
-                self.temp.set_curve(("mem", g), self.tr("GPU {n} mem").format(n=g), pen, sm.t, sm.v)
+                # Not in the legend (the axis says "memory dark", in the GPU's colour): on an
+                # 8-GPU HBM host its 16 entries took four rows over the top of the plot, where
+                # the hottest curves run, at the memory limit.
+                name = self.tr("GPU {n} mem").format(n=g)
+                self.temp.set_curve(("mem", g), name, pen, sm.t, sm.v, legend=False)
         keys: list[Any] = [("", g) for g in gpus] + [("mem", g) for g in rep_m]
         missing = [g for g in gpus if g not in rep_m]
         if missing and rep:
@@ -76,6 +80,9 @@ class ThermalTab(PlotTab):
             view.t0,
             view.t1,
             _HOT,
+            # Under its line: the shutdown point is a few degrees above, and its label sat
+            # on this one in a laptop-sized plot (89 and 92 °C are ~15 px apart at 1366×768).
+            below=True,
         )
         self.temp.set_nominal(
             "shut",

@@ -69,10 +69,12 @@ class FastTableView(QTableView):
         return advance + 2 * PAD + 2
 
     def header_width(self, column: int, sort_arrow: bool = True) -> int:
-        """The width that shows ``column``'s header uncut (and its sort arrow)."""
+        """The width that shows ``column``'s header uncut (and its sort arrow); a header on
+        two lines is as wide as its wider line."""
         hfm = QFontMetrics(self.horizontalHeader().font())
         head = str(self.model().headerData(column, Qt.Orientation.Horizontal) or "")
-        return hfm.horizontalAdvance(head) + (HEADER_EXTRA if sort_arrow else HEADER_PAD)
+        widest = max(hfm.horizontalAdvance(line) for line in head.split("\n"))
+        return widest + (HEADER_EXTRA if sort_arrow else HEADER_PAD)
 
     def _source(self) -> tuple[RowsModel, QSortFilterProxyModel | None] | None:
         m = self.model()

@@ -102,8 +102,10 @@ class GpuCard(QFrame):
         t = self.theme
         hot = g.temp is not None and g.temp_slowdown is not None and g.temp >= g.temp_slowdown - 5
         temp = "—" if g.temp is None else f"{g.temp:.0f} °C"
-        if hot or g.state != OK:
-            warn = t.state_hex(WARN if g.state != CRIT else CRIT)
+        # Only heat colours the temperature: a GPU critical for a down NVLink link or a
+        # miner showed its 34 °C in red, as if it were overheating.
+        if hot:
+            warn = t.state_hex(CRIT if g.state == CRIT else WARN)
             temp = f'<span style="color:{warn}">{temp}</span>'
         sm = "—" if g.sm is None else f"{g.sm:,.0f}".replace(",", " ") + " MHz"
         pw = "—" if g.power is None else f"{g.power:.0f} W"
