@@ -4479,6 +4479,10 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <translation>各进程的 GPU 占用</translation>
     </message>
     <message>
+        <source>PCIe and NVLink throughput</source>
+        <translation>PCIe 与 NVLink 吞吐量</translation>
+    </message>
+    <message>
         <source>The sampler uses {used} % of one CPU core here (its budget: {budget} %).</source>
         <translation>采样器在此主机上占用一个 CPU 核心的 {used} %（预算：{budget} %）。</translation>
     </message>
@@ -4610,6 +4614,13 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     <message>
         <source>(mem {temp}) · {power} of {cap}</source>
         <translation>（显存 {temp}）· {power} / {cap}</translation>
+    </message>
+</context>
+<context>
+    <name>Throughput</name>
+    <message>
+        <source>{what}: 1 value per {s} s on this host (the sampler reads the byte counters that often to stay within its CPU budget); each step is the mean over those {s} s.</source>
+        <translation>{what}：此主机上每 {s} 秒一个值（采样器按此频率读取字节计数器，以守住它的 CPU 预算）；每一级台阶是这 {s} 秒内的平均值。</translation>
     </message>
 </context>
 <context>
