@@ -3964,6 +3964,10 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <translation>GPU {gpu} 受{why}影响已持续 {duration}，{how}。</translation>
     </message>
     <message>
+        <source>GPU {gpu}&apos;s memory reached {peak} °C, at its limit of {limit} °C: the memory throttles there; ask the provider to check the cooling.</source>
+        <translation>GPU {gpu} 的显存温度达到 {peak} °C，已到其上限 {limit} °C：显存会在此降频；请服务商检查散热。</translation>
+    </message>
+    <message>
         <source>GPU {gpu} peaked at {peak} °C, right at its slowdown point.</source>
         <translation>GPU {gpu} 最高 {peak} °C，正好达到降频温度。</translation>
     </message>
@@ -4030,6 +4034,14 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
     <message>
         <source>. A narrower link halves host↔GPU bandwidth; a lower generation at idle is normal power saving, under load it is a riser or slot problem.</source>
         <translation>。链路宽度减半会让主机↔GPU 带宽减半；空闲时代数降低是正常节能，负载下降低则是转接卡或插槽有问题。</translation>
+    </message>
+    <message>
+        <source>GPU {gpus} reports no PCIe link state (a lost GPU reports none: see its alert); the other links run at their full generation and width.</source>
+        <translation>GPU {gpus} 未报告 PCIe 链路状态（掉卡的 GPU 什么都不报告：见其告警）；其余链路以完整的代数和宽度运行。</translation>
+    </message>
+    <message>
+        <source>No GPU reports its PCIe link state here: it cannot be judged.</source>
+        <translation>此处没有 GPU 报告其 PCIe 链路状态：无法判断。</translation>
     </message>
     <message>
         <source>PCIe links run at their full generation and width. TX is GPU→host, RX host→GPU; NVLink carries GPU↔GPU traffic, against each GPU&apos;s nominal bandwidth.</source>

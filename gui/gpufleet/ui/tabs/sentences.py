@@ -152,8 +152,26 @@ def thermal_sentence(
     power: Mapping[int, F64],
     limit: Mapping[int, F64],
     default: Mapping[int, float | None],
+    mem_temps: Mapping[int, F64] | None = None,
+    mem_max: Mapping[int, float | None] | None = None,
 ) -> str:
     parts = []
+    # HBM at its own limit first: it throttles there, whatever the GPU's core reads (the
+    # demo's h100-a GPU 5 said only "peaked at 87 °C" while its memory sat at 95 °C).
+    mem_hot = []
+    for g, mt in (mem_temps or {}).items():
+        mm = (mem_max or {}).get(g)
+        if mm and mt is not None and np.isfinite(mt).any() and float(np.nanmax(mt)) >= mm - 2:
+            mem_hot.append((float(np.nanmax(mt)) - mm, g, float(np.nanmax(mt)), mm))
+    if mem_hot:
+        _, g, peak, mm = max(mem_hot)
+        parts.append(
+            translate(
+                "Sentences",
+                "GPU {gpu}'s memory reached {peak} °C, at its limit of {limit} °C: the memory "
+                "throttles there; ask the provider to check the cooling.",
+            ).format(gpu=g, peak=f"{peak:.0f}", limit=f"{mm:.0f}")
+        )
     hot = []
     for g in gpus:
         t = temps.get(g)
@@ -272,10 +290,13 @@ def pcie_sentence(
     max_width: Mapping[int, float | None],
 ) -> str:
     narrow = []
+    silent = []  # a lost GPU reports no link at all: never "full generation and width"
     for g in gpus:
         w, mw = width.get(g), max_width.get(g)
         ge, mg = gen.get(g), max_gen.get(g)
-        if w and mw and w < mw:
+        if w is None and ge is None:
+            silent.append(g)
+        elif w and mw and w < mw:
             narrow.append(
                 translate("Sentences", "GPU {gpu} runs at x{w} of x{max}").format(
                     gpu=g, w=f"{w:.0f}", max=f"{mw:.0f}"
@@ -292,6 +313,16 @@ def pcie_sentence(
             "Sentences",
             ". A narrower link halves host↔GPU bandwidth; a lower generation at idle is "
             "normal power saving, under load it is a riser or slot problem.",
+        )
+    if silent and len(silent) < len(gpus):
+        return translate(
+            "Sentences",
+            "GPU {gpus} reports no PCIe link state (a lost GPU reports none: see its alert); "
+            "the other links run at their full generation and width.",
+        ).format(gpus=", ".join(str(g) for g in silent))
+    if silent:
+        return translate(
+            "Sentences", "No GPU reports its PCIe link state here: it cannot be judged."
         )
     return translate(
         "Sentences",

@@ -148,6 +148,8 @@ class ThermalTab(PlotTab):
                 {g: s.v for g, s in zip(gpus, power, strict=True)},
                 {g: s.v for g, s in zip(gpus, limits, strict=True)},
                 dflt,
+                {g: sm.v for g, sm in zip(gpus, mem, strict=True) if g in rep_m},
+                {g: view.nominal(g, "temp_mem_max_c") for g in rep_m},
             )
         )
         self.populated = bool(rep) and bool(rep_p)
