@@ -311,6 +311,9 @@ def test_watching_per_link_values_reaches_the_daemon_over_ssh_and_outlives_a_res
         )
     finally:
         fleet.stop()
+        # The daemon started afresh during the test is the test's: stop it (the run-end check
+        # found it left sampling).
+        assert fleet.stop_samplers(["links"]) == {"links": None}
     assert fleet.watch_links("no-such-host", 60.0) is False
 
 
