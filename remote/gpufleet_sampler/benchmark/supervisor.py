@@ -21,7 +21,7 @@ import threading
 import time
 from typing import Any, Dict, List, Optional
 
-from gpufleet_sampler.benchmark import (
+from gpufleet_sampler.bench_protocol import (
     EXIT_CANCELLED,
     EXIT_FAILED,
     EXIT_TIMEOUT,

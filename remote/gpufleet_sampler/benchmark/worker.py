@@ -18,7 +18,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Tuple
 
-from gpufleet_sampler.benchmark import (
+from gpufleet_sampler.bench_protocol import (
     BENCH_VERSION,
     KIND_END,
     KIND_PROGRESS,
@@ -28,8 +28,8 @@ from gpufleet_sampler.benchmark import (
     KIND_START,
     KIND_TELEMETRY,
     METRICS,
-    Unmeasured,
 )
+from gpufleet_sampler.benchmark import Unmeasured
 
 # Shares of --seconds: the parallel per-GPU phase, the serial copies, the peer ring.
 PARALLEL_SHARE = 0.6

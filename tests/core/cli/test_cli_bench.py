@@ -12,7 +12,7 @@ import orjson
 from gpufleet.cli.errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 from gpufleet.core.config import paths
 from gpufleet.core.history import bench_results
-from gpufleet_sampler.benchmark import METRICS
+from gpufleet_sampler.bench_protocol import METRICS
 
 from tests.support.cli_run import gpufleet as run_gpufleet
 

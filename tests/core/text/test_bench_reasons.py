@@ -15,7 +15,7 @@ from gpufleet.core.text import translate
 from gpufleet.core.text.bench import bench_table, host_bench_line, verdict_line
 from gpufleet.core.text.bench_reasons import TEMPLATES, reason_of, reasons_text
 from gpufleet.core.verdicts.arrival import collect, judge
-from gpufleet_sampler.benchmark import (
+from gpufleet_sampler.bench_protocol import (
     KIND_END,
     KIND_REFUSED,
     KIND_RESULT,

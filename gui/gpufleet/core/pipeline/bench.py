@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gpufleet_sampler.benchmark import METRICS
+from gpufleet_sampler.bench_protocol import METRICS
 
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.fleet.fleet import Fleet

@@ -7,7 +7,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpufleet_sampler.benchmark import KIND_REFUSED, KIND_RESULT, KIND_SKIP, KIND_START, METRICS
+from gpufleet_sampler.bench_protocol import (
+    KIND_REFUSED,
+    KIND_RESULT,
+    KIND_SKIP,
+    KIND_START,
+    METRICS,
+)
 
 from gpufleet.core.text.bench_reasons import reason_of
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP, translated

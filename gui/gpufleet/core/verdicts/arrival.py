@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from gpufleet_sampler.benchmark import (
+from gpufleet_sampler.bench_protocol import (
     KIND_END,
     KIND_REFUSED,
     KIND_RESULT,

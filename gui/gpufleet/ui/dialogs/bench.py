@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from gpufleet_sampler.benchmark import KIND_RESULT, KIND_SKIP, KIND_START, METRICS
+from gpufleet_sampler.bench_protocol import KIND_RESULT, KIND_SKIP, KIND_START, METRICS
 from PySide6.QtCore import QObject, QThreadPool, Signal
 from PySide6.QtWidgets import (
     QDialog,
