@@ -18,6 +18,7 @@ import pytest
 from gpufleet_sampler import protocol, protocol_schema
 from gpufleet_sampler.backends.nvml import NvmlBackend
 
+from tests.remote.backends.nvml.test_nvml_bill import PER_TICK
 from tests.support.nvml_fake import CARD_CLASSES, card_profile, charged_backend, fake_nvml
 
 POS = protocol.ROW_POS
@@ -182,17 +183,9 @@ def test_where_the_budget_does_not_bite_nothing_is_given_up_however_a_peer_compa
     assert peer is not None and plan["planned_pct"] > peer
 
 
-# The curves the GUI plots per tick that a 4090 answers (test_nvml_bill.PER_TICK less the
-# PCIe / NVLink throughput it has no counters for).
-PER_TICK_4090 = (
-    "util_gpu_pct",
-    "sm_clock_mhz",
-    "mem_clock_mhz",
-    "temp_gpu_c",
-    "power_w",
-    "mem_used_bytes",
-    "clock_reasons",
-)
+# The curves the GUI plots per tick that a 4090 answers: all but the PCIe / NVLink
+# throughput it has no counters for.
+PER_TICK_4090 = tuple(n for n in PER_TICK if not n.startswith(("pcie_", "nvlink_")))
 
 
 def _changing_4090() -> dict[str, Any]:
