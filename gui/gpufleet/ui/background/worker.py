@@ -3,6 +3,7 @@ its result or its exception back on the GUI thread as a signal."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -25,9 +26,16 @@ class Job(QRunnable):
         try:
             res = self.fn()
         except Exception as e:
-            self.signals.failed.emit(e)
+            self._tell("failed", e)
         else:
-            self.signals.done.emit(res)
+            self._tell("done", res)
+
+    def _tell(self, signal: str, value: Any) -> None:
+        # RuntimeError: the signals' QObject is gone: the app quit (SIGTERM, the window
+        # closed) or the dialog that asked was destroyed while the call ran. Nobody is left
+        # to tell, and a traceback on the way out would only alarm.
+        with contextlib.suppress(RuntimeError):
+            getattr(self.signals, signal).emit(value)
 
 
 _running: set[Job] = set()
