@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 
+import pytest
 import shiboken6
 from gpufleet.ui.background.worker import run_in_pool
 from PySide6.QtCore import QThreadPool
@@ -26,11 +27,11 @@ def _orphaned_job_runs(fn: object) -> None:
 
 
 def test_a_result_nobody_waits_for_any_more_is_dropped_without_a_traceback(
-    qtbot: QtBot, capfd: object
+    qtbot: QtBot, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    errors: list[BaseException] = []
+    errors: list[BaseException | None] = []
     hook = threading.excepthook
-    threading.excepthook = lambda args: errors.append(args.exc_value)  # type: ignore[assignment]
+    threading.excepthook = lambda args: errors.append(args.exc_value)
     try:
         _orphaned_job_runs(42)
 
@@ -40,7 +41,7 @@ def test_a_result_nobody_waits_for_any_more_is_dropped_without_a_traceback(
         _orphaned_job_runs(boom)
     finally:
         threading.excepthook = hook
-    out, err = capfd.readouterr()  # type: ignore[attr-defined]
+    out, err = capfd.readouterr()
     assert "Traceback" not in out + err and "Signal source" not in out + err
     assert errors == []
 
