@@ -40,8 +40,12 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# Two pytest-xdist workers, a test file each at a time (a file's fixtures stay in one
+# process): many tests wait on sshd, subprocesses and Qt, and a second worker fills those
+# waits. PYTEST_WORKERS=0 runs everything in this one process.
+PYTEST_WORKERS ?= 2
 unit: $(STAMP) $(QM)
-	tools/run-tests $(BIN)/python -m pytest $(PYTEST_ARGS)
+	tools/run-tests $(BIN)/python -m pytest $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --dist loadfile) $(PYTEST_ARGS)
 
 test: lint typecheck unit
 

@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,13 +39,20 @@ def no_leftover_processes(
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Every fixture is torn down by now: what appeared during a test and is still alive
-    was left by it. Named, stopped, and the run fails."""
+    was left by it. Named, stopped, and the run fails. A pytest-xdist worker hands its lines
+    to the controller (``workeroutput``), which reports them and fails the run."""
     alive = process_leaks.still_alive({p: s for p, (s, _t) in _SEEN.items()}, grace_s=5.0)
-    if not alive:
-        return
     lines = [
         f"  {_SEEN[p][1]} left pid {p} running: {process_leaks.command(p)[:200]}" for p in alive
     ]
+    process_leaks.stop(alive)
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["leaked_processes"] = lines
+        return
+    lines += _WORKER_LEAKS
+    if not lines:
+        return
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
         reporter.write_sep("=", "tests left processes running (stopped now)", red=True)
@@ -52,8 +60,16 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             reporter.write_line(line, red=True)
     else:
         sys.stderr.write("\n".join(["tests left processes running (stopped now):", *lines, ""]))
-    process_leaks.stop(alive)
     session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+# What the xdist workers left (each worker's own end check), for the controller's report.
+_WORKER_LEAKS: list[str] = []
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    _WORKER_LEAKS.extend(getattr(node, "workeroutput", {}).get("leaked_processes", []))
 
 
 @pytest.fixture(autouse=True)

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support.paths import REMOTE, ROOT
 
 # A stand-in daemon: detached in a session of its own, as lifecycle.start_detached starts
@@ -17,6 +19,8 @@ from tests.support.paths import REMOTE, ROOT
 LEAKY = """
 import subprocess, sys
 from pathlib import Path
+
+import pytest
 
 WAIT = "import os, sys, time; open(sys.argv[1], 'w').write(str(os.getpid())); time.sleep(120)"
 
@@ -33,13 +37,13 @@ def test_stops_what_it_starts():
 """
 
 
-def _run(tmp_path: Path, body: str) -> subprocess.CompletedProcess[str]:
+def _run(tmp_path: Path, body: str, *args: str) -> subprocess.CompletedProcess[str]:
     (tmp_path / "test_case.py").write_text(body)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(REMOTE)])
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "tests.conftest",
-         "--rootdir", str(tmp_path), str(tmp_path / "test_case.py")],
+         "--rootdir", str(tmp_path), *args, str(tmp_path / "test_case.py")],
         capture_output=True, text=True, timeout=120, env=env, cwd=str(tmp_path), check=False,
     )  # fmt: skip
 
@@ -52,8 +56,12 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def test_a_leaked_daemon_fails_the_run_names_its_test_and_is_stopped(tmp_path: Path) -> None:
-    p = _run(tmp_path, LEAKY)
+# make test runs the suite in two pytest-xdist workers: a worker's check reaches the run's end.
+@pytest.mark.parametrize("args", [(), ("-n", "2")], ids=["one process", "xdist workers"])
+def test_a_leaked_daemon_fails_the_run_names_its_test_and_is_stopped(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    p = _run(tmp_path, LEAKY, *args)
     out = p.stdout + p.stderr
     assert p.returncode == 1, out
     assert "2 passed" in out  # the tests themselves passed: the run's end check failed it
