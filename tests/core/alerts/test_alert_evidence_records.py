@@ -14,16 +14,13 @@ from gpufleet.core.model import evidence as rec
 from gpufleet.core.model.alert import Alert, alert_from_json
 from gpufleet.core.text.alerts import alert_sentence, alert_title
 
-from tests.core.alerts.test_alerts_corpus import corpus
+from tests.support.corpus_runs import faulty_names, faulty_run
 
 
 def _fired() -> list[Alert]:
-    c = corpus()
-    busy, idle = c.load_trace()
     out: list[Alert] = []
-    for spec in c.faulty_hosts(0.4, 3):
-        fired, _gh = c.run(spec, busy, idle)
-        out += fired
+    for name in faulty_names(0.4, 3):
+        out += faulty_run(0.4, 3, name)[1]
     return out
 
 

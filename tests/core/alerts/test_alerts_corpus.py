@@ -4,27 +4,12 @@ critical alert, and every faulty variant raises its rule on its GPU."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from types import ModuleType
-
-from tests.support.rules_support import ROOT
-
-
-def corpus() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "alerts_corpus", ROOT / "bench" / "alerts_corpus.py"
-    )
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["alerts_corpus"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+from tests.support.corpus_runs import corpus, faulty_names, faulty_run, trace
 
 
 def test_small_corpus_no_false_alarm_and_every_cause_caught() -> None:
     c = corpus()
-    busy, idle = c.load_trace()
+    busy, idle = trace()
     # One 8-GPU host for 1.5 h with a 1 h laptop absence and a restart; one single GPU.
     healthy = [
         c.HostSpec("h8", 8, 1.5, 7, disconnect_h=0.2, disconnect_len_h=1.2, restart_h=1.2),
@@ -39,11 +24,11 @@ def test_small_corpus_no_false_alarm_and_every_cause_caught() -> None:
     names = {"thermal", "power_brake", "hidden_memory", "nvlink_half_of_peers",
              "nvlink_dead_lane", "mem_temp_over_limit", "hang_p8", "hang_dataloader_p0",
              "notebook_forgotten", "leak_fast", "kernel_named"}  # fmt: skip
-    for spec in c.faulty_hosts(0.4, 3):
-        f = spec.fault
-        if f.name not in names:
+    for name in faulty_names(0.4, 3):
+        if name.removeprefix("fault-") not in names:
             continue
-        fired, _gh = c.run(spec, busy, idle)
+        spec, fired = faulty_run(0.4, 3, name)
+        f = spec.fault
         hit = [a for a in fired if c.caught_by(a, f)]
         assert hit, f.name
         wrong = [a for a in fired if a.rule_id == f.rule and not c.caught_by(a, f)]
