@@ -4,6 +4,7 @@ Sample, or the same refusal), and a value beyond the protocol's range is refused
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -36,7 +37,8 @@ def _with_value(line: bytes, text: bytes) -> bytes:
     "text",
     [b"7", b"7.25", b"-0.5", b"null", b"true", b'"7"', b"[7]", b"[]", b'{"a":1}',
      b"7e2", b"7E-2", b"1e25", b"18446744073709551615", b"18446744073709551617",
-     b"123456789012345678901234.5", b"-9223372036854775809", b" 7"],
+     b"123456789012345678901234.5", b"-9223372036854775809", b" 7",
+     b"0.12345678901234567890123", b"12345678901234567890", b"1234567890123456789"],
 )  # fmt: skip
 def test_fast_path_gives_what_the_general_path_gives(lines: list[bytes], text: bytes) -> None:
     d = StreamDecoder()
@@ -64,3 +66,61 @@ def test_values_out_of_range_or_of_another_type_make_the_line_bad(
     assert d.feed(_with_value(sample, text)) is None
     assert d.bad_lines == 1 and d.last_error is not None
     assert isinstance(d.feed(sample), Sample)  # and the stream goes on
+
+
+def _sample_line(lines: list[bytes]) -> bytes:
+    return next(ln for ln in lines[1:] if b'"kind":"sample"' in ln[:20])
+
+
+def _both_paths(lines: list[bytes], line: bytes) -> tuple[object, object, StreamDecoder]:
+    """What the decoder gives for ``line`` and what the general path gives for it."""
+    d = StreamDecoder()
+    d.feed(lines[0])
+    got = d.feed(line)
+    try:
+        want: object = parse_object(orjson.loads(line), d.hello)
+    except ValueError:
+        want = None
+    return got, want, d
+
+
+@pytest.mark.parametrize("index", [b"0.0", b"2.0", b"-1", b"true", b"null", b"[2]"])
+def test_a_gpu_index_that_is_no_plain_integer_is_refused(lines: list[bytes], index: bytes) -> None:
+    head, rows = _sample_line(lines).split(b'"gpus":[[', 1)
+    _, rest = rows.split(b",", 1)
+    got, want, d = _both_paths(lines, head + b'"gpus":[[' + index + b"," + rest)
+    assert got is None and want is None and d.bad_lines == 1
+
+
+def test_a_sample_built_on_the_decoded_object_is_a_plain_sample(lines: list[bytes]) -> None:
+    d = StreamDecoder()
+    d.feed(lines[0])
+    got = d.feed(_sample_line(lines))
+    assert isinstance(got, Sample)
+    built = Sample(seq=got.seq, t=got.t, mono=got.mono, columns=got.columns, rows=got.rows)
+    assert got == built and hash(got) == hash(built)
+    assert list(vars(got)) == ["seq", "t", "mono", "columns", "rows"]
+    assert all(type(r) is tuple for r in got.rows)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # Another key after the array, or before it: what the general path gives.
+        lambda ln: ln[:-1] + b',"extra":1}',
+        lambda ln: ln.replace(b'"seq":', b'"extra":[1],"seq":', 1),
+        # An earlier "gpus" array the decoded object does not keep (JSON's last key wins):
+        # the byte check runs from the first one to the end of the line.
+        lambda ln: ln.replace(b'"gpus":[', b'"gpus":[[0,"x"]],"gpus":[', 1),
+        # Times written as integers, spaces after the separators, a trailing newline.
+        lambda ln: re.sub(rb'"(t|mono)":([0-9]+)\.[0-9]+', rb'"\1":\2', ln),
+        lambda ln: ln.replace(b",", b", ").replace(b":", b": "),
+        lambda ln: ln + b"\n",
+    ],
+)
+def test_lines_off_the_sampler_s_own_shape_give_what_the_general_path_gives(
+    lines: list[bytes], change: object
+) -> None:
+    line = change(_sample_line(lines))  # type: ignore[operator]
+    got, want, d = _both_paths(lines, line)
+    assert isinstance(want, Sample) and got == want and d.bad_lines == 0

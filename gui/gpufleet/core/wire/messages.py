@@ -389,71 +389,121 @@ def _array_brackets(line: bytes) -> int | None:
     return mapped.count(b"[", i, end)
 
 
-def _fast_sample(obj: Mapping[str, Any], line: bytes, hello: Hello) -> Sample | None:
+# The sample fast path's own byte check, one translate of the "gpus" array that also drops
+# the bytes no check needs to see ("." and "-" inside numbers, "]", the letters of null:
+# a quarter of the array), so that the two passes over what is left are shorter: digits
+# become "9", "," stays, and "[" and any byte that has no place in an array of numbers and
+# nulls become "[" (a string's quote, an object's brace, the "e" of true, false or an
+# exponent, whitespace). Dropping "." joins a float's digits into one run, which only
+# makes the 20-digit test stricter.
+_SAMPLE_BYTES = bytes(
+    0x39 if 0x30 <= b <= 0x39 else 0x2C if b == 0x2C else 0x5B for b in range(256)
+)
+_SAMPLE_DROP = b".-+]nul"
+_ARRAY_START = b'"gpus":['
+_ARRAY_END = b"]]}"
+
+
+def _sample_array_clean(line: bytes, rows: int) -> bool:
+    """Whether the line's "gpus" array comes last and holds ``rows`` "[" (one per row, no
+    nested list) and otherwise only numbers without exponents or 20-digit runs, nulls and
+    commas. Each byte of the array checked once in C, and what is left twice."""
+    i = line.find(_ARRAY_START)
+    if i < 0:
+        return False
+    if not line.endswith(_ARRAY_END):  # a line still ending in whitespace (a newline)
+        line = line.rstrip(_WHITESPACE)
+        if not line.endswith(_ARRAY_END):
+            return False
+    mapped = line[i + 8 : -1].translate(_SAMPLE_BYTES, _SAMPLE_DROP)
+    return mapped.count(b"[") == rows and _LONG_DIGITS not in mapped
+
+
+class _SampleLayout(NamedTuple):
+    """What the rows of one hello's sample lines look like, worked out once per hello (a
+    decoder holds its own: sessions of different hosts never share one)."""
+
+    hello: Hello | None
+    columns: tuple[str, ...]
+    widths: set[int]  # {len(columns) + 1}: every row's length, GPU index included
+    index_json: bytes  # the hello's GPU indices as orjson writes them, e.g. b"[0,1,2,3]"
+
+
+_NO_LAYOUT = _SampleLayout(None, (), set(), b"")
+
+
+def _sample_layout(hello: Hello) -> _SampleLayout:
+    index = [g.index for g in hello.gpus]
+    return _SampleLayout(hello, hello.columns, {len(hello.columns) + 1}, orjson.dumps(index))
+
+
+def _fast_sample(obj: dict[str, Any], line: bytes, layout: _SampleLayout) -> Sample | None:
     """The hot path for the sampler's own lines, whose "gpus" array comes last: validate the
     array's bytes at C speed instead of the type of every decoded value. None = take the
     general path (which gives the same result for well-formed input, more slowly)."""
-    brackets = _array_brackets(line)
-    if brackets is None:
-        return None
     gpus = obj.get("gpus")
-    width = len(hello.columns) + 1
-    # Rows that are lists, one "[" each and no more (a list nested where a number belongs
-    # passes the byte filter above and the row-length check, but not this count), of the
-    # hello's width, led by a GPU index in range: each checked once for all rows, in C.
-    if (
-        type(gpus) is not list
-        or not gpus
-        or len(gpus) > MAX_GPUS
-        or brackets != len(gpus)
-        or set(map(type, gpus)) != _LIST_ONLY
-        or set(map(len, gpus)) != {width}
-    ):
+    if type(gpus) is not list or not 0 < len(gpus) <= MAX_GPUS:
         return None
+    # Every row of the hello's width, once for all rows, in C. An element without a length
+    # (a number, a null) is no row; one with a length that is not a list (a string, an
+    # object) cannot pass the byte check below.
+    try:
+        if set(map(len, gpus)) != layout.widths:
+            return None
+    except TypeError:
+        return None
+    # Bytes of numbers and nulls only, and one "[" per row, no more: every element is a
+    # list (it has a length, and is no string or object) holding no list.
+    if not _sample_array_clean(line, len(gpus)):
+        return None
+    # GPU indices: the hello's own (checked when it was parsed), written exactly as orjson
+    # writes them (so an index 0.0, which equals 0, does not pass); else ints in range.
     index = list(map(_FIRST, gpus))
-    if set(map(type, index)) != _INT_ONLY:
+    if _dumps(index) != layout.index_json and not _indices_in_range(index):
         return None
-    # The hello's own GPUs (their indices checked when it was parsed), the usual case: one
-    # list comparison instead of a min and a max.
-    if index != _hello_indices(hello) and (min(index) < 0 or max(index) > MAX_GPU_INDEX):
-        return None
+    # The header: exactly the sampler's keys (the object becomes the Sample's attributes),
+    # each of its type and in range; a time written as an integer takes the general path,
+    # which makes it a float.
     t: Any = obj.get("t")
     mono: Any = obj.get("mono")
     seq: Any = obj.get("seq")
     if (
-        type(seq) is not int
-        or type(t) not in (int, float)
-        or type(mono) not in (int, float)
+        len(obj) != 5
+        or type(seq) is not int
+        or type(t) is not float
+        or type(mono) is not float
         or not 0 <= seq <= INT64_MAX
         or not 0.0 <= t <= MAX_T
         or not 0.0 <= mono <= MAX_MONO
     ):
         return None
-    return _new_sample(seq, float(t), float(mono), hello.columns, tuple(map(tuple, gpus)))
+    return _new_sample(obj, layout.columns, tuple(map(tuple, gpus)))
 
 
-# The last hello's GPU indices: (hello, list), one entry replaced whole (one global
-# rebinding, as for _link_layout_cache: every session thread's decoder reads it).
-_indices_cache: tuple[Any, list[int]] = (None, [])
+_dumps = orjson.dumps
 
 
-def _hello_indices(hello: Hello) -> list[int]:
-    global _indices_cache
-    seen, indices = _indices_cache
-    if seen is not hello:
-        indices = [g.index for g in hello.gpus]
-        _indices_cache = (hello, indices)
-    return indices
+def _indices_in_range(index: list[Any]) -> bool:
+    """GPU indices that are not the hello's: ints within NVML's range (the rows are then
+    taken as they are; which GPUs a sample lists is the consumers' business)."""
+    return set(map(type, index)) == _INT_ONLY and min(index) >= 0 and max(index) <= MAX_GPU_INDEX
 
 
-def _new_sample(
-    seq: int, t: float, mono: float, columns: tuple[str, ...], rows: tuple[tuple[Value, ...], ...]
-) -> Sample:
-    """A Sample built without the frozen dataclass's __init__ (one object.__setattr__ per
-    field: a third of what the fast path costs beyond orjson); the same object."""
-    s = object.__new__(Sample)
-    vars(s).update(seq=seq, t=t, mono=mono, columns=columns, rows=rows)
+def _new_sample(obj: dict[str, Any], columns: tuple[str, ...], rows: Any) -> Sample:
+    """A Sample whose attribute dict is the line's decoded object itself (``seq``, ``t``,
+    ``mono`` already in place; ``kind`` and ``gpus`` swapped for ``columns`` and ``rows``):
+    no dict built and no frozen-dataclass __init__ (one object.__setattr__ per field),
+    the same object, equal to and hashed as one built by Sample(...)."""
+    del obj["kind"], obj["gpus"]
+    obj["columns"] = columns
+    obj["rows"] = rows
+    s = _object_new(Sample)
+    _object_setattr(s, "__dict__", obj)
     return s
+
+
+_object_new = object.__new__
+_object_setattr = object.__setattr__
 
 
 def _clean_row(r: Any, width: int) -> tuple[Value, ...]:
@@ -672,6 +722,12 @@ def parse_object(
     raise ProtocolError(f"unknown kind {kind!r}")
 
 
+_loads = orjson.loads
+_MAX_LINE_BYTES = protocol.MAX_LINE_BYTES
+_KIND_SAMPLE = protocol.KIND_SAMPLE
+_BLANK = (b"\n", "\n")
+
+
 class StreamDecoder:
     """Decodes a stream of lines; never raises on a bad line (except a version mismatch,
     which makes the whole stream unusable and is raised as VersionError)."""
@@ -681,21 +737,25 @@ class StreamDecoder:
         self.bad_lines = 0
         self.last_error: str | None = None
         self._procs_cache = _ProcsCache()
+        self._layout = _NO_LAYOUT
 
     def feed(self, line: bytes | str) -> Message | None:
-        if not line or line in (b"\n", "\n"):
-            return None
-        if len(line) > protocol.MAX_LINE_BYTES:
+        if len(line) > _MAX_LINE_BYTES:
             self._bad(f"line of {len(line)} bytes exceeds the {protocol.MAX_LINE_BYTES} limit")
             return None
+        if not line or line in _BLANK:
+            return None
         try:
-            obj = orjson.loads(line)
+            obj = _loads(line)
         except orjson.JSONDecodeError as e:
             self._bad(f"not JSON: {e}")
             return None
         kind = obj.get("kind") if type(obj) is dict else None
-        if isinstance(line, bytes) and self.hello is not None:
-            fast = _fast_sample(obj, line, self.hello) if kind == protocol.KIND_SAMPLE else None
+        if kind == _KIND_SAMPLE and type(line) is bytes and self.hello is not None:
+            layout = self._layout
+            if layout.hello is not self.hello:
+                layout = self._layout = _sample_layout(self.hello)
+            fast = _fast_sample(obj, line, layout)
             if fast is not None:
                 return fast
         try:
