@@ -1,16 +1,24 @@
-"""The sample fast path's byte check: a real sampler line with one value replaced by
-something the check must not let through gives what the general path gives (the same
-Sample, or the same refusal), and a value beyond the protocol's range is refused either way."""
+"""The sample fast path (a typed decode that checks every value's type and range while it
+parses): a real sampler line with one value replaced by something it must not let through
+gives what the general path gives (the same Sample, or the same refusal), a value beyond
+the protocol's range is refused either way, and the numbers it parses are the very values
+orjson parses for the general path."""
 
 from __future__ import annotations
 
+import random
 import re
 import subprocess
 import sys
 
 import orjson
 import pytest
-from gpufleet.core.wire.messages import Sample, StreamDecoder, parse_object
+from gpufleet.core.wire.messages import (
+    Sample,
+    StreamDecoder,
+    _sample_layout,
+    parse_object,
+)
 
 
 @pytest.fixture(scope="module")
@@ -112,6 +120,12 @@ def test_a_sample_built_on_the_decoded_object_is_a_plain_sample(lines: list[byte
         # An earlier "gpus" array the decoded object does not keep (JSON's last key wins):
         # the byte check runs from the first one to the end of the line.
         lambda ln: ln.replace(b'"gpus":[', b'"gpus":[[0,"x"]],"gpus":[', 1),
+        lambda ln: (
+            ln[:-1]
+            + b',"gpus":'
+            + ln[ln.index(b'"gpus":[') + 7 : -1].replace(b"[1,", b"[9,")
+            + b"}"
+        ),
         # Times written as integers, spaces after the separators, a trailing newline.
         lambda ln: re.sub(rb'"(t|mono)":([0-9]+)\.[0-9]+', rb'"\1":\2', ln),
         lambda ln: ln.replace(b",", b", ").replace(b":", b": "),
@@ -124,3 +138,36 @@ def test_lines_off_the_sampler_s_own_shape_give_what_the_general_path_gives(
     line = change(_sample_line(lines))  # type: ignore[operator]
     got, want, d = _both_paths(lines, line)
     assert isinstance(want, Sample) and got == want and d.bad_lines == 0
+
+
+def test_numbers_parse_to_the_values_the_general_path_gets(lines: list[bytes]) -> None:
+    """Floats of every magnitude in range (17 significant digits, subnormal, negative zero)
+    and integers up to int64's ends, written as Python's json writes them."""
+    rnd = random.Random(28)
+    sample = _sample_line(lines)
+    values = [-0.0, 5e-324, 2.2250738585072014e-308, 0.1, 1 / 3, 2.0**53 + 1.0, 1e16, 1.8e19]
+    values += [2**63 - 1, -(2**63), 2**53 + 1, 0]
+    values += [rnd.uniform(-1, 1) * 10 ** rnd.randint(-30, 19) for _ in range(200)]
+    values += [rnd.randint(-(2**63), 2**63 - 1) for _ in range(50)]
+    d = StreamDecoder()
+    d.feed(lines[0])
+    assert d.hello is not None
+    layout = _sample_layout(d.hello)
+    for v in values:
+        line = _with_value(sample, repr(v).encode())
+        decoded = layout.decode(line)  # the fast path's own parse, not its fallback's
+        want = parse_object(orjson.loads(line), d.hello)
+        assert isinstance(want, Sample) and decoded.gpus == want.rows, v
+        assert type(decoded.gpus[2][1]) is type(want.rows[2][1])
+        assert d.feed(line) == want
+
+
+@pytest.mark.parametrize("rows", [0, 128, 129])
+def test_row_counts_at_and_past_the_limit_give_what_the_general_path_gives(
+    lines: list[bytes], rows: int
+) -> None:
+    sample = _sample_line(lines)
+    head, body = sample.split(b'"gpus":[', 1)
+    first = body[: body.index(b"]") + 1]
+    got, want, d = _both_paths(lines, head + b'"gpus":[' + b",".join([first] * rows) + b"]}")
+    assert got == want and (want is None) == (rows > 128) and (got is None) == (d.bad_lines == 1)

@@ -11,14 +11,16 @@ Everything downstream (fleet, rules, cost, store, UI) consumes these types, neve
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import chain
-from operator import itemgetter
-from typing import Any, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple
 
+import msgspec
 import orjson
 from gpufleet_sampler import protocol
+from msgspec import Meta
 
 Value = float | int | None
 
@@ -344,7 +346,7 @@ def _parse_sample(obj: Mapping[str, Any], hello: Hello | None) -> Sample:
     )
 
 
-# What a sample's "gpus" array may hold on the fast path, byte by byte: digits become "9",
+# What a links line's "gpus" array may hold on its fast path, byte by byte: digits become "9",
 # "[" stays "[", the rest of the punctuation of numbers, rows and nulls ("n", "u", "l" only
 # as null: the line already parsed as JSON, so no other word remains) becomes ",", and
 # anything else becomes "[" too, so that counting "[" (one per row, as the caller checks)
@@ -363,17 +365,14 @@ MAX_VALUE = float(2**64)
 
 
 _WHITESPACE = b" \t\r\n"
-_LIST_ONLY = {list}
-_INT_ONLY = {int}
-_FIRST = itemgetter(0)
 
 
 def _array_brackets(line: bytes) -> int | None:
     """How many "[" the line's "gpus" array holds after its own, where that array comes
     last and its bytes are only numbers without exponents or 20-digit runs, nulls, commas
     and brackets; None otherwise. Each byte checked once, in C (translate, then find and
-    count over the array's range of the translated line): the sampler's own sample and
-    links lines then need no check value by value."""
+    count over the array's range of the translated line): the sampler's own links lines
+    then need no check value by value."""
     i = line.find(b'"gpus":[')
     if i < 0:
         return None
@@ -389,117 +388,60 @@ def _array_brackets(line: bytes) -> int | None:
     return mapped.count(b"[", i, end)
 
 
-# The sample fast path's own byte check, one translate of the "gpus" array that also drops
-# the bytes no check needs to see ("." and "-" inside numbers, "]", the letters of null:
-# a quarter of the array), so that the two passes over what is left are shorter: digits
-# become "9", "," stays, and "[" and any byte that has no place in an array of numbers and
-# nulls become "[" (a string's quote, an object's brace, the "e" of true, false or an
-# exponent, whitespace). Dropping "." joins a float's digits into one run, which only
-# makes the 20-digit test stricter.
-_SAMPLE_BYTES = bytes(
-    0x39 if 0x30 <= b <= 0x39 else 0x2C if b == 0x2C else 0x5B for b in range(256)
+# The sample fast path: the sampler's own sample lines decoded by msgspec straight into
+# the types the general path checks for, each value checked against its range while it
+# is parsed, in C: one pass over the line, where orjson and then a byte check of the
+# array (translate, count, search) took four, and no copy of the rows into tuples. A line
+# it refuses takes the general path, which says what is wrong, or takes what only it
+# accepts (a boolean in a row as null, an integer from 2**63 to 2**64), so that both give
+# the same Sample or the same refusal.
+_GPU_INDEX = Annotated[int, Meta(ge=0, le=MAX_GPU_INDEX)]
+_ROW_VALUE = (
+    Annotated[int, Meta(ge=INT64_MIN, le=INT64_MAX)]
+    | Annotated[float, Meta(ge=-MAX_VALUE, le=MAX_VALUE)]
+    | None
 )
-_SAMPLE_DROP = b".-+]nul"
-_ARRAY_START = b'"gpus":['
-_ARRAY_END = b"]]}"
+# Where a line of the sampler's own starts (a sample line in another key order takes the
+# general path).
+_SAMPLE_PREFIX = b'{"kind":"sample",'
 
 
-def _sample_array_clean(line: bytes, rows: int) -> bool:
-    """Whether the line's "gpus" array comes last and holds ``rows`` "[" (one per row, no
-    nested list) and otherwise only numbers without exponents or 20-digit runs, nulls and
-    commas. Each byte of the array checked once in C, and what is left twice."""
-    i = line.find(_ARRAY_START)
-    if i < 0:
-        return False
-    if not line.endswith(_ARRAY_END):  # a line still ending in whitespace (a newline)
-        line = line.rstrip(_WHITESPACE)
-        if not line.endswith(_ARRAY_END):
-            return False
-    mapped = line[i + 8 : -1].translate(_SAMPLE_BYTES, _SAMPLE_DROP)
-    return mapped.count(b"[") == rows and _LONG_DIGITS not in mapped
+@lru_cache(maxsize=16)
+def _sample_line_decoder(width: int) -> msgspec.json.Decoder[Any]:
+    """A decoder of sample lines whose rows are ``width`` long (GPU index included): a
+    tuple of exactly that many values each, the index first. One per row width, shared."""
+    # Types built at run time (the width is the hello's), so typed Any for mypy.
+    row: Any = tuple.__class_getitem__((_GPU_INDEX, *(_ROW_VALUE,) * (width - 1)))
+    rows: Any = tuple.__class_getitem__((row, ...))
+    line = msgspec.defstruct(
+        "SampleLine",
+        [
+            ("kind", Literal["sample"]),
+            ("seq", Annotated[int, Meta(ge=0, le=INT64_MAX)]),
+            ("t", Annotated[float, Meta(ge=0.0, le=MAX_T)]),
+            ("mono", Annotated[float, Meta(ge=0.0, le=MAX_MONO)]),
+            ("gpus", rows),
+        ],
+        frozen=True,
+        gc=False,  # holds numbers only, and lives only until its Sample is built
+    )
+    return msgspec.json.Decoder(line)
 
 
 class _SampleLayout(NamedTuple):
-    """What the rows of one hello's sample lines look like, worked out once per hello (a
-    decoder holds its own: sessions of different hosts never share one)."""
+    """What one hello's sample lines look like (a decoder holds its own)."""
 
     hello: Hello | None
     columns: tuple[str, ...]
-    widths: set[int]  # {len(columns) + 1}: every row's length, GPU index included
-    index_json: bytes  # the hello's GPU indices as orjson writes them, e.g. b"[0,1,2,3]"
+    decode: Callable[[bytes], Any]
 
 
-_NO_LAYOUT = _SampleLayout(None, (), set(), b"")
+_NO_LAYOUT = _SampleLayout(None, (), lambda line: None)
+_FAST_REFUSED = (msgspec.ValidationError, msgspec.DecodeError)
 
 
 def _sample_layout(hello: Hello) -> _SampleLayout:
-    index = [g.index for g in hello.gpus]
-    return _SampleLayout(hello, hello.columns, {len(hello.columns) + 1}, orjson.dumps(index))
-
-
-def _fast_sample(obj: dict[str, Any], line: bytes, layout: _SampleLayout) -> Sample | None:
-    """The hot path for the sampler's own lines, whose "gpus" array comes last: validate the
-    array's bytes at C speed instead of the type of every decoded value. None = take the
-    general path (which gives the same result for well-formed input, more slowly)."""
-    gpus = obj.get("gpus")
-    if type(gpus) is not list or not 0 < len(gpus) <= MAX_GPUS:
-        return None
-    # Every row of the hello's width, once for all rows, in C. An element without a length
-    # (a number, a null) is no row; one with a length that is not a list (a string, an
-    # object) cannot pass the byte check below.
-    try:
-        if set(map(len, gpus)) != layout.widths:
-            return None
-    except TypeError:
-        return None
-    # Bytes of numbers and nulls only, and one "[" per row, no more: every element is a
-    # list (it has a length, and is no string or object) holding no list.
-    if not _sample_array_clean(line, len(gpus)):
-        return None
-    # GPU indices: the hello's own (checked when it was parsed), written exactly as orjson
-    # writes them (so an index 0.0, which equals 0, does not pass); else ints in range.
-    index = list(map(_FIRST, gpus))
-    if _dumps(index) != layout.index_json and not _indices_in_range(index):
-        return None
-    # The header: exactly the sampler's keys (the object becomes the Sample's attributes),
-    # each of its type and in range; a time written as an integer takes the general path,
-    # which makes it a float.
-    t: Any = obj.get("t")
-    mono: Any = obj.get("mono")
-    seq: Any = obj.get("seq")
-    if (
-        len(obj) != 5
-        or type(seq) is not int
-        or type(t) is not float
-        or type(mono) is not float
-        or not 0 <= seq <= INT64_MAX
-        or not 0.0 <= t <= MAX_T
-        or not 0.0 <= mono <= MAX_MONO
-    ):
-        return None
-    return _new_sample(obj, layout.columns, tuple(map(tuple, gpus)))
-
-
-_dumps = orjson.dumps
-
-
-def _indices_in_range(index: list[Any]) -> bool:
-    """GPU indices that are not the hello's: ints within NVML's range (the rows are then
-    taken as they are; which GPUs a sample lists is the consumers' business)."""
-    return set(map(type, index)) == _INT_ONLY and min(index) >= 0 and max(index) <= MAX_GPU_INDEX
-
-
-def _new_sample(obj: dict[str, Any], columns: tuple[str, ...], rows: Any) -> Sample:
-    """A Sample whose attribute dict is the line's decoded object itself (``seq``, ``t``,
-    ``mono`` already in place; ``kind`` and ``gpus`` swapped for ``columns`` and ``rows``):
-    no dict built and no frozen-dataclass __init__ (one object.__setattr__ per field),
-    the same object, equal to and hashed as one built by Sample(...)."""
-    del obj["kind"], obj["gpus"]
-    obj["columns"] = columns
-    obj["rows"] = rows
-    s = _object_new(Sample)
-    _object_setattr(s, "__dict__", obj)
-    return s
+    return _SampleLayout(hello, hello.columns, _sample_line_decoder(len(hello.columns) + 1).decode)
 
 
 _object_new = object.__new__
@@ -724,7 +666,6 @@ def parse_object(
 
 _loads = orjson.loads
 _MAX_LINE_BYTES = protocol.MAX_LINE_BYTES
-_KIND_SAMPLE = protocol.KIND_SAMPLE
 _BLANK = (b"\n", "\n")
 
 
@@ -740,6 +681,30 @@ class StreamDecoder:
         self._layout = _NO_LAYOUT
 
     def feed(self, line: bytes | str) -> Message | None:
+        # The sampler's own sample lines first, on the fast path: what it refuses takes the
+        # general path below, which gives the same Sample or says what is wrong.
+        if (
+            type(line) is bytes
+            and line.startswith(_SAMPLE_PREFIX)
+            and len(line) <= _MAX_LINE_BYTES
+            and self.hello is not None
+        ):
+            layout = self._layout
+            if layout.hello is not self.hello:
+                layout = self._layout = _sample_layout(self.hello)
+            try:
+                o = layout.decode(line)
+            except _FAST_REFUSED:
+                pass
+            else:
+                if len(o.gpus) <= MAX_GPUS:
+                    # Attributes set at once, without the frozen dataclass's __init__ (one
+                    # object.__setattr__ per field): the same object as Sample(...) builds.
+                    s = _object_new(Sample)
+                    attrs = {"seq": o.seq, "t": o.t, "mono": o.mono, "columns": layout.columns}
+                    attrs["rows"] = o.gpus
+                    _object_setattr(s, "__dict__", attrs)
+                    return s
         if len(line) > _MAX_LINE_BYTES:
             self._bad(f"line of {len(line)} bytes exceeds the {protocol.MAX_LINE_BYTES} limit")
             return None
@@ -751,13 +716,6 @@ class StreamDecoder:
             self._bad(f"not JSON: {e}")
             return None
         kind = obj.get("kind") if type(obj) is dict else None
-        if kind == _KIND_SAMPLE and type(line) is bytes and self.hello is not None:
-            layout = self._layout
-            if layout.hello is not self.hello:
-                layout = self._layout = _sample_layout(self.hello)
-            fast = _fast_sample(obj, line, layout)
-            if fast is not None:
-                return fast
         try:
             if kind == protocol.KIND_LINKS and isinstance(line, bytes):
                 msg: Message = _parse_links(obj, self.hello, _array_brackets(line))
