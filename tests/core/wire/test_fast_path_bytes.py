@@ -107,7 +107,7 @@ def test_a_sample_built_on_the_decoded_object_is_a_plain_sample(lines: list[byte
     assert isinstance(got, Sample)
     built = Sample(seq=got.seq, t=got.t, mono=got.mono, columns=got.columns, rows=got.rows)
     assert got == built and hash(got) == hash(built)
-    assert list(vars(got)) == ["seq", "t", "mono", "columns", "rows"]
+    assert sorted(vars(got)) == ["columns", "mono", "rows", "seq", "t"]
     assert all(type(r) is tuple for r in got.rows)
 
 
@@ -116,6 +116,8 @@ def test_a_sample_built_on_the_decoded_object_is_a_plain_sample(lines: list[byte
     [
         # Another key after the array, or before it: what the general path gives.
         lambda ln: ln[:-1] + b',"extra":1}',
+        # Negative values (the signed bounds).
+        lambda ln: ln.replace(b",0,", b",-3,", 1).replace(b",0.0,", b",-0.5,", 1),
         lambda ln: ln.replace(b'"seq":', b'"extra":[1],"seq":', 1),
         # An earlier "gpus" array the decoded object does not keep (JSON's last key wins):
         # the byte check runs from the first one to the end of the line.
@@ -155,10 +157,11 @@ def test_numbers_parse_to_the_values_the_general_path_gets(lines: list[bytes]) -
     layout = _sample_layout(d.hello)
     for v in values:
         line = _with_value(sample, repr(v).encode())
-        decoded = layout.decode(line)  # the fast path's own parse, not its fallback's
+        decode = layout.decode_signed if b"-" in line else layout.decode_unsigned
+        decoded = decode(line)  # the fast path's own parse, not its fallback's
         want = parse_object(orjson.loads(line), d.hello)
-        assert isinstance(want, Sample) and decoded.gpus == want.rows, v
-        assert type(decoded.gpus[2][1]) is type(want.rows[2][1])
+        assert isinstance(want, Sample) and decoded["rows"] == want.rows, v
+        assert type(decoded["rows"][2][1]) is type(want.rows[2][1])
         assert d.feed(line) == want
 
 
@@ -171,3 +174,10 @@ def test_row_counts_at_and_past_the_limit_give_what_the_general_path_gives(
     first = body[: body.index(b"]") + 1]
     got, want, d = _both_paths(lines, head + b'"gpus":[' + b",".join([first] * rows) + b"]}")
     assert got == want and (want is None) == (rows > 128) and (got is None) == (d.bad_lines == 1)
+
+
+def test_a_second_kind_is_what_the_line_is(lines: list[bytes]) -> None:
+    """JSON's last key wins: a sample line with a later "kind" of "event" is an event (here
+    one without a type, so a bad line), on the fast path as on the general one."""
+    got, want, d = _both_paths(lines, _sample_line(lines)[:-1] + b',"kind":"event"}')
+    assert got is None and want is None and d.bad_lines == 1

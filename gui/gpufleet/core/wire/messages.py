@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import chain
-from typing import Annotated, Any, Literal, NamedTuple
+from typing import Annotated, Any, NamedTuple
 
 import msgspec
 import orjson
@@ -395,37 +395,49 @@ def _array_brackets(line: bytes) -> int | None:
 # it refuses takes the general path, which says what is wrong, or takes what only it
 # accepts (a boolean in a row as null, an integer from 2**63 to 2**64), so that both give
 # the same Sample or the same refusal.
-_GPU_INDEX = Annotated[int, Meta(ge=0, le=MAX_GPU_INDEX)]
-_ROW_VALUE = (
-    Annotated[int, Meta(ge=INT64_MIN, le=INT64_MAX)]
-    | Annotated[float, Meta(ge=-MAX_VALUE, le=MAX_VALUE)]
-    | None
-)
+# Each bound as msgspec checks it: (lower, upper) for lines with a minus sign anywhere, and
+# upper only for lines without one (the sampler's: no number there can be negative, and a
+# one-sided bound costs msgspec half as much).
+_SIGNED, _UNSIGNED = 0, 1
 # Where a line of the sampler's own starts (a sample line in another key order takes the
 # general path).
 _SAMPLE_PREFIX = b'{"kind":"sample",'
 
 
-@lru_cache(maxsize=16)
-def _sample_line_decoder(width: int) -> msgspec.json.Decoder[Any]:
-    """A decoder of sample lines whose rows are ``width`` long (GPU index included): a
-    tuple of exactly that many values each, the index first. One per row width, shared."""
-    # Types built at run time (the width is the hello's), so typed Any for mypy.
-    row: Any = tuple.__class_getitem__((_GPU_INDEX, *(_ROW_VALUE,) * (width - 1)))
-    rows: Any = tuple.__class_getitem__((row, ...))
+def _bounded(kind: type, lo: float, hi: float, signs: int) -> Any:
+    meta = Meta(le=hi) if signs == _UNSIGNED else Meta(ge=lo, le=hi)
+    return Annotated.__class_getitem__((kind, meta))  # type: ignore[attr-defined]
+
+
+@lru_cache(maxsize=32)
+def _sample_line_decoder(width: int, signs: int) -> Callable[[bytes], Any]:
+    """A decoder of sample lines whose rows are ``width`` long (GPU index included), each
+    a tuple of exactly that many values, the index first; it returns the line's fields as
+    a dict (``seq``, ``t``, ``mono``, ``rows``). One per row width and sign, shared."""
+    value = (
+        _bounded(int, INT64_MIN, INT64_MAX, signs)
+        | _bounded(float, -MAX_VALUE, MAX_VALUE, signs)
+        | None
+    )
+    row = tuple.__class_getitem__((_bounded(int, 0, MAX_GPU_INDEX, signs), *(value,) * (width - 1)))
     line = msgspec.defstruct(
         "SampleLine",
         [
-            ("kind", Literal["sample"]),
-            ("seq", Annotated[int, Meta(ge=0, le=INT64_MAX)]),
-            ("t", Annotated[float, Meta(ge=0.0, le=MAX_T)]),
-            ("mono", Annotated[float, Meta(ge=0.0, le=MAX_MONO)]),
-            ("gpus", rows),
+            ("seq", _bounded(int, 0, INT64_MAX, signs)),
+            ("t", _bounded(float, 0.0, MAX_T, signs)),
+            ("mono", _bounded(float, 0.0, MAX_MONO, signs)),
+            ("rows", tuple.__class_getitem__((row, ...)), msgspec.field(name="gpus")),
         ],
         frozen=True,
         gc=False,  # holds numbers only, and lives only until its Sample is built
+        # "kind" checked as the tag (which no field holds, so that asdict gives exactly the
+        # Sample's fields but its columns).
+        tag_field="kind",
+        tag=protocol.KIND_SAMPLE,
     )
-    return msgspec.json.Decoder(line)
+    decode = msgspec.json.Decoder(line).decode
+    asdict = msgspec.structs.asdict
+    return lambda data: asdict(decode(data))
 
 
 class _SampleLayout(NamedTuple):
@@ -433,15 +445,26 @@ class _SampleLayout(NamedTuple):
 
     hello: Hello | None
     columns: tuple[str, ...]
-    decode: Callable[[bytes], Any]
+    decode_unsigned: Callable[[bytes], dict[str, Any]]
+    decode_signed: Callable[[bytes], dict[str, Any]]
 
 
-_NO_LAYOUT = _SampleLayout(None, (), lambda line: None)
+def _no_decoder(line: bytes) -> dict[str, Any]:
+    raise msgspec.ValidationError("no hello yet")
+
+
+_NO_LAYOUT = _SampleLayout(None, (), _no_decoder, _no_decoder)
 _FAST_REFUSED = (msgspec.ValidationError, msgspec.DecodeError)
 
 
 def _sample_layout(hello: Hello) -> _SampleLayout:
-    return _SampleLayout(hello, hello.columns, _sample_line_decoder(len(hello.columns) + 1).decode)
+    width = len(hello.columns) + 1
+    return _SampleLayout(
+        hello,
+        hello.columns,
+        _sample_line_decoder(width, _UNSIGNED),
+        _sample_line_decoder(width, _SIGNED),
+    )
 
 
 _object_new = object.__new__
@@ -693,16 +716,15 @@ class StreamDecoder:
             if layout.hello is not self.hello:
                 layout = self._layout = _sample_layout(self.hello)
             try:
-                o = layout.decode(line)
+                attrs = (layout.decode_signed if b"-" in line else layout.decode_unsigned)(line)
             except _FAST_REFUSED:
                 pass
             else:
-                if len(o.gpus) <= MAX_GPUS:
+                if len(attrs["rows"]) <= MAX_GPUS:
                     # Attributes set at once, without the frozen dataclass's __init__ (one
                     # object.__setattr__ per field): the same object as Sample(...) builds.
+                    attrs["columns"] = layout.columns
                     s = _object_new(Sample)
-                    attrs = {"seq": o.seq, "t": o.t, "mono": o.mono, "columns": layout.columns}
-                    attrs["rows"] = o.gpus
                     _object_setattr(s, "__dict__", attrs)
                     return s
         if len(line) > _MAX_LINE_BYTES:
