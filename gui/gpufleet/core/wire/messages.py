@@ -404,29 +404,38 @@ _SIGNED, _UNSIGNED = 0, 1
 _SAMPLE_PREFIX = b'{"kind":"sample",'
 
 
-def _bounded(kind: type, lo: float, hi: float, signs: int) -> Any:
-    meta = Meta(le=hi) if signs == _UNSIGNED else Meta(ge=lo, le=hi)
+def _annotated(kind: Any, meta: Meta) -> Any:
+    """``Annotated[kind, meta]`` for a type built at run time."""
     return Annotated.__class_getitem__((kind, meta))  # type: ignore[attr-defined]
+
+
+def _bounded(kind: type, lo: float, hi: float, signs: int) -> Any:
+    return _annotated(kind, Meta(le=hi) if signs == _UNSIGNED else Meta(ge=lo, le=hi))
 
 
 @lru_cache(maxsize=32)
 def _sample_line_decoder(width: int, signs: int) -> Callable[[bytes], Any]:
     """A decoder of sample lines whose rows are ``width`` long (GPU index included), each
-    a tuple of exactly that many values, the index first; it returns the line's fields as
-    a dict (``seq``, ``t``, ``mono``, ``rows``). One per row width and sign, shared."""
+    a tuple of exactly that many values, the index first (``_asdict`` of what it returns:
+    ``seq``, ``t``, ``mono``, ``rows``). One per row width and sign, shared."""
     value = (
         _bounded(int, INT64_MIN, INT64_MAX, signs)
         | _bounded(float, -MAX_VALUE, MAX_VALUE, signs)
         | None
     )
     row = tuple.__class_getitem__((_bounded(int, 0, MAX_GPU_INDEX, signs), *(value,) * (width - 1)))
+    rows_max = Meta(max_length=MAX_GPUS)
     line = msgspec.defstruct(
         "SampleLine",
         [
             ("seq", _bounded(int, 0, INT64_MAX, signs)),
             ("t", _bounded(float, 0.0, MAX_T, signs)),
             ("mono", _bounded(float, 0.0, MAX_MONO, signs)),
-            ("rows", tuple.__class_getitem__((row, ...)), msgspec.field(name="gpus")),
+            (
+                "rows",
+                _annotated(tuple.__class_getitem__((row, ...)), rows_max),
+                msgspec.field(name="gpus"),
+            ),
         ],
         frozen=True,
         gc=False,  # holds numbers only, and lives only until its Sample is built
@@ -435,9 +444,7 @@ def _sample_line_decoder(width: int, signs: int) -> Callable[[bytes], Any]:
         tag_field="kind",
         tag=protocol.KIND_SAMPLE,
     )
-    decode = msgspec.json.Decoder(line).decode
-    asdict = msgspec.structs.asdict
-    return lambda data: asdict(decode(data))
+    return msgspec.json.Decoder(line).decode
 
 
 class _SampleLayout(NamedTuple):
@@ -445,11 +452,11 @@ class _SampleLayout(NamedTuple):
 
     hello: Hello | None
     columns: tuple[str, ...]
-    decode_unsigned: Callable[[bytes], dict[str, Any]]
-    decode_signed: Callable[[bytes], dict[str, Any]]
+    decode_unsigned: Callable[[bytes], Any]
+    decode_signed: Callable[[bytes], Any]
 
 
-def _no_decoder(line: bytes) -> dict[str, Any]:
+def _no_decoder(line: bytes) -> Any:
     raise msgspec.ValidationError("no hello yet")
 
 
@@ -469,6 +476,7 @@ def _sample_layout(hello: Hello) -> _SampleLayout:
 
 _object_new = object.__new__
 _object_setattr = object.__setattr__
+_asdict = msgspec.structs.asdict
 
 
 def _clean_row(r: Any, width: int) -> tuple[Value, ...]:
@@ -716,17 +724,17 @@ class StreamDecoder:
             if layout.hello is not self.hello:
                 layout = self._layout = _sample_layout(self.hello)
             try:
-                attrs = (layout.decode_signed if b"-" in line else layout.decode_unsigned)(line)
+                decode = layout.decode_signed if b"-" in line else layout.decode_unsigned
+                attrs = _asdict(decode(line))
             except _FAST_REFUSED:
                 pass
             else:
-                if len(attrs["rows"]) <= MAX_GPUS:
-                    # Attributes set at once, without the frozen dataclass's __init__ (one
-                    # object.__setattr__ per field): the same object as Sample(...) builds.
-                    attrs["columns"] = layout.columns
-                    s = _object_new(Sample)
-                    _object_setattr(s, "__dict__", attrs)
-                    return s
+                # Attributes set at once, without the frozen dataclass's __init__ (one
+                # object.__setattr__ per field): the same object as Sample(...) builds.
+                attrs["columns"] = layout.columns
+                s = _object_new(Sample)
+                _object_setattr(s, "__dict__", attrs)
+                return s
         if len(line) > _MAX_LINE_BYTES:
             self._bad(f"line of {len(line)} bytes exceeds the {protocol.MAX_LINE_BYTES} limit")
             return None
