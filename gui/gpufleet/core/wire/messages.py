@@ -735,6 +735,10 @@ class StreamDecoder:
                 s = _object_new(Sample)
                 _object_setattr(s, "__dict__", attrs)
                 return s
+        return self._general(line)
+
+    def _general(self, line: bytes | str) -> Message | None:
+        """Any line, each of its values checked in Python after orjson parsed it."""
         if len(line) > _MAX_LINE_BYTES:
             self._bad(f"line of {len(line)} bytes exceeds the {protocol.MAX_LINE_BYTES} limit")
             return None
