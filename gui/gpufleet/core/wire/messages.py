@@ -11,14 +11,16 @@ Everything downstream (fleet, rules, cost, store, UI) consumes these types, neve
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import chain
-from operator import itemgetter
-from typing import Any, NamedTuple
+from typing import Annotated, Any, NamedTuple
 
+import msgspec
 import orjson
 from gpufleet_sampler import protocol
+from msgspec import Meta
 
 Value = float | int | None
 
@@ -344,7 +346,7 @@ def _parse_sample(obj: Mapping[str, Any], hello: Hello | None) -> Sample:
     )
 
 
-# What a sample's "gpus" array may hold on the fast path, byte by byte: digits become "9",
+# What a links line's "gpus" array may hold on its fast path, byte by byte: digits become "9",
 # "[" stays "[", the rest of the punctuation of numbers, rows and nulls ("n", "u", "l" only
 # as null: the line already parsed as JSON, so no other word remains) becomes ",", and
 # anything else becomes "[" too, so that counting "[" (one per row, as the caller checks)
@@ -363,17 +365,14 @@ MAX_VALUE = float(2**64)
 
 
 _WHITESPACE = b" \t\r\n"
-_LIST_ONLY = {list}
-_INT_ONLY = {int}
-_FIRST = itemgetter(0)
 
 
 def _array_brackets(line: bytes) -> int | None:
     """How many "[" the line's "gpus" array holds after its own, where that array comes
     last and its bytes are only numbers without exponents or 20-digit runs, nulls, commas
     and brackets; None otherwise. Each byte checked once, in C (translate, then find and
-    count over the array's range of the translated line): the sampler's own sample and
-    links lines then need no check value by value."""
+    count over the array's range of the translated line): the sampler's own links lines
+    then need no check value by value."""
     i = line.find(b'"gpus":[')
     if i < 0:
         return None
@@ -389,71 +388,95 @@ def _array_brackets(line: bytes) -> int | None:
     return mapped.count(b"[", i, end)
 
 
-def _fast_sample(obj: Mapping[str, Any], line: bytes, hello: Hello) -> Sample | None:
-    """The hot path for the sampler's own lines, whose "gpus" array comes last: validate the
-    array's bytes at C speed instead of the type of every decoded value. None = take the
-    general path (which gives the same result for well-formed input, more slowly)."""
-    brackets = _array_brackets(line)
-    if brackets is None:
-        return None
-    gpus = obj.get("gpus")
+# The sample fast path: the sampler's own sample lines decoded by msgspec straight into
+# the types the general path checks for, each value checked against its range while it
+# is parsed, in C: one pass over the line, where orjson and then a byte check of the
+# array (translate, count, search) took four, and no copy of the rows into tuples. A line
+# it refuses takes the general path, which says what is wrong, or takes what only it
+# accepts (a boolean in a row as null, an integer from 2**63 to 2**64), so that both give
+# the same Sample or the same refusal.
+# Each bound as msgspec checks it: (lower, upper) for lines with a minus sign anywhere, and
+# upper only for lines without one (the sampler's: no number there can be negative, and a
+# one-sided bound costs msgspec half as much).
+_SIGNED, _UNSIGNED = 0, 1
+# Where a line of the sampler's own starts (a sample line in another key order takes the
+# general path).
+_SAMPLE_PREFIX = b'{"kind":"sample",'
+
+
+def _annotated(kind: Any, meta: Meta) -> Any:
+    """``Annotated[kind, meta]`` for a type built at run time."""
+    return Annotated.__class_getitem__((kind, meta))  # type: ignore[attr-defined]
+
+
+def _bounded(kind: type, lo: float, hi: float, signs: int) -> Any:
+    return _annotated(kind, Meta(le=hi) if signs == _UNSIGNED else Meta(ge=lo, le=hi))
+
+
+@lru_cache(maxsize=32)
+def _sample_line_decoder(width: int, signs: int) -> Callable[[bytes], Any]:
+    """A decoder of sample lines whose rows are ``width`` long (GPU index included), each
+    a tuple of exactly that many values, the index first (``_asdict`` of what it returns:
+    ``seq``, ``t``, ``mono``, ``rows``). One per row width and sign, shared."""
+    value = (
+        _bounded(int, INT64_MIN, INT64_MAX, signs)
+        | _bounded(float, -MAX_VALUE, MAX_VALUE, signs)
+        | None
+    )
+    row = tuple.__class_getitem__((_bounded(int, 0, MAX_GPU_INDEX, signs), *(value,) * (width - 1)))
+    rows_max = Meta(max_length=MAX_GPUS)
+    line = msgspec.defstruct(
+        "SampleLine",
+        [
+            ("seq", _bounded(int, 0, INT64_MAX, signs)),
+            ("t", _bounded(float, 0.0, MAX_T, signs)),
+            ("mono", _bounded(float, 0.0, MAX_MONO, signs)),
+            (
+                "rows",
+                _annotated(tuple.__class_getitem__((row, ...)), rows_max),
+                msgspec.field(name="gpus"),
+            ),
+        ],
+        frozen=True,
+        gc=False,  # holds numbers only, and lives only until its Sample is built
+        # "kind" checked as the tag (which no field holds, so that asdict gives exactly the
+        # Sample's fields but its columns).
+        tag_field="kind",
+        tag=protocol.KIND_SAMPLE,
+    )
+    return msgspec.json.Decoder(line).decode
+
+
+class _SampleLayout(NamedTuple):
+    """What one hello's sample lines look like (a decoder holds its own)."""
+
+    hello: Hello | None
+    columns: tuple[str, ...]
+    decode_unsigned: Callable[[bytes], Any]
+    decode_signed: Callable[[bytes], Any]
+
+
+def _no_decoder(line: bytes) -> Any:
+    raise msgspec.ValidationError("no hello yet")
+
+
+_NO_LAYOUT = _SampleLayout(None, (), _no_decoder, _no_decoder)
+_FAST_REFUSED = (msgspec.ValidationError, msgspec.DecodeError)
+
+
+def _sample_layout(hello: Hello) -> _SampleLayout:
     width = len(hello.columns) + 1
-    # Rows that are lists, one "[" each and no more (a list nested where a number belongs
-    # passes the byte filter above and the row-length check, but not this count), of the
-    # hello's width, led by a GPU index in range: each checked once for all rows, in C.
-    if (
-        type(gpus) is not list
-        or not gpus
-        or len(gpus) > MAX_GPUS
-        or brackets != len(gpus)
-        or set(map(type, gpus)) != _LIST_ONLY
-        or set(map(len, gpus)) != {width}
-    ):
-        return None
-    index = list(map(_FIRST, gpus))
-    if set(map(type, index)) != _INT_ONLY:
-        return None
-    # The hello's own GPUs (their indices checked when it was parsed), the usual case: one
-    # list comparison instead of a min and a max.
-    if index != _hello_indices(hello) and (min(index) < 0 or max(index) > MAX_GPU_INDEX):
-        return None
-    t: Any = obj.get("t")
-    mono: Any = obj.get("mono")
-    seq: Any = obj.get("seq")
-    if (
-        type(seq) is not int
-        or type(t) not in (int, float)
-        or type(mono) not in (int, float)
-        or not 0 <= seq <= INT64_MAX
-        or not 0.0 <= t <= MAX_T
-        or not 0.0 <= mono <= MAX_MONO
-    ):
-        return None
-    return _new_sample(seq, float(t), float(mono), hello.columns, tuple(map(tuple, gpus)))
+    return _SampleLayout(
+        hello,
+        hello.columns,
+        _sample_line_decoder(width, _UNSIGNED),
+        _sample_line_decoder(width, _SIGNED),
+    )
 
 
-# The last hello's GPU indices: (hello, list), one entry replaced whole (one global
-# rebinding, as for _link_layout_cache: every session thread's decoder reads it).
-_indices_cache: tuple[Any, list[int]] = (None, [])
-
-
-def _hello_indices(hello: Hello) -> list[int]:
-    global _indices_cache
-    seen, indices = _indices_cache
-    if seen is not hello:
-        indices = [g.index for g in hello.gpus]
-        _indices_cache = (hello, indices)
-    return indices
-
-
-def _new_sample(
-    seq: int, t: float, mono: float, columns: tuple[str, ...], rows: tuple[tuple[Value, ...], ...]
-) -> Sample:
-    """A Sample built without the frozen dataclass's __init__ (one object.__setattr__ per
-    field: a third of what the fast path costs beyond orjson); the same object."""
-    s = object.__new__(Sample)
-    vars(s).update(seq=seq, t=t, mono=mono, columns=columns, rows=rows)
-    return s
+_object_new = object.__new__
+_object_setattr = object.__setattr__
+_asdict = msgspec.structs.asdict
 
 
 def _clean_row(r: Any, width: int) -> tuple[Value, ...]:
@@ -672,6 +695,11 @@ def parse_object(
     raise ProtocolError(f"unknown kind {kind!r}")
 
 
+_loads = orjson.loads
+_MAX_LINE_BYTES = protocol.MAX_LINE_BYTES
+_BLANK = (b"\n", "\n")
+
+
 class StreamDecoder:
     """Decodes a stream of lines; never raises on a bad line (except a version mismatch,
     which makes the whole stream unusable and is raised as VersionError)."""
@@ -681,23 +709,47 @@ class StreamDecoder:
         self.bad_lines = 0
         self.last_error: str | None = None
         self._procs_cache = _ProcsCache()
+        self._layout = _NO_LAYOUT
 
     def feed(self, line: bytes | str) -> Message | None:
-        if not line or line in (b"\n", "\n"):
-            return None
-        if len(line) > protocol.MAX_LINE_BYTES:
+        # The sampler's own sample lines first, on the fast path: what it refuses takes the
+        # general path below, which gives the same Sample or says what is wrong.
+        if (
+            type(line) is bytes
+            and line.startswith(_SAMPLE_PREFIX)
+            and len(line) <= _MAX_LINE_BYTES
+            and self.hello is not None
+        ):
+            layout = self._layout
+            if layout.hello is not self.hello:
+                layout = self._layout = _sample_layout(self.hello)
+            try:
+                decode = layout.decode_signed if b"-" in line else layout.decode_unsigned
+                attrs = _asdict(decode(line))
+            except _FAST_REFUSED:
+                pass
+            else:
+                # Attributes set at once, without the frozen dataclass's __init__ (one
+                # object.__setattr__ per field): the same object as Sample(...) builds.
+                attrs["columns"] = layout.columns
+                s = _object_new(Sample)
+                _object_setattr(s, "__dict__", attrs)
+                return s
+        return self._general(line)
+
+    def _general(self, line: bytes | str) -> Message | None:
+        """Any line, each of its values checked in Python after orjson parsed it."""
+        if len(line) > _MAX_LINE_BYTES:
             self._bad(f"line of {len(line)} bytes exceeds the {protocol.MAX_LINE_BYTES} limit")
             return None
+        if not line or line in _BLANK:
+            return None
         try:
-            obj = orjson.loads(line)
+            obj = _loads(line)
         except orjson.JSONDecodeError as e:
             self._bad(f"not JSON: {e}")
             return None
         kind = obj.get("kind") if type(obj) is dict else None
-        if isinstance(line, bytes) and self.hello is not None:
-            fast = _fast_sample(obj, line, self.hello) if kind == protocol.KIND_SAMPLE else None
-            if fast is not None:
-                return fast
         try:
             if kind == protocol.KIND_LINKS and isinstance(line, bytes):
                 msg: Message = _parse_links(obj, self.hello, _array_brackets(line))
