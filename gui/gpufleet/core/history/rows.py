@@ -7,8 +7,10 @@ one tuple and packed by one ``struct.Struct`` compiled for the sample's *pattern
 positions hold None, which ints, which floats); the packed bytes of many samples become one
 array through ``np.frombuffer``:
 
-- an int position packs as ``q`` (exact int64; turned into float64 afterwards, which rounds
-  exactly as ``float(int)`` does) and refuses a float with ``struct.error``;
+- an int position packs as ``n`` in native mode (``Py_ssize_t``, exact int64 on 64-bit
+  builds; turned into float64 afterwards, which rounds exactly as ``float(int)`` does) and
+  refuses a float with ``struct.error``. ``q`` would do the same, but CPython converts ints
+  of more than one digit for it through a byte array: ``n`` takes a fifth off the packing;
 - a float position packs as ``d`` and takes ints too (converted as ``float()`` does);
 - a None position packs as ``?7x`` (eight zero bytes; NaN is written there afterwards),
   which would take anything, so an ``itemgetter`` over the None positions and the GPU
@@ -42,6 +44,10 @@ _I64_MIN = -(2**63)
 _I64_MAX = 2**63 - 1
 _NUMBER = (int, float, np.integer, np.floating)
 _FLATTENERS: dict[int, Callable[[Rows], tuple[Value, ...]]] = {}
+# Struct codes by position kind ("n" None: eight zero bytes). Native mode ("@"): every item
+# is 8 bytes, so there is no padding, and the bytes are read back in native order.
+_INT_CODE = "n" if struct.calcsize("@n") == 8 else "q"
+_STRUCT_CODES = {"q": _INT_CODE, "d": "d", "n": "?7x"}
 
 
 class _Stale(Exception):
@@ -113,7 +119,7 @@ class RowPacker:
         p = self._patterns.get(key)
         if p is None:
             check = operator.itemgetter(*gpu_pos, *(i for i, c in enumerate(codes) if c == "n"))
-            fmt = "<" + "".join("?7x" if code == "n" else code for code in codes)
+            fmt = "@" + "".join(_STRUCT_CODES[code] for code in codes)
             p = _Pattern(
                 codes=tuple(codes),
                 lens=(width,) * len(rows),
