@@ -84,6 +84,10 @@ class RowPacker:
         self._patterns: dict[tuple[Value | str, ...], _Pattern] = {}
         self._int_masks: list[npt.NDArray[np.bool_]] = []  # by pattern key
         self._nan_masks: list[npt.NDArray[np.bool_]] = []
+        # By pattern key: the positions of floats and of None (index arrays: cheaper than
+        # boolean masks for the few positions they are).
+        self._float_at: list[npt.NDArray[np.intp]] = []
+        self._nan_at: list[npt.NDArray[np.intp]] = []
         self._current: _Pattern | None = None
 
     def _pattern(self, rows: Rows, width: int, prev: _Pattern | None) -> _Pattern | None:
@@ -131,6 +135,8 @@ class RowPacker:
             self._patterns[key] = p
             self._int_masks.append(np.array([c == "q" for c in codes]))
             self._nan_masks.append(np.array([c == "n" for c in codes]))
+            self._float_at.append(np.flatnonzero(np.array([c == "d" for c in codes])))
+            self._nan_at.append(np.flatnonzero(self._nan_masks[-1]))
         return p
 
     def pack(self, samples: Sequence[Sample], width: int) -> F64 | None:
@@ -194,9 +200,11 @@ class RowPacker:
             values[is_nan] = np.nan
         else:
             # One pattern (the usual case): convert everything as int64, then put back the
-            # float and None positions by index (twice as fast as a broadcast np.where).
+            # float positions and write NaN at the None ones, by index (twice as fast as a
+            # broadcast np.where; the None positions need no copy first).
             values = raw.view(np.int64).astype(np.float64)
-            floats = np.flatnonzero(~self._int_masks[key0])
-            values[:, floats] = raw[:, floats]
-            values[:, self._nan_masks[key0]] = np.nan
+            floats = self._float_at[key0]
+            if floats.size:
+                values[:, floats] = raw[:, floats]
+            values[:, self._nan_at[key0]] = np.nan
         return values.reshape(count, g, width)
