@@ -22,7 +22,9 @@ for 1, 2, 4 and 8 GPUs read by one thread, with the long reads on the reader poo
 every GPU on it. ``--only cards``: a row per card class (``--card hopper|a100|l40s|4090``,
 default all: Hopper with GPM; A100-, L40S- and RTX 4090-shaped cards without it, their field
 sets) and cost model, 8 GPUs at 1 Hz: the sampler's CPU beside nvitop's and gpustat's on the
-same fake, whether the plan is within its budget, and what it gave up to get there.
+same fake, whether the plan is within its budget, what a peer's refresh of the same GPUs
+costs by the plan's timing (what it aims below once it must give something up), and what it
+gave up to get there.
 
 Budgets: < 150 µs per GPU per tick (aim 40), < 400 bytes per GPU-sample,
 RSS < 30 MiB; under the H200 profile < 1 % of a core at 8 GPUs, 1 Hz (the sampler's CPU
@@ -497,6 +499,7 @@ def bench_bill(
                 # Whether the plan took PCIe/NVLink throughput from GPM (known once GPM was
                 # timed on the first ticks: the start-up hello cannot say yet).
                 gpm = bool(b.hello()["gpus"][0].get("gpm_throughput"))
+                peer = b.peer_pct
             finally:
                 b.close()
             after = _charges(fake)
@@ -525,6 +528,9 @@ def bench_bill(
         "start_wall_s": start_wall,
         "plan": plan,
         "gpm": gpm,
+        # What a peer's refresh of these GPUs costs by the plan's timing (% of a core): what
+        # the plan aims below once the budget makes it give something up.
+        "peer_pct": peer,
     }
 
 
@@ -865,7 +871,7 @@ def section_cards(args: argparse.Namespace) -> None:
     )
     print(
         "  card    cost model        sampler % of a core  within  GPM  nvitop %  gpustat %"
-        "   what the plan gave up (tier: needed -> planned s)"
+        "  peer-equivalent %   what the plan gave up (tier: needed -> planned s)"
     )
     for card in args.card:
         for cost in args.cost:
@@ -875,7 +881,7 @@ def section_cards(args: argparse.Namespace) -> None:
             print(
                 f"  {card:6s}  {cost:16s}  {r['cpu_pct']:19.2f}  {plan['within']!s:6s}"
                 f"  {'yes' if r['gpm'] else 'no':3s}  {shown[0]}  {shown[1]} "
-                f"   {_gave_up(plan)}"
+                f"  {r['peer_pct'] or 0.0:17.2f}   {_gave_up(plan)}"
             )
 
 

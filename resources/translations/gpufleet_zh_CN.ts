@@ -4475,6 +4475,10 @@ Compare it with the one your provider shows (or `ssh-keygen -lf` on the host) be
         <translation>能耗、降频时间和 HBM 温度</translation>
     </message>
     <message>
+        <source>energy and throttle time</source>
+        <translation>能耗和降频时间</translation>
+    </message>
+    <message>
         <source>PCIe link, link states and error counters</source>
         <translation>PCIe 链路、链路状态和错误计数</translation>
     </message>

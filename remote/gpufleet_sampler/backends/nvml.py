@@ -28,10 +28,12 @@ Tiers:
 What each tier costs is timed once at start on each GPU (µs of the thread's CPU: NVML's time
 is CPU time). The plan (``_plan``, hello's ``cpu_budget``) starts from the periods above and,
 where they cost more than the CPU budget (1 % of a core per 8 GPUs at 1 Hz), takes throughput
-from GPM instead of the byte-counter fields and stretches the slow tiers first. Between reads
-of a tier its last values are sent. GPUs are read side by side on a small pool of threads, and
-each GPU takes its costly tiers at its own phase, so that a tick's wall time is about one
-GPU's and its costly reads do not all land on one tick.
+from GPM instead of the byte-counter fields and stretches the slow tiers first: those no plot
+shows per tick, until the plan costs no more than a peer tool's refresh (``nvml_plan``), then,
+to fit the budget, those with a curve. Between reads of a tier its last values are sent.
+GPUs are read side by side on a small pool of threads, and each GPU takes its costly tiers at
+its own phase, so that a tick's wall time is about one GPU's and its costly reads do not all
+land on one tick.
 
 Rates come from counter deltas over NVML's own timestamps (µs). A 64-bit counter that goes
 down was reset: that tick's rate is ``null``, never negative, and an implausible jump is
@@ -215,6 +217,7 @@ class NvmlBackend(NvmlProcs):
         # The measured correction of the start-up timing (see BUDGET_CHECK_S), the plan's
         # number (a new plan: a new hello), and where the current measure began (monotonic).
         self._cost_scale = 1.0
+        self.peer_pct = None
         self.plan_version = 0
         self.budget_check_s = BUDGET_CHECK_S
         self._measure_from: Optional[float] = None

@@ -38,6 +38,9 @@ class NvmlBase(Backend):
     plan_facts: Dict[str, Any]
     _replan: bool
     _cost_scale: float
+    # What a peer tool's refresh of these GPUs would cost (% of a core, the plan's timing):
+    # what the plan aims below where the budget makes it give something up (nvml_plan).
+    peer_pct: Optional[float]
     plan_version: int
     budget_check_s: float
     _measure_from: Optional[float]

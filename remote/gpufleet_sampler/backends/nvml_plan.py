@@ -2,6 +2,12 @@
 the periods that fit the CPU budget (GPM for throughput, the slow tiers stretched first), and
 the correction every ``BUDGET_CHECK_S`` from what the reads measured.
 
+Where the budget makes the plan give something up, it gives up first the tiers no plot shows
+per tick (``_curveless``), and those until the plan costs no more than a peer tool's refresh
+of the same GPUs (``_peer_cost``): a peer that shows the same per-tick curves pays at least
+that, so a sampler that read its error totals or throttle time more often than the budget
+allows would cost more than the tools it replaces for nothing anyone sees change.
+
 Python 3.8, stdlib + pynvml only.
 """
 
@@ -17,6 +23,7 @@ from gpufleet_sampler.backends.nvml_gpu import (
     _L_IDS,
     _PERIODS,
     _PLAN_SHARE,
+    _R_MEMTEMP,
     _SCALE_RANGE,
     _STRETCH,
     _fields,
@@ -125,18 +132,24 @@ class NvmlPlan(NvmlProbe):
         err = self._fv_cost(g, _G_ERRORS)
         return fast / t_fast + cnt / t_cnt + err / tiers["medium"]
 
-    def _stretch(self, tiers: Dict[str, float], total: Callable[[], float], target: float) -> None:
-        """Stretch the tiers in _STRETCH's order, each a period step at a time up to its
-        limit, until ``total()`` fits ``target``; a tier whose stretching saves nothing here
-        (no NVLink for the per-link tier, GPM for the byte counters) stays as needed, so the
-        plan names only what it gave up."""
+    def _stretch(
+        self,
+        tiers: Dict[str, float],
+        total: Callable[[], float],
+        target: float,
+        only: Optional[List[str]] = None,
+    ) -> None:
+        """Stretch the tiers in _STRETCH's order (those in ``only`` where given), each a
+        period step at a time up to its limit, until ``total()`` fits ``target``; a tier
+        whose stretching saves nothing here (no NVLink for the per-link tier, GPM for the
+        byte counters) stays as needed, so the plan names only what it gave up."""
         limits = dict(_STRETCH)
         live = [g for g in self._gpus if not g.lost]
         # The byte counters no longer than the narrowest counter allows (rates_limit_s).
         limits["rates"] = min(
             [limits["rates"]] + [rates_limit_s(g, self.interval, limits["rates"]) for g in live]
         )
-        order = [name for name, _limit in _STRETCH]
+        order = [name for name, _limit in _STRETCH if only is None or name in only]
         for i, name in enumerate(order):
             limit = max(tiers[name], limits[name])
             if total() <= target:
@@ -169,11 +182,36 @@ class NvmlPlan(NvmlProbe):
         finally:
             tiers.update(was)
 
+    @staticmethod
+    def _curveless(live: List[_Gpu]) -> List[str]:
+        """The tiers whose values no plot shows per tick on these GPUs, or only as a
+        setting that changes when someone changes it: error totals, per-link NVLink (read at
+        its needed period anyway while someone watches it), per-process utilization, the
+        medium tier (the enforced power limit and the PCIe link, held between reads, are
+        exact until someone sets them; error counters and link states raise events), and
+        the counters (energy, throttle time: alerts and totals) where no GPU's counters hold
+        HBM temperature, which the Thermal tab plots."""
+        free = ["slow", "links", "putil", "medium"]
+        if not any(k[0] == _R_MEMTEMP for g in live for k in g.fv_keep):
+            free.append("fields")
+        return free
+
+    def _peer_cost(self, g: _Gpu) -> float:
+        """µs per second of the cheapest reads that show this GPU's per-tick curves and its
+        process list every tick, as a peer tool's refresh makes them (nvitop's kind): the
+        per-tick calls and GPM, the byte counters where no GPM gives throughput, the
+        process lists; from the same start-up timing as the plan."""
+        c = g.cost
+        tick = c.get("calls", 0.0) + c.get("gpm", 0.0) + c.get("procs", 0.0)
+        return (tick + self._fv_cost(g, _G_FAST)) / self.interval
+
     def _plan(self) -> None:
         """Fit the CPU budget: start from the periods each tier is needed at, and stretch
         the slow tiers first (error totals, per-link NVLink, per-process utilization, the
         medium tier, the counters), each doubled up to its limit, until the GPUs' cost fits.
-        The per-tick calls are never stretched: they are what the plots show."""
+        Where anything must be given up, the tiers no plot shows per tick go first, until
+        the plan costs no more than a peer's refresh (see the module docstring). The
+        per-tick calls are never stretched: they are what the plots show."""
         live = [g for g in self._gpus if not g.lost]
         tiers = dict(self._needed)
         # µs of CPU per second: the budget is per GPU and per tick (1.25 ms by default).
@@ -193,6 +231,12 @@ class NvmlPlan(NvmlProbe):
             # The cheaper source first: throughput from GPM frees the per-tick field read.
             for g in live:
                 self._use_gpm_throughput(g)
+        self.peer_pct = round(sum(self._peer_cost(g) for g in live) * scale / 1e4, 3)
+        if total() > target:
+            # The budget bites: where it does not, nothing is given up, however the plan
+            # compares with a peer (at its needed periods the sampler reads more than one).
+            aim = min(target, self.peer_pct * 1e4)
+            self._stretch(tiers, total, aim, only=self._curveless(live))
         self._stretch(tiers, total, target)
         self.tiers = tiers
         self.links_interval = tiers["links"]

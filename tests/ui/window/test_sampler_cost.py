@@ -62,3 +62,25 @@ def test_the_fleet_list_shows_it_on_the_host(qtbot: QtBot) -> None:
     panel.set_hosts([s], "1 host")
     tip = panel.proxy.data(panel.proxy.index(0, 0), Qt.ItemDataRole.ToolTipRole)
     assert "h100-a" in tip and "0.69 % of one CPU core" in tip
+
+
+def _stretched_hello(card: str) -> dict[str, Any]:
+    """The hello of a real NVML backend over the fake, once its plan has stretched (every
+    call charged the H200's recorded per-field costs on the fake's virtual clock)."""
+    from tests.support.nvml_fake import card_profile, charged_backend
+
+    with charged_backend(card_profile(card), "h200-per-field") as (fake, b):
+        b.budget_check_s = 40.0
+        for t in range(1, 61):
+            fake._fake.set_time(float(t))
+            b.tick(float(t))
+        return dict(b.hello())
+
+
+def test_the_slower_counters_name_a_memory_temperature_only_where_the_card_reports_one() -> None:
+    # NVML gives a GeForce card's GDDR6X no temperature: its tooltip must not promise one.
+    geforce = sampler_cost_text(_stretched_hello("4090"))
+    assert "energy and throttle time every 30 s" in geforce, geforce
+    assert "HBM" not in geforce
+    hopper = sampler_cost_text(_stretched_hello("hopper"))
+    assert "energy, throttle time and HBM temperature every" in hopper, hopper

@@ -14,6 +14,8 @@ from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP, translated
 # The sampler's tiers as a user knows what they hold (hello's cpu_budget names them).
 _TIER_NAMES = {
     "fields": QT_TRANSLATE_NOOP("Summary", "energy, throttle time and HBM temperature"),
+    # The same tier on a card without a memory temperature (GeForce GDDR6X): not promised.
+    "fields_no_hbm": QT_TRANSLATE_NOOP("Summary", "energy and throttle time"),
     "medium": QT_TRANSLATE_NOOP("Summary", "PCIe link, link states and error counters"),
     "slow": QT_TRANSLATE_NOOP("Summary", "ECC, row remapping and NVLink error totals"),
     "links": QT_TRANSLATE_NOOP("Summary", "per-link NVLink traffic"),
@@ -33,6 +35,19 @@ _TO_STAY = QT_TRANSLATE_NOOP("Summary", "To stay within it, it reads {list}.")
 
 def _num(x: Any) -> float | None:
     return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
+
+
+def _reports_mem_temp(raw: Mapping[str, Any]) -> bool:
+    """Whether any GPU of the hello reads a memory temperature (hello lists per GPU what
+    it cannot read; an old or odd hello without that list is taken to read it)."""
+    gpus = raw.get("gpus")
+    if not isinstance(gpus, list) or not gpus:
+        return True
+    for g in gpus:
+        unsupported = g.get("unsupported") if isinstance(g, Mapping) else None
+        if not isinstance(unsupported, Mapping) or "temp_mem_c" not in unsupported:
+            return True
+    return False
 
 
 def sampler_cost_text(raw: Mapping[str, Any] | None) -> str:
@@ -57,7 +72,11 @@ def sampler_cost_text(raw: Mapping[str, Any] | None) -> str:
     if not isinstance(tiers, Mapping) or not isinstance(needed, Mapping):
         return text
     slower = []
-    for key, name in _TIER_NAMES.items():
+    names = dict(_TIER_NAMES)
+    hbm = names.pop("fields_no_hbm")
+    if not _reports_mem_temp(raw or {}):
+        names["fields"] = hbm
+    for key, name in names.items():
         t, n = _num(tiers.get(key)), _num(needed.get(key))
         if t is not None and n is not None and t > n * 1.0001:
             what = translated("Summary", name)

@@ -16,8 +16,10 @@ from typing import Any
 
 import pytest
 from gpufleet_sampler import protocol, protocol_schema
+from gpufleet_sampler.backends.nvml import NvmlBackend
 
-from tests.support.nvml_fake import CARD_CLASSES, card_profile, charged_backend
+from tests.remote.backends.nvml.test_nvml_bill import PER_TICK
+from tests.support.nvml_fake import CARD_CLASSES, card_profile, charged_backend, fake_nvml
 
 POS = protocol.ROW_POS
 COSTS = ("h200", "h200-per-field")
@@ -114,3 +116,101 @@ def test_a_32_bit_counter_is_never_stretched_and_the_plan_says_what_that_costs()
     # One field read a tick per GPU at 4 ms a call does not fit 1 %: said, not hidden.
     assert plan["within"] is False
     assert all(r[0][POS["pcie_tx_bps"]] is not None for r in rows[2:])
+
+
+# What a tier may give up first where the budget bites: none of its values is plotted per
+# tick (the counters only where they hold no HBM temperature; see NvmlPlan._curveless).
+FIRST = {"slow", "links", "putil", "medium", "fields"}
+
+
+@pytest.mark.parametrize("cost", COSTS)
+def test_on_a_4090_the_plan_gives_up_only_what_no_plot_shows_and_costs_less_than_before(
+    cost: str,
+) -> None:
+    """A 4090 has neither NVLink nor PCIe byte counters: its dear read is the counters'
+    field read (energy, throttle time), which no plot shows per tick. Where the budget
+    bites, such tiers go to their limits before the plan settles for 80 % of the budget,
+    which it used to fill with them (0.68-0.77 % of a core planned on this clock, the
+    counters every 2-5 s; measured in bench/sampler.py above nvitop's refresh on the same
+    fake): now the plan is under a third of the budget."""
+    plan, _rows = _run(card_profile("4090"), cost)
+    assert plan["within"] is True
+    assert set(plan["gave_up"]) <= FIRST
+    assert plan["tiers_s"]["fields"] == 30.0 and plan["tiers_s"]["medium"] == 30.0
+    assert plan["planned_pct"] < plan["budget_pct"] / 3
+    assert plan["measured_pct"] < plan["budget_pct"] / 3
+
+
+def _without_hbm_temperature(prof: dict[str, Any]) -> dict[str, Any]:
+    prof["defaults"].pop("field:82", None)
+    return prof
+
+
+@pytest.mark.parametrize("cost", COSTS)
+def test_hbm_temperature_keeps_the_counters_tier_as_short_as_the_budget_allows(cost: str) -> None:
+    """The Thermal tab plots HBM temperature, which rides in the counters' field read: on
+    Hopper the counters are stretched only as far as the budget needs (10 s here); the same
+    card without HBM temperature gives them up to their limit, every plotted curve kept."""
+    with_hbm, _ = _run(card_profile("hopper"), cost)
+    without, _ = _run(_without_hbm_temperature(card_profile("hopper")), cost)
+    assert 1.0 < with_hbm["tiers_s"]["fields"] < 30.0
+    assert without["tiers_s"]["fields"] == 30.0
+    assert without["planned_pct"] < with_hbm["planned_pct"]
+    for plan in (with_hbm, without):
+        assert plan["within"] is True and "rates" not in plan["gave_up"]
+
+
+def test_where_the_budget_does_not_bite_nothing_is_given_up_however_a_peer_compares() -> None:
+    """At a tenth of the H200's call times every tier fits at its needed period: the plan
+    gives nothing up, although it reads more than a peer's refresh would (that comparison
+    only orders what is given up where something must be)."""
+    with fake_nvml(card_profile("4090")) as fake:
+        fake._fake.virtual_cpu = True
+        fake._fake.set_cost("h200", 0.1)
+        try:
+            b = NvmlBackend(interval=1.0, events=False, cpu_clock=fake._fake.cpu_clock)
+            try:
+                for t in range(1, 6):
+                    fake._fake.set_time(float(t))
+                    b.tick(float(t))
+                plan, peer = b.cpu_plan(), b.peer_pct
+            finally:
+                b.close()
+        finally:
+            fake._fake.set_cost(None)
+            fake._fake.virtual_cpu = False
+    assert plan["gave_up"] == {} and plan["tiers_s"] == plan["needed_s"]
+    assert peer is not None and plan["planned_pct"] > peer
+
+
+# The curves the GUI plots per tick that a 4090 answers: all but the PCIe / NVLink
+# throughput it has no counters for.
+PER_TICK_4090 = tuple(n for n in PER_TICK if not n.startswith(("pcie_", "nvlink_")))
+
+
+def _changing_4090() -> dict[str, Any]:
+    """Two 4090s where every per-tick value differs from one tick to the next."""
+    prof = card_profile("4090", 2)
+    d = prof["defaults"]
+    seq = range(TICKS + 5)
+    d["nvmlDeviceGetUtilizationRates"] = {"gpu": {"seq": [k % 90 for k in seq]}, "memory": 40}
+    for clk in (0, 1, 2):
+        d[f"nvmlDeviceGetClockInfo:{clk}"] = {"seq": [1000 + k for k in seq]}
+    d["nvmlDeviceGetTemperature:0"] = {"seq": [30 + k % 50 for k in seq]}
+    d["nvmlDeviceGetPowerUsage"] = {"seq": [300000 + 1000 * k for k in seq]}
+    mem = d["nvmlDeviceGetMemoryInfo_v2"]
+    d["nvmlDeviceGetMemoryInfo_v2"] = dict(mem, used={"seq": [10**9 + k for k in seq]})
+    d["nvmlDeviceGetCurrentClocksThrottleReasons"] = {"seq": [0, 4]}
+    return prof
+
+
+@pytest.mark.parametrize("cost", COSTS)
+def test_on_a_4090_every_curve_plotted_per_tick_still_comes_every_tick(cost: str) -> None:
+    plan, rows = _run(_changing_4090(), cost)
+    assert plan["tiers_s"]["fields"] == 30.0  # the counters given up to their limit...
+    for gpu in (0, 1):
+        for name in PER_TICK_4090:
+            # ...and from the second tick (the first primes the rates) a new value each tick.
+            values = [r[gpu][POS[name]] for r in rows[1:]]
+            assert None not in values, (name, cost)
+            assert all(a != b for a, b in itertools.pairwise(values)), (name, cost)
