@@ -4,6 +4,7 @@ and sample rows convert to exactly what ``np.array`` gives."""
 from __future__ import annotations
 
 import random
+import zlib
 
 import numpy as np
 import pytest
@@ -206,6 +207,33 @@ def test_rollup_column_matches_decode_rollup() -> None:
         v[::4, 1, :] = np.nan  # and some nulls
         for blob in codec.encode_block(np.arange(30.0), np.arange(30), np.arange(30.0), v)[1]:
             r = codec.decode_rollup(blob)
-            for j in range(c):
-                want = (codec.ROLLUP_VERSION, r.count[j], r.vmin[j], r.mean[j], r.vmax[j])
-                np.testing.assert_array_equal(codec.rollup_column(blob, j, c), want)
+            # Format 1, as files written before format 2 hold: read the same.
+            old = codec.encode_rollup(r)
+            for version, b in ((codec.ROLLUP_VERSION, blob), (1, old)):
+                for j in range(c):
+                    want = (version, r.count[j], r.vmin[j], r.mean[j], r.vmax[j])
+                    np.testing.assert_array_equal(codec.rollup_column(b, j, c), want)
+
+
+def test_rollup_keeps_signed_zeros_and_constant_columns_bit_for_bit() -> None:
+    v = np.zeros((6, 1, 6))
+    v[:, 0, 0] = -0.0  # constant -0.0
+    v[::2, 0, 1] = -0.0  # 0.0 and -0.0: min and max differ in sign only
+    v[:, 0, 2] = 0.1  # constant, but its mean (sum / n) need not be 0.1 exactly
+    v[:, 0, 3] = np.nan  # no value
+    v[1, 0, 4] = np.nan  # a null among constant values: count is not n
+    v[:, 0, 5] = 7.0  # constant: one value stands for min, mean and max
+    blob = codec.encode_block(np.arange(6.0), np.arange(6), np.arange(6.0), v)[1][0]
+    got = codec.decode_rollup(blob)
+    # What format 1 stored: NaN-ignoring min and max, sum / count, NaN where no value.
+    nan = np.isnan(v[:, 0])
+    count = (~nan).sum(axis=0)
+    with np.errstate(invalid="ignore"):
+        vmin, vmax = np.fmin.reduce(v[:, 0], axis=0), np.fmax.reduce(v[:, 0], axis=0)
+        mean = np.where(nan, 0.0, v[:, 0]).sum(axis=0) / count
+    mean[count == 0] = np.nan
+    for a, b in ((got.vmin, vmin), (got.mean, mean), (got.vmax, vmax)):
+        np.testing.assert_array_equal(a.view(np.int64), b.view(np.int64))
+    np.testing.assert_array_equal(got.count, [6, 6, 6, 0, 5, 6])
+    kinds = list(zlib.decompress(blob)[5:11])
+    assert kinds[1] == 2 and kinds[3:] == [0, 2, 1]

@@ -396,7 +396,7 @@ class StoreReader:
             if jc is None:
                 continue
             v = codec.rollup_column(data, *jc)
-            if v[0] != codec.ROLLUP_VERSION:
+            if v[0] not in codec.ROLLUP_VERSIONS:
                 raise ValueError(f"rollup format {v[0]} is not supported")
             ts.append((c0 + c1) / 2.0)
             vals.append(v)

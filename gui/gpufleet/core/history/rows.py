@@ -7,8 +7,10 @@ one tuple and packed by one ``struct.Struct`` compiled for the sample's *pattern
 positions hold None, which ints, which floats); the packed bytes of many samples become one
 array through ``np.frombuffer``:
 
-- an int position packs as ``q`` (exact int64; turned into float64 afterwards, which rounds
-  exactly as ``float(int)`` does) and refuses a float with ``struct.error``;
+- an int position packs as ``n`` in native mode (``Py_ssize_t``, exact int64 on 64-bit
+  builds; turned into float64 afterwards, which rounds exactly as ``float(int)`` does) and
+  refuses a float with ``struct.error``. ``q`` would do the same, but CPython converts ints
+  of more than one digit for it through a byte array: ``n`` takes a fifth off the packing;
 - a float position packs as ``d`` and takes ints too (converted as ``float()`` does);
 - a None position packs as ``?7x`` (eight zero bytes; NaN is written there afterwards),
   which would take anything, so an ``itemgetter`` over the None positions and the GPU
@@ -42,6 +44,10 @@ _I64_MIN = -(2**63)
 _I64_MAX = 2**63 - 1
 _NUMBER = (int, float, np.integer, np.floating)
 _FLATTENERS: dict[int, Callable[[Rows], tuple[Value, ...]]] = {}
+# Struct codes by position kind ("n" None: eight zero bytes). Native mode ("@"): every item
+# is 8 bytes, so there is no padding, and the bytes are read back in native order.
+_INT_CODE = "n" if struct.calcsize("@n") == 8 else "q"
+_STRUCT_CODES = {"q": _INT_CODE, "d": "d", "n": "?7x"}
 
 
 class _Stale(Exception):
@@ -78,6 +84,10 @@ class RowPacker:
         self._patterns: dict[tuple[Value | str, ...], _Pattern] = {}
         self._int_masks: list[npt.NDArray[np.bool_]] = []  # by pattern key
         self._nan_masks: list[npt.NDArray[np.bool_]] = []
+        # By pattern key: the positions of floats and of None (index arrays: cheaper than
+        # boolean masks for the few positions they are).
+        self._float_at: list[npt.NDArray[np.intp]] = []
+        self._nan_at: list[npt.NDArray[np.intp]] = []
         self._current: _Pattern | None = None
 
     def _pattern(self, rows: Rows, width: int, prev: _Pattern | None) -> _Pattern | None:
@@ -113,7 +123,7 @@ class RowPacker:
         p = self._patterns.get(key)
         if p is None:
             check = operator.itemgetter(*gpu_pos, *(i for i, c in enumerate(codes) if c == "n"))
-            fmt = "<" + "".join("?7x" if code == "n" else code for code in codes)
+            fmt = "@" + "".join(_STRUCT_CODES[code] for code in codes)
             p = _Pattern(
                 codes=tuple(codes),
                 lens=(width,) * len(rows),
@@ -125,6 +135,8 @@ class RowPacker:
             self._patterns[key] = p
             self._int_masks.append(np.array([c == "q" for c in codes]))
             self._nan_masks.append(np.array([c == "n" for c in codes]))
+            self._float_at.append(np.flatnonzero(np.array([c == "d" for c in codes])))
+            self._nan_at.append(np.flatnonzero(self._nan_masks[-1]))
         return p
 
     def pack(self, samples: Sequence[Sample], width: int) -> F64 | None:
@@ -188,9 +200,11 @@ class RowPacker:
             values[is_nan] = np.nan
         else:
             # One pattern (the usual case): convert everything as int64, then put back the
-            # float and None positions by index (twice as fast as a broadcast np.where).
+            # float positions and write NaN at the None ones, by index (twice as fast as a
+            # broadcast np.where; the None positions need no copy first).
             values = raw.view(np.int64).astype(np.float64)
-            floats = np.flatnonzero(~self._int_masks[key0])
-            values[:, floats] = raw[:, floats]
-            values[:, self._nan_masks[key0]] = np.nan
+            floats = self._float_at[key0]
+            if floats.size:
+                values[:, floats] = raw[:, floats]
+            values[:, self._nan_at[key0]] = np.nan
         return values.reshape(count, g, width)
