@@ -1,4 +1,4 @@
-"""Binary encoding of the history store's chunks and rollups (NumPy + zlib, lossless).
+"""Binary encoding of the history store's chunks and rollups (NumPy + zstd, lossless).
 
 A *chunk* holds the samples of one GPU within one minute: ``n`` timestamps, sequence numbers,
 monotonic times and an ``n × c`` matrix of metric values (NaN = null). Each column is stored
@@ -12,11 +12,12 @@ in the cheapest lossless form that reproduces its floats exactly:
 The deltas after the first row go in the narrowest of int8/16/32/64 that holds a column's
 deltas, or nowhere at all when they are all zero (a constant column: most of them within a
 minute). Slowly changing counters (ECC, PCIe gen, energy) become runs of small deltas that
-zlib shrinks to almost nothing; that is what keeps a GPU-day at 1 Hz to a few MB. Times are
+the compressor shrinks to almost nothing; that is what keeps a GPU-day at 1 Hz to a few MB. Times are
 delta-coded as whole milliseconds or microseconds when that is exact (the sampler rounds
 both clocks to the millisecond), else as the integer view of their float64 bits.
 
-Layout of a chunk (format 3), all little-endian, then zlib level 1::
+Layout of a chunk (format 4; format 3 is the same bytes under zlib), all little-endian, then
+zstd (level ``_CHUNK_LEVEL``)::
 
     version u8, n u16, c u16 | mode u8 × c | width code u8 × c (0-3: int8..int64, 4: zero)
     | time mode u8 × 2 (t, mono: 0 bits, 1 ms, 2 µs) | width code u8 × 3 (t, seq, mono)
@@ -24,19 +25,30 @@ Layout of a chunk (format 3), all little-endian, then zlib level 1::
     | first row of the int columns i64 | int column deltas, by width code then column
     | float columns f64 × n each
 
-Format 2 (times as full int64 bit deltas, no zero width) is still read.
+Formats 3 and 2 (times as full int64 bit deltas, no zero width), both under zlib level 1,
+are still read.
 
 A *rollup* is the min / mean / max (and count of non-null values) of each column over one
-chunk, float64, for queries over long ranges. Format 2, then zlib level 1::
+chunk, float64, for queries over long ranges. Format 3 (format 2 is the same bytes under
+zlib level 1), then zstd (level ``_ROLLUP_LEVEL``)::
 
     version u8, n u16, c u16 | kind u8 × c | per column, in order: nothing (kind 0: no
     value), the value f64 (kind 1: all n rows hold it, so min = mean = max, bit for bit),
     or count u16, min, mean, max f64 (kind 2)
 
 Most columns are constant within a minute, so this is a third of format 1 (count i64, min,
-mean, max f64 of every column; still read) before zlib and an eighth smaller after it; zlib
-takes a tenth less time on it (its time follows the bytes it puts out more than those it is
-given: the repeats format 1 held were cheap for it).
+mean, max f64 of every column; still read) before compression and an eighth smaller after
+zlib; zlib took a tenth less time on it (its time follows the bytes it puts out more than
+those it is given: the repeats format 1 held were cheap for it).
+
+Why zstd (chunk format 4, rollup format 3): zlib was a third of the writer's time, about
+70 µs a chunk and 20 µs a rollup whatever its level; zstd takes 13-16 µs and 2 µs on the
+same bytes, for about the same size (docs/benchmarks.md, "Issue 28: store insert, zstd").
+Which compressor wrote a blob is told by its first bytes: a zstd frame starts with the magic
+``28 B5 2F FD``, which no zlib stream can (a zlib header's first two bytes are a multiple of
+31 as a big-endian u16; 0x28B5 is not). zstd's compressor and decompressor objects keep
+their state between calls and are not thread-safe, so each thread (the writer, every
+reader connection's thread) gets its own, made on its first use.
 
 Everything is vectorised over all the GPUs of a host-minute at once (``encode_block``): the
 store must encode well over 100,000 GPU-samples a second on one core.
@@ -46,20 +58,23 @@ from __future__ import annotations
 
 import math
 import struct
+import threading
 import zlib
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import zstandard
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
 U8 = npt.NDArray[np.uint8]
 
-CHUNK_VERSION = 3
-ROLLUP_VERSION = 2  # written; format 1 (every column's count, min, mean, max) is still read
-ROLLUP_VERSIONS = (1, 2)
+CHUNK_VERSION = 4  # written; formats 2 and 3 (zlib) are still read
+CHUNK_VERSIONS = (2, 3, 4)
+ROLLUP_VERSION = 3  # written; formats 1 (every column's count, min, mean, max) and 2 are read
+ROLLUP_VERSIONS = (1, 2, 3)
 MODE_INT = 0
 MODE_MILLI = 1
 MODE_FLOAT = 2
@@ -68,7 +83,13 @@ WIDTH_ZERO = 4  # every delta is 0: nothing stored
 # Scaled integers must stay exact in both int64 and float64 (2**53).
 _INT_LIMIT = 2.0**52
 _HEADER = struct.Struct("<BHH")  # version, n, c
-_ZLEVEL = 1  # level 1 is ~3x faster than 6 and within a few % of its size on this data
+_ZLEVEL = 1  # what formats 1-3 used (and the tests' old files use): ~3x faster than 6
+# zstd levels, as measured on the bench's blobs (docs/benchmarks.md): chunks at 3 are 1-2 %
+# smaller than zlib 1 and 2.5 µs slower than zstd 1; rollups (420 bytes, mostly float bits)
+# are as small at -1 as at 1 and 3x faster there (negative levels skip literal compression).
+_CHUNK_LEVEL = 3
+_ROLLUP_LEVEL = -1
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _WIDTHS: tuple[type[np.signedinteger[Any]], ...] = (np.int8, np.int16, np.int32, np.int64)
 _CODES = np.arange(len(_WIDTHS))
 _ITEMSIZES = np.array([np.dtype(w).itemsize for w in _WIDTHS])
@@ -82,6 +103,25 @@ _ROLL_KEEP[_ROLL_SAME, 2:10] = True  # the value (as min)
 _ROLL_KEEP[_ROLL_FULL] = True
 _ROLL_SAME_VALUE = struct.Struct("<d")
 _ROLL_FULL_VALUES = struct.Struct("<Hddd")
+
+
+class _Zstd(threading.local):
+    """This thread's zstd objects (``__init__`` runs once in each thread that uses them)."""
+
+    def __init__(self) -> None:
+        self.chunk = zstandard.ZstdCompressor(level=_CHUNK_LEVEL)
+        self.rollup = zstandard.ZstdCompressor(level=_ROLLUP_LEVEL)
+        self.inflate = zstandard.ZstdDecompressor()
+
+
+_zstd = _Zstd()
+
+
+def _inflate(blob: bytes) -> bytes:
+    """The bytes of a stored blob, whichever compressor wrote it (zstd: formats 4 and 3)."""
+    if blob[:4] == _ZSTD_MAGIC:
+        return _zstd.inflate.decompress(blob)
+    return zlib.decompress(blob)
 
 
 @dataclass(frozen=True)
@@ -156,7 +196,7 @@ def _encode_times(t: F64, seq: I64, mono: F64) -> list[bytes]:
 def encode_block(t: F64, seq: I64, mono: F64, values: F64) -> tuple[list[bytes], list[bytes]]:
     """Chunks and rollups (encoded) of each GPU of an ``n × g × c`` block of samples, built
     with a fixed number of whole-block NumPy operations (not a few dozen per GPU), so that
-    only the zlib calls remain per GPU. ``t``, ``seq``, ``mono`` are ``n`` times shared by
+    only the compressor calls remain per GPU. ``t``, ``seq``, ``mono`` are ``n`` times shared by
     all the GPUs, or ``m × n`` for ``m`` groups of ``g / m`` consecutive GPUs each (several
     minutes of a host in one call: per-call overhead is most of the cost at 8 GPUs)."""
     n, g, c = values.shape
@@ -208,6 +248,7 @@ def encode_block(t: F64, seq: I64, mono: F64, values: F64) -> tuple[list[bytes],
     mb, wb = modes.tobytes(), wcode.tobytes()
     nb = len(nan_bits) // g if g else 0
     rolls = _encode_rollups(values, filled, nan)
+    compress = _zstd.chunk.compress
     chunks: list[bytes] = []
     i0 = f0 = 0
     for gi in range(g):
@@ -224,13 +265,13 @@ def encode_block(t: F64, seq: I64, mono: F64, values: F64) -> tuple[list[bytes],
             if buf:
                 parts.append(buf[ends[gi - 1] if gi else 0 : ends[gi]])
         parts.append(floats[f0:f1])
-        chunks.append(zlib.compress(b"".join(parts), _ZLEVEL))
+        chunks.append(compress(b"".join(parts)))
         i0, f0 = i1, f1
     return chunks, rolls
 
 
 def _encode_rollups(values: F64, filled: F64, nan: npt.NDArray[np.bool_]) -> list[bytes]:
-    """Rollups (format 2) of each GPU of an ``n × g × c`` block: count, min, mean and max of
+    """Rollups (format 3) of each GPU of an ``n × g × c`` block: count, min, mean and max of
     each column (NaN ignored), kept only where they say something (see ``ROLLUP_VERSION``)."""
     n, g, c = values.shape
     count = (~nan).sum(axis=0)
@@ -250,11 +291,12 @@ def _encode_rollups(values: F64, filled: F64, nan: npt.NDArray[np.bool_]) -> lis
     ends = np.cumsum(keep.sum(axis=(1, 2))).tolist()
     head = _HEADER.pack(ROLLUP_VERSION, n, c)
     kb = kinds.tobytes()
+    compress = _zstd.rollup.compress
     out: list[bytes] = []
     start = 0
     for gi in range(g):
         raw = b"".join((head, kb[gi * c : (gi + 1) * c], body[start : ends[gi]]))
-        out.append(zlib.compress(raw, _ZLEVEL))
+        out.append(compress(raw))
         start = ends[gi]
     return out
 
@@ -266,9 +308,9 @@ def encode_chunk(t: F64, seq: I64, mono: F64, values: F64) -> bytes:
 
 def _open(blob: bytes) -> tuple[bytes, int, int, int, bytes, bytes]:
     """(raw, version, n, c, modes, widths) of a chunk; offset of what follows: 5 + 2c."""
-    raw = zlib.decompress(blob)
+    raw = _inflate(blob)
     version, n, c = _HEADER.unpack_from(raw, 0)
-    if version not in (2, 3):
+    if version not in CHUNK_VERSIONS:
         raise ValueError(f"chunk format {version} is not supported")
     off = _HEADER.size
     return raw, version, n, c, raw[off : off + c], raw[off + c : off + 2 * c]
@@ -418,7 +460,7 @@ def compute_rollup(values: F64) -> Rollup:
 
 def encode_rollup(r: Rollup) -> bytes:
     """A rollup in format 1, as files written before format 2 hold (the writer writes format
-    2 through ``encode_block``; this one is kept to make old files in tests)."""
+    3 through ``encode_block``; this one is kept to make old files in tests)."""
     c = r.count.shape[0]
     body = b"".join(
         (
@@ -433,12 +475,12 @@ def encode_rollup(r: Rollup) -> bytes:
 
 
 def decode_rollup(blob: bytes) -> Rollup:
-    raw = zlib.decompress(blob)
+    raw = _inflate(blob)
     version, n, c = _HEADER.unpack_from(raw, 0)
     if version not in ROLLUP_VERSIONS:
         raise ValueError(f"rollup format {version} is not supported")
     off = _HEADER.size
-    if version == 2:
+    if version != 1:
         cols = [_rollup_v2_column(raw, n, c, j) for j in range(c)]
         a = np.array(cols, dtype=np.float64).reshape(c, 4)
         return Rollup(count=a[:, 0].astype(np.int64), vmin=a[:, 1], mean=a[:, 2], vmax=a[:, 3])
@@ -451,7 +493,7 @@ def decode_rollup(blob: bytes) -> Rollup:
 
 
 def _rollup_v2_column(raw: bytes, n: int, c: int, j: int) -> tuple[int, float, float, float]:
-    """``(count, min, mean, max)`` of column ``j`` of a decompressed format 2 rollup: its
+    """``(count, min, mean, max)`` of column ``j`` of a decompressed format 2 or 3 rollup: its
     offset is the sizes of the kinds before it (two C-level counts, no loop)."""
     kinds = raw[_HEADER.size : _HEADER.size + c]
     before = kinds[:j]
@@ -474,12 +516,12 @@ _ROLLUP_COLUMNS: dict[tuple[int, int], struct.Struct] = {}  # format 1: (c, j) -
 def rollup_column(blob: bytes, j: int, c: int) -> tuple[int, int, float, float, float]:
     """``(version, count, min, mean, max)`` of column ``j`` of a rollup of ``c`` columns,
     unpacked in one call without building arrays (a day of 8 GPUs is 11,520 rollups)."""
-    raw = zlib.decompress(blob)
-    if raw[0] == 2:
-        _version, n, c2 = _HEADER.unpack_from(raw, 0)
+    raw = _inflate(blob)
+    if raw[0] != 1:
+        version, n, c2 = _HEADER.unpack_from(raw, 0)
         if c2 != c:
             raise ValueError(f"rollup of {c2} columns read as {c}")
-        return (2, *_rollup_v2_column(raw, n, c, j))
+        return (version, *_rollup_v2_column(raw, n, c, j))
     st = _ROLLUP_COLUMNS.get((c, j))
     if st is None:
         gap = f"{8 * c - 8}x" if c > 1 else ""
