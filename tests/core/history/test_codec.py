@@ -21,6 +21,59 @@ V2_CHUNK = bytes.fromhex(
     "6930e5d2ef10b7cb9387898381e16ac54b35436e0606e506984a98c2d8292c10e627562d901ce33f06866c"
     "66f13fec40f6cf93b3ac219217ec21f403fb5030b86a0f0099a518a0"
 )
+# A format-3 chunk and a format-2 rollup (zlib, before zstd) written by the previous encoder
+# (commit 695a549): 3 samples x 6 columns (ints, quarters, all-null, milli, big ints, a
+# constant).
+V3_VALUES = [
+    [1, 0.25, np.nan, 100.125, 2**40, 7.0],
+    [2, 0.5, np.nan, 100.25, 2**40 + 3, 7.0],
+    [5, 0.75, np.nan, 99.0, 2**41, 7.0],
+]
+V3_CHUNK = bytes.fromhex(
+    "780163666660636060044220c9c2c8ccc2c808e454673c3ddf0d14e2028a8280890b3f987ec99cc0cac8f4"
+    "92b99c95b901ac0524fa0b2c852064db4186410190c90e6332ff02aaad6590fbcd0c15f9fb1f08806c006e"
+    "991145"
+)
+V2_ROLLUP = bytes.fromhex(
+    "780163626660636062022246660608f8601f0a06ac0e10be88034ce6823d44e401947e610f953910e1b07a"
+    "15107c8a80e8118884eb29700a4d051957ea04d1db00a5651c0000e812af"
+)
+
+
+def test_zlib_blobs_of_the_previous_encoder_read_as_todays_zstd_ones() -> None:
+    v = np.array(V3_VALUES)
+    t = np.array([1700000000.123, 1700000001.124, 1700000002.5])
+    seq, mono = np.array([10, 11, 13]), np.array([1000.5, 1001.501, 1002.9])
+    chunks, rolls = codec.encode_block(t, seq, mono, v[:, None, :])
+    assert chunks[0][:4] == rolls[0][:4] == b"\x28\xb5\x2f\xfd"  # zstd frames now
+    assert codec.inflate(chunks[0])[0] == 4 and codec.inflate(rolls[0])[0] == 3
+    old, new = codec.decode_chunk(V3_CHUNK), codec.decode_chunk(chunks[0])
+    for a, b in ((old.t, t), (old.seq, seq), (old.mono, mono), (old.values, v)):
+        np.testing.assert_array_equal(a, b)
+    for a, b in ((old.t, new.t), (old.values, new.values), (old.modes, new.modes)):
+        np.testing.assert_array_equal(a, b)
+    for j in range(v.shape[1]):
+        (ta, va), (tb, vb) = codec.decode_column(V3_CHUNK, j), codec.decode_column(chunks[0], j)
+        np.testing.assert_array_equal(ta, tb)
+        np.testing.assert_array_equal(va, vb)
+        a_col, b_col = codec.rollup_column(V2_ROLLUP, j, 6), codec.rollup_column(rolls[0], j, 6)
+        assert a_col[0] == 2 and b_col[0] == 3
+        np.testing.assert_array_equal(a_col[1:], b_col[1:])
+    ra, rb = codec.decode_rollup(V2_ROLLUP), codec.decode_rollup(rolls[0])
+    for x, y in ((ra.count, rb.count), (ra.vmin, rb.vmin), (ra.mean, rb.mean), (ra.vmax, rb.vmax)):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_no_zlib_stream_starts_like_a_zstd_frame() -> None:
+    """Blobs are told apart by their first bytes: a zlib header (any level, any window) is
+    a multiple of 31 as a big-endian u16, and zstd's magic 28 B5 is not."""
+    assert int.from_bytes(b"\x28\xb5", "big") % 31 != 0
+    for wbits in range(9, 16):
+        for level in range(10):
+            z = zlib.compressobj(level, zlib.DEFLATED, wbits)
+            blob = z.compress(b"gpufleet" * 50) + z.flush()
+            assert int.from_bytes(blob[:2], "big") % 31 == 0 and blob[:2] != b"\x28\xb5"
+            assert codec.inflate(blob) == b"gpufleet" * 50
 
 
 def test_format_2_chunks_still_decode() -> None:
@@ -87,7 +140,7 @@ def test_synthetic_minute_uses_narrow_times_and_skips_constant_columns() -> None
     mono = np.round(t - 1.7e9 + 1000, 3)
     t = np.round(t, 3)
     blob = codec.encode_block(t, np.arange(60), mono, v)[0][0]
-    raw = __import__("zlib").decompress(blob)
+    raw = codec.inflate(blob)
     c = v.shape[2]
     widths = np.frombuffer(raw, np.uint8, c, 5 + c)
     assert (widths == codec.WIDTH_ZERO).sum() >= 10  # nulls, limits, ECC... within a minute
@@ -235,5 +288,5 @@ def test_rollup_keeps_signed_zeros_and_constant_columns_bit_for_bit() -> None:
     for a, b in ((got.vmin, vmin), (got.mean, mean), (got.vmax, vmax)):
         np.testing.assert_array_equal(a.view(np.int64), b.view(np.int64))
     np.testing.assert_array_equal(got.count, [6, 6, 6, 0, 5, 6])
-    kinds = list(zlib.decompress(blob)[5:11])
+    kinds = list(codec.inflate(blob)[5:11])
     assert kinds[1] == 2 and kinds[3:] == [0, 2, 1]

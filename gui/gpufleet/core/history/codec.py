@@ -12,9 +12,9 @@ in the cheapest lossless form that reproduces its floats exactly:
 The deltas after the first row go in the narrowest of int8/16/32/64 that holds a column's
 deltas, or nowhere at all when they are all zero (a constant column: most of them within a
 minute). Slowly changing counters (ECC, PCIe gen, energy) become runs of small deltas that
-the compressor shrinks to almost nothing; that is what keeps a GPU-day at 1 Hz to a few MB. Times are
-delta-coded as whole milliseconds or microseconds when that is exact (the sampler rounds
-both clocks to the millisecond), else as the integer view of their float64 bits.
+the compressor shrinks to almost nothing; that is what keeps a GPU-day at 1 Hz to a few MB.
+Times are delta-coded as whole milliseconds or microseconds when that is exact (the sampler
+rounds both clocks to the millisecond), else as the integer view of their float64 bits.
 
 Layout of a chunk (format 4; format 3 is the same bytes under zlib), all little-endian, then
 zstd (level ``_CHUNK_LEVEL``)::
@@ -117,8 +117,9 @@ class _Zstd(threading.local):
 _zstd = _Zstd()
 
 
-def _inflate(blob: bytes) -> bytes:
-    """The bytes of a stored blob, whichever compressor wrote it (zstd: formats 4 and 3)."""
+def inflate(blob: bytes) -> bytes:
+    """The uncompressed bytes of a stored chunk or rollup, whichever compressor wrote it
+    (zstd: chunk format 4, rollup format 3; zlib: the formats before)."""
     if blob[:4] == _ZSTD_MAGIC:
         return _zstd.inflate.decompress(blob)
     return zlib.decompress(blob)
@@ -308,7 +309,7 @@ def encode_chunk(t: F64, seq: I64, mono: F64, values: F64) -> bytes:
 
 def _open(blob: bytes) -> tuple[bytes, int, int, int, bytes, bytes]:
     """(raw, version, n, c, modes, widths) of a chunk; offset of what follows: 5 + 2c."""
-    raw = _inflate(blob)
+    raw = inflate(blob)
     version, n, c = _HEADER.unpack_from(raw, 0)
     if version not in CHUNK_VERSIONS:
         raise ValueError(f"chunk format {version} is not supported")
@@ -475,7 +476,7 @@ def encode_rollup(r: Rollup) -> bytes:
 
 
 def decode_rollup(blob: bytes) -> Rollup:
-    raw = _inflate(blob)
+    raw = inflate(blob)
     version, n, c = _HEADER.unpack_from(raw, 0)
     if version not in ROLLUP_VERSIONS:
         raise ValueError(f"rollup format {version} is not supported")
@@ -516,7 +517,7 @@ _ROLLUP_COLUMNS: dict[tuple[int, int], struct.Struct] = {}  # format 1: (c, j) -
 def rollup_column(blob: bytes, j: int, c: int) -> tuple[int, int, float, float, float]:
     """``(version, count, min, mean, max)`` of column ``j`` of a rollup of ``c`` columns,
     unpacked in one call without building arrays (a day of 8 GPUs is 11,520 rollups)."""
-    raw = _inflate(blob)
+    raw = inflate(blob)
     if raw[0] != 1:
         version, n, c2 = _HEADER.unpack_from(raw, 0)
         if c2 != c:
