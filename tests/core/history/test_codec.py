@@ -8,6 +8,7 @@ import zlib
 
 import numpy as np
 import pytest
+import zstandard
 from gpufleet.core.history import codec
 from gpufleet.core.history.rows import RowPacker
 from gpufleet.core.wire.messages import Sample, Value
@@ -290,3 +291,17 @@ def test_rollup_keeps_signed_zeros_and_constant_columns_bit_for_bit() -> None:
     np.testing.assert_array_equal(got.count, [6, 6, 6, 0, 5, 6])
     kinds = list(codec.inflate(blob)[5:11])
     assert kinds[1] == 2 and kinds[3:] == [0, 2, 1]
+
+
+def test_damaged_blobs_are_value_errors_whichever_compressor_wrote_them() -> None:
+    v = np.array(V3_VALUES)[:, None, :]
+    chunks, rolls = codec.encode_block(np.arange(3.0), np.arange(3), np.arange(3.0), v)
+    # A zstd header that claims 2**40 bytes: refused before anything is allocated.
+    huge = zstandard.ZstdCompressor().compress(b"x" * 10)
+    huge = huge[:4] + bytes((0xE0,)) + (2**40).to_bytes(8, "little") + huge[6:]
+    with pytest.raises(ValueError, match="claims 1099511627776 bytes"):
+        codec.inflate(huge)
+    for blob in (chunks[0][:-3], rolls[0][:9], V3_CHUNK[:-5], V2_ROLLUP[:10], huge, b""):
+        for read in (codec.decode_chunk, codec.decode_rollup, lambda b: codec.decode_column(b, 1)):
+            with pytest.raises(ValueError, match="chunk or rollup"):
+                read(blob)

@@ -90,6 +90,9 @@ _ZLEVEL = 1  # what formats 1-3 used (and the tests' old files use): ~3x faster 
 _CHUNK_LEVEL = 3
 _ROLLUP_LEVEL = -1
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+# What a damaged zstd header may claim before it is refused: far beyond any blob the writer
+# makes (a chunk is one minute: at 10 Hz and 100 columns about 0.5 MB before compression).
+_MAX_RAW = 256 << 20
 _WIDTHS: tuple[type[np.signedinteger[Any]], ...] = (np.int8, np.int16, np.int32, np.int64)
 _CODES = np.arange(len(_WIDTHS))
 _ITEMSIZES = np.array([np.dtype(w).itemsize for w in _WIDTHS])
@@ -119,10 +122,17 @@ _zstd = _Zstd()
 
 def inflate(blob: bytes) -> bytes:
     """The uncompressed bytes of a stored chunk or rollup, whichever compressor wrote it
-    (zstd: chunk format 4, rollup format 3; zlib: the formats before)."""
-    if blob[:4] == _ZSTD_MAGIC:
+    (zstd: chunk format 4, rollup format 3; zlib: the formats before). A damaged blob is a
+    ``ValueError`` whichever it is, and a zstd header that claims more than any chunk holds
+    is refused before anything is allocated for it."""
+    try:
+        if blob[:4] != _ZSTD_MAGIC:
+            return zlib.decompress(blob)
+        if zstandard.frame_content_size(blob) > _MAX_RAW:
+            raise ValueError(f"a chunk or rollup claims {zstandard.frame_content_size(blob)} bytes")
         return _zstd.inflate.decompress(blob)
-    return zlib.decompress(blob)
+    except (zlib.error, zstandard.ZstdError) as e:
+        raise ValueError(f"a damaged chunk or rollup in the history file ({e})") from e
 
 
 @dataclass(frozen=True)
