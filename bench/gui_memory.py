@@ -158,7 +158,9 @@ def main() -> int:
             clock[0] = t
             batch = [HostMessage(h, feed.sample(h, t, k[0])) for h in feed.hosts]
             if k[0] % 10 == 0:
-                batch += [HostMessage(h, make_procs(t, feed.seq[h] + 1, args.gpus)) for h in feed.hosts]
+                batch += [
+                    HostMessage(h, make_procs(t, feed.seq[h] + 1, args.gpus)) for h in feed.hosts
+                ]
             hub._handle(batch)
             if k[0] % 2 == 0:
                 hub._tick()
@@ -200,11 +202,15 @@ def main() -> int:
                 qapp.processEvents()
 
     every_tab()
-    stages.mark("every tab drawn (hosts selected in turn)", show_top=True)
+    stages.mark("every tab drawn (hosts selected in turn)", pixmap_detail(w), show_top=True)
     for r in range(args.steady):
         feed_minutes(5)
         every_tab()
-        stages.mark(f"steady {r + 1}: 5 more min fed, every tab redrawn", show_top=r == 0)
+        stages.mark(
+            f"steady {r + 1}: 5 more min fed, every tab redrawn",
+            pixmap_detail(w),
+            show_top=r == 0,
+        )
     print(f"growth from the first stage: {stages.last - stages.first:+.1f} MiB")
     w.close()
     store.close()
@@ -212,16 +218,34 @@ def main() -> int:
 
 
 def ring_detail(live: object) -> str:
-    """What the live buffers' NumPy arrays hold."""
+    """What the live buffers' NumPy arrays hold, by type."""
+    import collections
+
     import numpy as np
 
     rings = getattr(live, "_rings", {})
-    arrays = [a for r in rings.values() for a in vars(r).values() if isinstance(a, np.ndarray)]
+    by_type: collections.Counter[str] = collections.Counter()
     for r in rings.values():
-        arrays += [a for a in getattr(r, "cols", {}).values() if isinstance(a, np.ndarray)]
-    total = sum(a.nbytes for a in arrays)
-    kinds = sorted({f"{a.dtype}{list(a.shape)}" for a in arrays})
-    return f"live rings: {len(rings)} hosts, {total / 2**20:.1f} MiB of arrays ({', '.join(kinds[:6])})"
+        arrays = [a for a in vars(r).values() if isinstance(a, np.ndarray)]
+        arrays += list(getattr(getattr(r, "cols", None), "blocks", []))
+        for a in arrays:
+            by_type[str(a.dtype)] += a.nbytes
+    total = sum(by_type.values())
+    kinds = ", ".join(f"{k} {v / 2**20:.1f}" for k, v in by_type.most_common())
+    return f"live rings: {len(rings)} hosts, {total / 2**20:.1f} MiB of arrays ({kinds})"
+
+
+def pixmap_detail(w: object) -> str:
+    """The cell pixmaps the window's tables keep (4 bytes a pixel)."""
+    from gpufleet.ui.widgets.fast_table import FastTableView
+
+    parts = []
+    for view in w.findChildren(FastTableView):  # type: ignore[attr-defined]
+        cached = [*view._new.values(), *view._old.values()]
+        pms = [c[0] if isinstance(c, tuple) else c for c in cached]
+        size = sum(pm.width() * pm.height() * 4 for pm in pms)
+        parts.append(f"{len(pms)} pixmaps {size / 2**20:.1f} MiB")
+    return "table cell caches: " + "; ".join(parts)
 
 
 def rules_detail(rules: object) -> str:

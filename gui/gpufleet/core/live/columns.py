@@ -88,11 +88,7 @@ class CompactColumns:
 
     def kinds(self) -> dict[int, str]:
         """Metric index → its storage type's name (the metrics that have one)."""
-        return {
-            int(m): np.dtype(KINDS[k].dtype).name
-            for m, k in enumerate(self.kind_of)
-            if k >= 0
-        }
+        return {int(m): np.dtype(KINDS[k].dtype).name for m, k in enumerate(self.kind_of) if k >= 0}
 
     def _plan(self) -> None:
         """Per kind: the positions in ``sent`` of its metrics (its block's rows, in order)."""
