@@ -27,8 +27,8 @@ HEADER_EXTRA = 24  # a header's margins and its sort arrow
 HEADER_PAD = 12
 # Pixmaps kept per view (two generations): twice the cells of a full-screen overview, so the
 # unchanged ones survive while the values turn over. Each is as wide as its text, not its
-# column (a "92 %" in a 100 px column: ~2 KiB instead of 8 at 20 px high), which took the
-# four views' caches from ~40 MiB to ~15 (docs/benchmarks.md, "Issue 28: GUI memory").
+# column (a "92 %" in a 100 px column: ~2.5 KiB instead of 8 at 20 px high): at most ~12 MiB
+# per view before, for four views (docs/benchmarks.md, "Issue 28: GUI memory, session 6").
 CACHE_CELLS = 1600
 
 
