@@ -157,7 +157,7 @@ class CompactColumns:
         """``metric``'s values of the GPUs ``gis`` in ``slots`` (joined in that order), as
         float32 (a copy; NaN: not reported)."""
         n = sum(s.stop - s.start for s in slots)
-        k = self.kind_of[metric]
+        k = int(self.kind_of[metric])
         if k < 0:
             return np.full((len(gis), n), np.nan, dtype=np.float32)
         row = self.blocks[k][self.row_of[metric]]
@@ -170,7 +170,7 @@ class CompactColumns:
 
     def value(self, metric: int, gi: int, slot: int) -> float:
         """One value (NaN: not reported)."""
-        k = self.kind_of[metric]
+        k = int(self.kind_of[metric])
         if k < 0:
             return float("nan")
         raw = self.blocks[k][self.row_of[metric], gi, slot]
