@@ -4,7 +4,7 @@ metric never reported costs nothing; a value that does not fit moves its metric 
 from __future__ import annotations
 
 import numpy as np
-from gpufleet.core.live.columns import CompactColumns
+from gpufleet.core.live.columns import BATCH, CompactColumns
 
 NAN = float("nan")
 
@@ -14,7 +14,11 @@ def _cols(n_metrics: int = 4, n_gpu: int = 2, cap: int = 8) -> CompactColumns:
 
 
 def _write(c: CompactColumns, slot: int, rows: list[list[float]], gis: list[int]) -> None:
-    c.write(slot, np.array(gis, dtype=np.intp), np.array(rows, dtype=np.float32))
+    """``rows``: per metric, the values of the GPUs ``gis`` (the others report nothing)."""
+    per_gpu = [[NAN] * len(rows) for _ in range(c.n_gpu)]
+    for j, gi in enumerate(gis):
+        per_gpu[gi] = [r[j] for r in rows]
+    c.write(slot, per_gpu)
 
 
 def _all(c: CompactColumns, metric: int) -> np.ndarray:
@@ -58,8 +62,23 @@ def test_gpus_missing_from_a_sample_and_a_slot_written_again() -> None:
     _write(c, 0, [[11], [4.25]], [2])  # the slot again (the ring wrapped), only GPU 2 sent
     assert np.isnan(_all(c, 0)[:2, 0]).all() and _all(c, 0)[2, 0] == 11
     assert _all(c, 1)[2, 0] == 4.25
-    c.write(1, np.array([], dtype=np.intp), None)  # a sample without rows
+    _write(c, 1, [[], []], [])  # a sample without rows
     assert np.isnan(_all(c, 0)[:, 1]).all()
+
+
+def test_writes_kept_for_a_batch_are_stored_before_any_read_and_on_a_full_batch() -> None:
+    c = _cols(n_metrics=1, n_gpu=1, cap=100)
+    assert c.batch == BATCH
+    for slot in range(BATCH - 1):
+        _write(c, slot, [[slot]], [0])
+    assert c.blocks[0].size == 0  # kept, not stored yet
+    _write(c, BATCH - 1, [[300.5]], [0])  # the batch is full: stored (as float16)
+    assert c.blocks[1].shape == (1, 1, 100) and c.blocks[0].size == 0
+    _write(c, BATCH, [[7]], [0])
+    assert c.value(0, 0, BATCH) == 7.0  # a read stores what was kept first
+    assert _all(c, 0)[0, : BATCH + 1].tolist() == [*range(BATCH - 1), 300.5, 7]
+    small = _cols(n_metrics=1, n_gpu=1, cap=16)
+    assert small.batch == 8  # never a slot twice in one batch
 
 
 def test_reads_join_the_slots_in_the_order_asked_and_pick_gpus() -> None:

@@ -94,6 +94,8 @@ class _HostRing:
         self.pos = [p for p in src if p is not None]
         self.dst = np.array([i for i, p in enumerate(src) if p is not None], dtype=np.intp)
         self.cols = CompactColumns(len(LIVE_METRICS), self.dst, n_gpu, self.cap)
+        self.n_gpu = n_gpu
+        self.blank = [_NAN] * len(self.pos)  # a GPU's row when the sample lacks it
         self.max_pos = max(self.pos, default=0)
         self.head = 0  # next slot to write
         self.count = 0
@@ -108,21 +110,15 @@ class _HostRing:
             return  # a replayed older sample (reattach): the store keeps it, the plot must not
         slot = self.head
         self.t[slot] = s.t
-        # One vectorised write per sample (numpy item assignment per value would cost ~20x):
-        # pick the live columns of every row in Python, NaN for None, then one array.
-        picked = []
-        gis = []
+        # The live columns of every GPU's row picked in Python (NaN for None, and for a GPU
+        # the sample lacks); CompactColumns stores them a batch at a time.
+        picked = [self.blank] * self.n_gpu
         for row in s.rows:
             gi = self.gpu_index.get(row[0] if isinstance(row[0], int) else -1)
             if gi is None or len(row) <= self.max_pos:
                 continue
-            gis.append(gi)
-            picked.append([_NAN if (x := row[p]) is None else x for p in self.pos])
-        self.cols.write(
-            slot,
-            np.array(gis, dtype=np.intp),
-            np.array(picked, dtype=np.float32).T if picked else None,
-        )
+            picked[gi] = [_NAN if (x := row[p]) is None else x for p in self.pos]
+        self.cols.write(slot, picked)
         self.head = (slot + 1) % self.cap
         self.count = min(self.count + 1, self.cap)
         self.latest = s
