@@ -38,7 +38,7 @@ from gpufleet.core.alerts.rules import RuleEngine  # noqa: E402
 from gpufleet.core.config.hostconfig import HostConfig  # noqa: E402
 from gpufleet.core.fleet.events import HostMessage, HostStatus  # noqa: E402
 from gpufleet.core.live.buffers import LiveBuffers  # noqa: E402
-from gpufleet.core.wire.messages import Hello, Sample  # noqa: E402
+from gpufleet.core.wire.messages import Hello, Sample, Value  # noqa: E402
 from PySide6.QtCore import QCoreApplication, QEvent, QObject  # noqa: E402
 
 from tests.support.synth import make_hello, make_procs, rows_of, sample_values  # noqa: E402
@@ -61,20 +61,31 @@ def pct(xs: list[float], p: float) -> float:
 
 class Feed:
     """Per host: one hour of distinct synthetic rows (values repeat hourly), served as
-    Sample messages at successive simulated seconds."""
+    Sample messages at successive simulated seconds.
+
+    The hour is kept as one NumPy array and each second's rows are built when first asked
+    for (every host gets the same rows at the same second): built all at once as Python
+    tuples they held ~50 MiB, which the RSS of the GUI under test counted as its own."""
 
     def __init__(self, n_hosts: int, gpus: int) -> None:
         self.hosts = [f"gpu-{i:03d}" for i in range(n_hosts)]
         self.hellos: dict[str, Hello] = {h: make_hello(h, gpus) for h in self.hosts}
-        _, values = sample_values(0.0, 3600, gpus, 1.0, seed=1)
-        self.rows = rows_of(values)  # shared by all hosts (value content is not the point)
+        # Shared by all hosts (value content is not the point).
+        _, self.values = sample_values(0.0, 3600, gpus, 1.0, seed=1)
+        self._rows: tuple[int, tuple[tuple[Value, ...], ...]] = (-1, ())
         self.seq = {h: 1 for h in self.hosts}
         self.gpus = gpus
+
+    def rows(self, i: int) -> tuple[tuple[Value, ...], ...]:
+        k = i % len(self.values)
+        if self._rows[0] != k:
+            self._rows = (k, rows_of(self.values[k : k + 1])[0])
+        return self._rows[1]
 
     def sample(self, host: str, t: float, i: int) -> Sample:
         self.seq[host] += 1
         hello = self.hellos[host]
-        return Sample(self.seq[host], t, t, hello.columns, self.rows[i % 3600])
+        return Sample(self.seq[host], t, t, hello.columns, self.rows(i))
 
 
 class PaintTimer(QObject):
@@ -406,9 +417,10 @@ def prefill_live(
         live.feed(h, feed.hellos[h])
         if rules is not None:
             rules.feed(h, feed.hellos[h])
-        for i in range(prefill):
-            s = feed.sample(h, t_start + i, i)
-            live.feed(h, s)
+    for i in range(prefill):  # second by second, as they arrive (one set of rows a second)
+        for h in feed.hosts:
+            live.feed(h, feed.sample(h, t_start + i, i))
+    for h in feed.hosts:
         live.feed(h, make_procs(t_start + prefill, feed.seq[h] + 1, gpus))
 
 

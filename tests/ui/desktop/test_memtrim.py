@@ -1,7 +1,9 @@
-"""The heap trimmer: present where glibc has malloc_trim, owned by its parent, and runs."""
+"""The heap trimmer: present where glibc has malloc_trim, owned by its parent, and runs;
+it empties the source lines PySide6's import hook left in linecache."""
 
 from __future__ import annotations
 
+import linecache
 import sys
 
 import pytest
@@ -17,8 +19,22 @@ def test_trimmer_runs_every_minute_and_dies_with_its_owner(qapp: object) -> None
     trim()  # returns memory; must not crash with a live Qt application
     owner = QObject()
     timer = start_trimmer(owner)
-    assert timer is not None and timer.isActive()
+    assert timer.isActive()
     assert timer.interval() == int(TRIM_EVERY_S * 1000)
     assert timer.parent() is owner
     timer.timeout.emit()
+    owner.deleteLater()
+
+
+def test_the_trimmer_empties_linecache_at_start_and_on_each_tick(qapp: object) -> None:
+    # What shiboken's import hook does for every module imported after PySide6.
+    import json.decoder
+
+    assert linecache.getlines(json.decoder.__file__)
+    owner = QObject()
+    timer = start_trimmer(owner)
+    assert json.decoder.__file__ not in linecache.cache
+    linecache.getlines(json.decoder.__file__)
+    timer.timeout.emit()
+    assert json.decoder.__file__ not in linecache.cache
     owner.deleteLater()

@@ -5,10 +5,12 @@
 the plot's pixel width with a peak-preserving min/max per bin, so that a one-sample spike in a
 one-hour window still shows.
 
-Memory is allocated once per host when its ``hello`` arrives (ring of ``window_s`` /
-``interval_s`` slots × GPUs × the plotted metrics, float32, NaN = not reported), so a fleet
-that streams for a day uses exactly as much as one that streamed for an hour. Only the metrics
-that the UI plots or summarises are kept (``LIVE_METRICS``); the store keeps every column.
+Memory is allocated per host when its ``hello`` arrives (ring of ``window_s`` /
+``interval_s`` slots × GPUs) and per metric when its first value does, each metric in the
+narrowest type that holds its values exactly (``gpufleet.core.live.columns``: a metric a GPU
+never reports costs nothing, a percentage one byte a value), so a fleet that streams for a
+day uses exactly as much as one that streamed for an hour. Only the metrics that the UI
+plots or summarises are kept (``LIVE_METRICS``); the store keeps every column.
 
 Thread safety: one lock guards everything; a worker thread feeds while the GUI thread reads.
 Readers get copies, never views into the ring.
@@ -26,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 from gpufleet_sampler import protocol
 
+from gpufleet.core.live.columns import CompactColumns
 from gpufleet.core.live.links import LinkBuffers
 from gpufleet.core.wire.messages import Event, Hello, Links, Message, Procs, Sample
 
@@ -75,7 +78,7 @@ class Series:
 
 
 class _HostRing:
-    """The ring of one host: ``t[cap]`` and ``v[metric, gpu, cap]`` (contiguous in time)."""
+    """The ring of one host: ``t[cap]`` and ``cols`` (metric, gpu, cap), contiguous in time."""
 
     def __init__(self, hello: Hello, window_s: float) -> None:
         self.hello = hello
@@ -85,12 +88,14 @@ class _HostRing:
         self.gpu_index = {g.index: i for i, g in enumerate(hello.gpus)}
         n_gpu = max(1, len(hello.gpus))
         self.t = np.full(self.cap, np.nan, dtype=np.float64)
-        self.v = np.full((len(LIVE_METRICS), n_gpu, self.cap), np.nan, dtype=np.float32)
         # Where each live metric sits in this host's sample rows (None: not sent).
         src = [(hello.columns.index(m) + 1) if m in hello.columns else None for m in LIVE_METRICS]
         # Row positions of the metrics this host sends (pos) and where they go (dst).
         self.pos = [p for p in src if p is not None]
         self.dst = np.array([i for i, p in enumerate(src) if p is not None], dtype=np.intp)
+        self.cols = CompactColumns(len(LIVE_METRICS), self.dst, n_gpu, self.cap)
+        self.n_gpu = n_gpu
+        self.blank = [_NAN] * len(self.pos)  # a GPU's row when the sample lacks it
         self.max_pos = max(self.pos, default=0)
         self.head = 0  # next slot to write
         self.count = 0
@@ -105,22 +110,15 @@ class _HostRing:
             return  # a replayed older sample (reattach): the store keeps it, the plot must not
         slot = self.head
         self.t[slot] = s.t
-        col = self.v[:, :, slot]
-        # One vectorised write per sample (numpy item assignment per value would cost ~20x):
-        # pick the live columns of every row in Python, NaN for None, then one array.
-        picked = []
-        gis = []
+        # The live columns of every GPU's row picked in Python (NaN for None, and for a GPU
+        # the sample lacks); CompactColumns stores them a batch at a time.
+        picked = [self.blank] * self.n_gpu
         for row in s.rows:
             gi = self.gpu_index.get(row[0] if isinstance(row[0], int) else -1)
             if gi is None or len(row) <= self.max_pos:
                 continue
-            gis.append(gi)
-            picked.append([_NAN if (x := row[p]) is None else x for p in self.pos])
-        col.fill(np.nan)
-        if picked:
-            col[np.ix_(self.dst, np.array(gis, dtype=np.intp))] = np.array(
-                picked, dtype=np.float32
-            ).T
+            picked[gi] = [_NAN if (x := row[p]) is None else x for p in self.pos]
+        self.cols.write(slot, picked)
         self.head = (slot + 1) % self.cap
         self.count = min(self.count + 1, self.cap)
         self.latest = s
@@ -310,11 +308,9 @@ class LiveBuffers:
             t = t[i0:i1]
             gis = [ring.gpu_index.get(g) for g in gpus]
             have = [gi for gi in gis if gi is not None]
-            block = ring.v[mi][have]  # a copy: GPUs × ring slots
+            # A copy: GPUs × the slots of [i0, i1) in time order.
+            block = ring.cols.read(mi, have, _slots_between(a, b, i0, i1))
             interval = ring.interval
-        if b.stop > b.start:
-            block = np.concatenate((block[:, a], block[:, b]), axis=1)
-        block = block[:, i0:i1]
         gap_idx = _gap_positions(t, interval)
         if len(gap_idx):
             t = np.insert(t, gap_idx, t[gap_idx - 1] + interval)
@@ -365,8 +361,17 @@ class LiveBuffers:
             if abs(ts[i] - t) > GAP_INTERVALS * ring.interval:
                 return None
             slot = (a.start + i) % ring.cap if ring.count == ring.cap else i
-            x = float(ring.v[mi, gi, slot])
+            x = ring.cols.value(mi, gi, slot)
             return None if math.isnan(x) else x
+
+
+def _slots_between(a: slice, b: slice, i0: int, i1: int) -> list[slice]:
+    """The ring slots of positions ``i0..i1`` of its time order (the slots of ``a``, then
+    those of ``b``)."""
+    na = a.stop - a.start
+    first = slice(a.start + min(i0, na), a.start + min(i1, na))
+    second = slice(b.start + max(0, i0 - na), b.start + max(0, i1 - na))
+    return [first, second]
 
 
 def _gap_positions(t: F64, interval: float) -> npt.NDArray[np.int64]:

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, Qt, Signal
-from PySide6.QtWidgets import QGraphicsScene, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QLabel, QVBoxLayout, QWidget
 
 from gpufleet.core.live.buffers import Series
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
@@ -118,6 +118,11 @@ class PlotTab(Tab):
         # A few dozen items whose bounds change on every redraw: a BSP index would be
         # rebuilt for nothing (Qt's advice for dynamic scenes).
         self.glw.scene().setItemIndexMethod(QGraphicsScene.ItemIndexMethod.NoIndex)
+        # pyqtgraph caches the view's background in a pixmap the size of the viewport (~3 MiB
+        # per tab at 1600 × 1000, ~18 MiB for the six plot tabs once shown); it is one flat
+        # colour, which is as fast to fill as to blit (docs/benchmarks.md, "Issue 28: GUI
+        # memory, session 6").
+        self.glw.setCacheMode(QGraphicsView.CacheModeFlag.CacheNone)
         self.box.addWidget(self.glw, 1)
         self.box.addWidget(self.sentence)
         self.plots: list[TimePlot | ReasonBands] = []

@@ -25,8 +25,10 @@ HEADER_EXTRA = 24  # a header's margins and its sort arrow
 # A header's margins alone: the style makes room for the arrow only in the section that
 # shows it, so the other sections' text fits in this much more than its own width.
 HEADER_PAD = 12
-# Pixmaps kept per view (two generations; ~8 KiB each at 100 x 20 px): twice the cells of a
-# full-screen overview, so the unchanged ones survive while the values turn over.
+# Pixmaps kept per view (two generations): twice the cells of a full-screen overview, so the
+# unchanged ones survive while the values turn over. Each is as wide as its text, not its
+# column (a "92 %" in a 100 px column: ~2.5 KiB instead of 8 at 20 px high): at most ~12 MiB
+# per view before, for four views (docs/benchmarks.md, "Issue 28: GUI memory, session 6").
 CACHE_CELLS = 1600
 
 
@@ -35,8 +37,9 @@ class FastTableView(QTableView):
         super().__init__(parent)
         # Two generations: a lookup that hits the old one moves the pixmap to the new one;
         # when the new one is full the old one is dropped (an LRU without per-hit bookkeeping).
-        self._new: dict[tuple[object, ...], QPixmap] = {}
-        self._old: dict[tuple[object, ...], QPixmap] = {}
+        # Each pixmap with its offset in the cell (right-aligned text sits at the right).
+        self._new: dict[tuple[object, ...], tuple[QPixmap, int]] = {}
+        self._old: dict[tuple[object, ...], tuple[QPixmap, int]] = {}
         self._font_key: tuple[object, ...] = ()
 
     def content_width(
@@ -139,9 +142,9 @@ class FastTableView(QTableView):
                 for c, x, w in cols:
                     if c >= len(cells):
                         continue
-                    pm = self._pixmap(cells[c], w, h, selected, base_text, hi_text, fm)
-                    if pm is not None:
-                        p.drawPixmap(QPoint(x, y), pm)
+                    hit = self._pixmap(cells[c], w, h, selected, base_text, hi_text, fm)
+                    if hit is not None:
+                        p.drawPixmap(QPoint(x + hit[1], y), hit[0])
         finally:
             p.end()
 
@@ -167,37 +170,42 @@ class FastTableView(QTableView):
         base_text: QColor,
         hi_text: QColor,
         fm: QFontMetrics,
-    ) -> QPixmap | None:
+    ) -> tuple[QPixmap, int] | None:
         if not cell.text:
             return None
         key = (cell.text, cell.colour, cell.align_right, w, h, selected)
-        pm = self._new.get(key)
-        if pm is not None:
-            return pm
-        pm = self._old.pop(key, None)
-        if pm is None:
+        hit = self._new.get(key)
+        if hit is not None:
+            return hit
+        hit = self._old.pop(key, None)
+        if hit is None:
             colour = hi_text if selected else (QColor(cell.colour) if cell.colour else base_text)
-            pm = self._render(cell, w, h, colour, fm)
+            hit = self._render(cell, w, h, colour, fm)
         if len(self._new) >= CACHE_CELLS // 2:
             self._old, self._new = self._new, {}
-        self._new[key] = pm
-        return pm
+        self._new[key] = hit
+        return hit
 
-    def _render(self, cell: Cell, w: int, h: int, colour: QColor, fm: QFontMetrics) -> QPixmap:
-        """The cell's text, elided to the column, in ``colour`` on a transparent pixmap."""
+    def _render(
+        self, cell: Cell, w: int, h: int, colour: QColor, fm: QFontMetrics
+    ) -> tuple[QPixmap, int]:
+        """The cell's text, elided to the column, in ``colour`` on a transparent pixmap as
+        wide as the text (plus the margins and a pixel either side for the glyphs' overhang),
+        and where in the cell it goes (x offset)."""
+        text = fm.elidedText(cell.text, Qt.TextElideMode.ElideRight, max(0, w - 2 * PAD))
+        pw = min(w, fm.horizontalAdvance(text) + 2 * PAD + 2)
         ratio = self.devicePixelRatioF()
-        pm = QPixmap(max(1, round(w * ratio)), max(1, round(h * ratio)))
+        pm = QPixmap(max(1, round(pw * ratio)), max(1, round(h * ratio)))
         pm.setDevicePixelRatio(ratio)
         pm.fill(Qt.GlobalColor.transparent)
         p = QPainter(pm)
         try:
             p.setFont(self.font())
             p.setPen(colour)
-            text = fm.elidedText(cell.text, Qt.TextElideMode.ElideRight, max(0, w - 2 * PAD))
             align = (
                 Qt.AlignmentFlag.AlignRight if cell.align_right else Qt.AlignmentFlag.AlignLeft
             ) | Qt.AlignmentFlag.AlignVCenter
-            p.drawText(QRect(PAD, 0, max(0, w - 2 * PAD), h), align, text)
+            p.drawText(QRect(PAD, 0, max(0, pw - 2 * PAD), h), align, text)
         finally:
             p.end()
-        return pm
+        return pm, (w - pw if cell.align_right else 0)
