@@ -6,24 +6,15 @@ and each replay pushes thousands of samples through the rule engine."""
 from __future__ import annotations
 
 import functools
-import importlib.util
-import sys
 from types import ModuleType
 from typing import Any
 
-from tests.support.paths import ROOT
+from tests.support.paths import ROOT, load_script
 
 
 @functools.cache
 def corpus() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "alerts_corpus", ROOT / "bench" / "alerts_corpus.py"
-    )
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["alerts_corpus"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("alerts_corpus", ROOT / "bench" / "alerts_corpus.py")
 
 
 @functools.cache

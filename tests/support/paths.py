@@ -7,7 +7,10 @@ stage folder changes nothing in it.
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[2]
 TESTS = ROOT / "tests"
@@ -19,3 +22,14 @@ REMOTE = ROOT / "remote"
 # Real captures (nvidia-smi dumps, provider API bodies), beside the repository; a test that
 # reads them skips with a reason where they are absent.
 REAL = ROOT.parent / "shared" / "real"
+
+
+def load_script(name: str, path: Path) -> ModuleType:
+    """A script outside the packages (a ``bench/`` or ``tools/`` file) imported as module
+    ``name``, registered in ``sys.modules`` first (dataclasses and pickling look it up)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None, path
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod

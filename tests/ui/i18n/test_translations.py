@@ -7,10 +7,8 @@ Real tools (pyside6-lupdate / pyside6-lrelease from the venv), real Qt offscreen
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import string
-import sys
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
@@ -37,7 +35,7 @@ from PySide6.QtWidgets import (
 )
 from pytestqt.qtbot import QtBot
 
-from tests.support.paths import ROOT
+from tests.support.paths import ROOT, load_script
 
 TS = ROOT / "resources" / "translations" / "gpufleet_zh_CN.ts"
 QM = TS.with_suffix(".qm")
@@ -46,14 +44,7 @@ TAG = re.compile(r"<[^>]+>")
 
 
 def _build_tool() -> object:
-    spec = importlib.util.spec_from_file_location(
-        "build_translations", ROOT / "tools" / "build_translations.py"
-    )
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["build_translations"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("build_translations", ROOT / "tools" / "build_translations.py")
 
 
 def _messages(path: Path) -> dict[tuple[str, str], tuple[list[str], str | None]]:
