@@ -1,5 +1,9 @@
-"""Desktop notifications against a real notification daemon: dunst on Xvfb, on the private
-session bus tools/run-tests starts (dbus-run-session).
+"""Desktop notifications against a real notification daemon: dunst on Xvfb, on a session bus
+of the test's own (a dbus-daemon the fixture starts).
+
+The bus is the test's own because tools/run-tests gives the whole run one session bus, and
+pytest-xdist runs another test file beside this one: its demo apps fire the same throttle
+alert on the same host and would send them to this dunst while it owns the name.
 
 The demo h100-a's thermal-throttle scenario fires the real rule; the app's notifier sends it
 over D-Bus; ``dunstctl history`` shows what dunst received (app name, summary, body, the
@@ -68,16 +72,36 @@ def dunst_history() -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def dunst(tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """dunst on a private Xvfb display, owning org.freedesktop.Notifications on the test bus;
-    both killed after the test."""
-    if not os.environ.get("DBUS_SESSION_BUS_ADDRESS"):
-        pytest.skip("no D-Bus session bus: run under tools/run-tests (dbus-run-session)")
+def private_bus(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A session bus only this test uses: a dbus-daemon of its own, its address in
+    DBUS_SESSION_BUS_ADDRESS for the test (the app, dunst and dunstctl); stopped after it."""
+    if shutil.which("dbus-daemon") is None:
+        pytest.skip("not installed: dbus-daemon (CI installs dbus)")
+    bus = subprocess.Popen(
+        ["dbus-daemon", "--session", "--nofork", "--nopidfile", "--print-address=1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert bus.stdout is not None
+        address = bus.stdout.readline().decode().strip()  # printed once it listens
+        assert address, "dbus-daemon did not print its address"
+        monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", address)
+        yield address
+    finally:
+        _stop(bus)
+        if bus.stdout is not None:
+            bus.stdout.close()
+
+
+@pytest.fixture
+def dunst(tmp_path: Path, private_bus: str) -> Iterator[subprocess.Popen[bytes]]:
+    """dunst on a private Xvfb display, owning org.freedesktop.Notifications on the test's
+    own bus; both killed after the test."""
     missing = [b for b in ("dunst", "dunstctl", "Xvfb") if shutil.which(b) is None]
     if missing:
         pytest.skip(f"not installed: {', '.join(missing)} (CI installs dunst and xvfb)")
-    if _name_has_owner(NAME):
-        pytest.skip(f"{NAME} is already owned on this bus: not a private test session")
+    assert not _name_has_owner(NAME), f"{NAME} is already owned on a bus of the test's own"
     # Xvfb picks a free display itself and writes its number to the pipe.
     r, w = os.pipe()
     xvfb = subprocess.Popen(
@@ -180,5 +204,6 @@ def test_throttling_reaches_dunst_rate_limited_and_its_action_opens_the_host(
 
     _dunstctl("close-all")
     hist = dunst_history()
-    assert sum(1 for x in hist if x["summary"] == note.title) == 1, hist
+    sent_now = [(i, n.title, n.alert.id if n.alert else None) for i, n in sent]
+    assert sum(1 for x in hist if x["summary"] == note.title) == 1, (sent_now, hist)
     assert any(x["id"] == nid2 for x in hist)
