@@ -22,6 +22,8 @@ from gpufleet.core.prometheus.am_receiver import (
 )
 from gpufleet.core.text import catalogue
 
+from tests.support import keyring_lock
+
 TOKEN = "s3cret-shared-token"
 
 
@@ -150,16 +152,17 @@ def test_token_from_the_keyring() -> None:
     if not os.environ.get("GPUFLEET_TEST_KEYRING_HOME") or secrets.store_available():
         pytest.skip("needs a private Secret Service: run under tools/run-tests")
     token = uuid.uuid4().hex
-    secrets.set_secret("alertmanager", "token", token)
     got: list[list[Alert]] = []
-    try:
-        rx = AlertmanagerReceiver(got.append, listen="127.0.0.1:0")
-        rx.start()
+    with keyring_lock.holding("alertmanager-token"):
+        secrets.set_secret("alertmanager", "token", token)
         try:
-            assert post(rx.url, json.dumps(payload()).encode(), token)[0] == 200
-            assert post(rx.url, json.dumps(payload()).encode(), "wrong")[0] == 401
+            rx = AlertmanagerReceiver(got.append, listen="127.0.0.1:0")
+            rx.start()
+            try:
+                assert post(rx.url, json.dumps(payload()).encode(), token)[0] == 200
+                assert post(rx.url, json.dumps(payload()).encode(), "wrong")[0] == 401
+            finally:
+                rx.stop()
         finally:
-            rx.stop()
-    finally:
-        secrets.delete_secret("alertmanager", "token")
+            secrets.delete_secret("alertmanager", "token")
     assert len(got) == 1

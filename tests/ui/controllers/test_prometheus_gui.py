@@ -21,7 +21,7 @@ from gpufleet.ui.app import App
 from gpufleet.ui.desktop.tray import Notification
 from pytestqt.qtbot import QtBot
 
-from tests.support import promstack
+from tests.support import keyring_lock, promstack
 from tests.support.ui_helpers import demo
 
 
@@ -83,9 +83,10 @@ def am_token() -> Iterator[str]:
     if not os.environ.get("GPUFLEET_TEST_KEYRING_HOME") or secrets.store_available():
         pytest.skip("needs a private Secret Service for the shared token: run tools/run-tests")
     token = uuid.uuid4().hex
-    secrets.set_secret("alertmanager", "token", token)
-    yield token
-    secrets.delete_secret("alertmanager", "token")
+    with keyring_lock.holding("alertmanager-token"):
+        secrets.set_secret("alertmanager", "token", token)
+        yield token
+        secrets.delete_secret("alertmanager", "token")
 
 
 def test_alertmanager_webhook_shows_in_the_alert_list_and_tray(
