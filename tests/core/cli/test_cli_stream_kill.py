@@ -3,12 +3,13 @@ subprocesses against the demo fleet (local sim daemons, in the test's own data d
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Iterator
 
 import pytest
 from gpufleet.cli.errors import EXIT_FAILURE, EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE
-from gpufleet.core.config import paths
+from gpufleet.core.config import instance_lock, paths
 from gpufleet.core.fleet.demo import demo_host, demo_state_dir
 from gpufleet.core.fleet.fleet import Fleet
 from gpufleet.core.history.audit import read_audit
@@ -49,6 +50,26 @@ def test_stream_jsonl_prints_replayable_protocol_lines_and_records_history(
     with Store(paths.history_file(demo=True)) as store:
         assert "a100-train" in store.hosts()
     assert not paths.history_file(demo=False).exists()
+
+
+@pytest.mark.skipif(not instance_lock.LOCKS_SUPPORTED, reason="no flock here")
+def test_stream_beside_a_window_on_the_same_store_prints_but_does_not_record_twice(
+    demo_daemons: None,
+) -> None:
+    # The window records every demo host from the same samplers already: a second writer
+    # would store each sample twice.
+    with instance_lock.for_fleet(True, instance_lock.ROLE_WINDOW):
+        p = gpufleet("stream", "demo:a100-train", "--seconds", "3", "--format", "jsonl")
+    assert p.returncode == EXIT_OK, p.stderr
+    dec = StreamDecoder()
+    msgs = [dec.feed(line) for line in p.stdout.splitlines()]
+    assert any(isinstance(m, Sample) for m in msgs) and dec.bad_lines == 0
+    err = p.stderr
+    assert f"not recording history: the gpufleet window (pid {os.getpid()}, since " in err, err
+    hist = paths.history_file(demo=True)
+    if hist.exists():
+        with Store(hist) as store:
+            assert "a100-train" not in store.hosts()
 
 
 def test_stream_table_shows_one_row_per_gpu(demo_daemons: None) -> None:

@@ -2,7 +2,9 @@
 
 ``--format jsonl`` prints the protocol's own lines, hello first, so the output can be replayed;
 ``--format table`` one line per GPU per sample. Status changes and gaps go to stderr. Every
-message is also recorded into the history store (the demo's own store for demo hosts).
+message is also recorded into the history store (the demo's own store for demo hosts), unless
+the window or ``serve`` runs on that store: it records every configured (or demo) host
+already, from the same sampler, and a second writer would store each sample twice.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from gpufleet.cli.hostarg import (
     resolve_host,
     unknown_key_callback,
 )
-from gpufleet.core.config import paths
+from gpufleet.core.config import instance_lock, paths
 from gpufleet.core.config.hostconfig import HostConfig
 from gpufleet.core.fleet.events import GAVE_UP_STATES, RECONNECTING, STREAMING
 from gpufleet.core.fleet.fleet import Fleet, HostGap, HostMessage, HostStatus
@@ -87,6 +89,14 @@ def _table_header() -> str:
 
 
 def _open_store(demo: bool) -> Any:
+    holder = instance_lock.holder(instance_lock.fleet_data_dir(demo))
+    if holder is not None:
+        print(
+            f"gpufleet: not recording history: {instance_lock.holder_name(holder)} "
+            "records this host already",
+            file=sys.stderr,
+        )
+        return None
     try:
         return Store(paths.history_file(demo))
     except Exception as e:  # a broken history file must not stop the live view

@@ -89,8 +89,31 @@ def _read_holder(fd: int) -> dict[str, object]:
     return data if isinstance(data, dict) else {}
 
 
-def busy_message(data_dir: Path, holder: dict[str, object]) -> str:
-    """Why this instance does not start: who holds ``data_dir`` and what to do."""
+def holder(data_dir: Path) -> dict[str, object] | None:
+    """What the holder of ``data_dir``'s lock wrote (pid, role, since), or None while nobody
+    holds it. For commands that do not take the lock but must not do what its holder does
+    (``stream`` recording the samples the window records already)."""
+    if not LOCKS_SUPPORTED:
+        return None
+    try:
+        fd = os.open(Path(data_dir) / LOCK_NAME, os.O_RDONLY)
+    except OSError:  # no lock file: no instance has ever run on this data dir
+        return None
+    try:
+        try:
+            # A shared lock, dropped at once: it is in a starting window's way only for the
+            # microseconds of the probe.
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return _read_holder(fd)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+def holder_name(holder: dict[str, object]) -> str:
+    """The holder in words: "the gpufleet window (pid 4242, since 2026-12-01 09:14)"."""
     since = holder.get("since")
     stamp = (
         time.strftime("%Y-%m-%d %H:%M", time.localtime(since))
@@ -98,11 +121,19 @@ def busy_message(data_dir: Path, holder: dict[str, object]) -> str:
         else None
     )
     role = holder.get("role")
-    return text.busy_message(
-        str(data_dir), role if isinstance(role, str) else None, holder.get("pid"), stamp
-    )
+    return text.holder_name(role if isinstance(role, str) else None, holder.get("pid"), stamp)
+
+
+def busy_message(data_dir: Path, holder: dict[str, object]) -> str:
+    """Why this instance does not start: who holds ``data_dir`` and what to do."""
+    return text.busy_message(str(data_dir), holder_name(holder))
+
+
+def fleet_data_dir(demo: bool) -> Path:
+    """The data dir a fleet records to (the demo's own, or the real one)."""
+    return paths.demo_data_dir() if demo else paths.data_dir()
 
 
 def for_fleet(demo: bool, role: str) -> InstanceLock:
-    """The lock of the data dir a fleet records to (the demo's own, or the real one)."""
-    return InstanceLock(paths.demo_data_dir() if demo else paths.data_dir(), role)
+    """The lock of the data dir a fleet records to."""
+    return InstanceLock(fleet_data_dir(demo), role)

@@ -32,10 +32,16 @@ def busy_title() -> str:
     return translated("Instance", _TITLE)
 
 
-def busy_message(path: str, role: str | None, pid: object, since: str | None) -> str:
-    """``role`` is one of the ROLE_* sources (translated here) or None when unknown."""
+def holder_name(role: str | None, pid: object, since: str | None) -> str:
+    """Who holds a data dir: "the gpufleet window (pid 4242, since 2026-12-01 09:14)".
+    ``role`` is one of the ROLE_* sources (translated here) or None when unknown."""
     who = translated("Instance", role) if role in (ROLE_WINDOW, ROLE_SERVE) else None
     who = who or translated("Instance", _ANOTHER)
     if isinstance(pid, int) and since:
         who = _fill(_PID_SINCE, who=who, pid=pid, since=since)
+    return who
+
+
+def busy_message(path: str, who: str) -> str:
+    """Why this instance does not start; ``who`` from holder_name."""
     return _fill(_BUSY, who=who, path=clean(path))
