@@ -402,3 +402,15 @@ def test_pcie_replays_rising_on_one_gpu() -> None:
     (a,) = fired(run(msgs)[1], "pcie_replays")
     assert a.gpu == 1 and a.evidence["values"]["replays_rise"] == 100
     assert "retransmitted 100 times within 10 min" in alert_sentence(a)
+
+
+def test_reason_masks_that_nvml_cannot_send_count_as_no_reason() -> None:
+    import numpy as np
+    from gpufleet.core.alerts.throttle import REASON_SW_THERMAL, reason_bits
+
+    # The wire takes any number up to 2**64 in a column: a broken sampler's -1, 2**63 or
+    # inf must not wrap into a mask with every bit set (a throttle alert from nothing).
+    got = reason_bits(
+        np.array([np.nan, -1.0, 2.0**63, 2.0**64, np.inf, REASON_SW_THERMAL, 3.0, 2.0**62])
+    )
+    assert got.tolist() == [0, 0, 0, 0, 0, REASON_SW_THERMAL, 3, 2**62]

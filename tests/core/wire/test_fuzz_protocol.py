@@ -33,6 +33,10 @@ from tests.support.paths import SUPPORT
 from tests.support.rules_support import sim_stream_lines
 from tests.support.sampler_daemons import Recorder
 
+# A NumPy warning here is a cast or an overflow on garbage (2**63 as a reason mask, a
+# power limit of 1e-308): undefined results, as wrong as an exception.
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
+
 SEED = 18
 FAKE = str(SUPPORT / "fake_sampler.py")
 ROUNDS = 80

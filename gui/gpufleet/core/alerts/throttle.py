@@ -96,6 +96,14 @@ class ThrottleShare:
         }
 
 
+def reason_bits(masks: F64) -> npt.NDArray[np.int64]:
+    """The reason masks as integers; 0 (no reason) for a value that is no mask NVML sends:
+    NaN, negative, or 2**63 and above (the wire takes any number up to 2**64 in a column,
+    and a cast of those to int64 is undefined)."""
+    ok = np.isfinite(masks) & (masks >= 0) & (masks < 2.0**63)
+    return np.where(ok, masks, 0.0).astype(np.int64)
+
+
 def _arr(x: Any, n: int) -> F64:
     if x is None:
         return np.full(n, np.nan)
@@ -146,7 +154,7 @@ def throttled_share(
     known = ~np.isnan(r) | ~np.isnan(vp) | ~np.isnan(vt)
     sel &= known
     span = float(w[sel].sum())
-    bits = np.where(np.isnan(r), 0, r).astype(np.int64)
+    bits = reason_bits(r)
     held_bits = ((bits & mask) != 0).astype(np.float64)
     counters = np.zeros(n)
     counter_s: dict[str, float] = {}

@@ -33,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 from gpufleet_sampler import protocol
 
+from gpufleet.core.alerts.throttle import reason_bits
 from gpufleet.core.model.findings import INFO, WARN, Finding
 from gpufleet.core.wire.messages import Sample
 
@@ -145,9 +146,7 @@ def findings(gpu: int, samples: Iterable[Sample]) -> list[Finding]:
         return []
     s = _series(ss, gpu)
     t, util, reasons = s["t"], s["util_gpu_pct"], s["clock_reasons"]
-    slowed = np.zeros(len(t), dtype=bool)
-    ok = np.isfinite(reasons)
-    slowed[ok] = (reasons[ok].astype(np.int64) & _SLOWDOWN_MASK) != 0
+    slowed = (reason_bits(reasons) & _SLOWDOWN_MASK) != 0
     busy = np.isfinite(util) & (util >= BUSY_UTIL_PCT) & ~slowed
     n = int(busy.sum())
     if n < MIN_BUSY_SAMPLES:
@@ -200,7 +199,9 @@ def _without_gpm(
 ) -> list[Finding]:
     """No GPM on this GPU: the power draw against the limit stands in for SM activity."""
     power, limit = s["power_w"], s["power_limit_w"]
-    ok = busy & np.isfinite(power) & np.isfinite(limit) & (limit > 0)
+    # No board's power limit is under 1 W: a smaller one is garbage (and power / 1e-300
+    # overflows), not a card to judge.
+    ok = busy & np.isfinite(power) & np.isfinite(limit) & (limit >= 1.0)
     if int(ok.sum()) < MIN_BUSY_SAMPLES:
         return []
     frac = power[ok] / limit[ok]

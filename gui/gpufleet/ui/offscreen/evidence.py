@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from gpufleet.core.alerts.throttle import reason_bits
 from gpufleet.core.history.store import Window
 from gpufleet.core.history.timeparse import format_utc
 from gpufleet.core.verdicts.bundle import THROTTLE_MASK, PlotData
@@ -46,7 +47,7 @@ def _app() -> Any:
 
 
 def _bands(t: np.ndarray[Any, Any], mask: np.ndarray[Any, Any]) -> list[tuple[float, float]]:
-    held = (np.nan_to_num(mask).astype(np.int64) & THROTTLE_MASK) != 0
+    held = (reason_bits(mask) & THROTTLE_MASK) != 0
     if not held.any():
         return []
     edges = np.flatnonzero(np.diff(np.r_[0, held.astype(np.int8), 0]))

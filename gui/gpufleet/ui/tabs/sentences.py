@@ -13,6 +13,7 @@ import numpy.typing as npt
 from gpufleet_sampler import protocol
 from PySide6.QtCore import QCoreApplication
 
+from gpufleet.core.alerts.throttle import reason_bits
 from gpufleet.core.text.catalogue import QT_TRANSLATE_NOOP
 
 # lupdate extracts translate("Context", "text") calls.
@@ -47,7 +48,7 @@ def _minutes(seconds: float) -> str:
 
 
 def _dominant_reason(masks: F64) -> int:
-    m = masks[np.isfinite(masks)].astype(np.int64)
+    m = reason_bits(masks[np.isfinite(masks)])
     best, count = 0, 0
     for bit in (0x40, 0x20, 0x08, 0x80, 0x04):
         c = int(np.count_nonzero(m & bit))
@@ -72,7 +73,7 @@ def clocks_sentence(
         if r is None or c is None or not len(r):
             continue
         ok = np.isfinite(r)
-        slow = ok & ((np.nan_to_num(r).astype(np.int64) & _SLOWING) != 0)
+        slow = ok & ((reason_bits(r) & _SLOWING) != 0)
         n = int(slow.sum())
         if not n:
             continue

@@ -21,6 +21,7 @@ from PySide6.QtCore import QCoreApplication, QEvent, QObject, QPointF, QRectF, Q
 from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import QLabel
 
+from gpufleet.core.alerts.throttle import reason_bits
 from gpufleet.ui.widgets.curveset import CurveHandle, CurveSet, padded_rect
 from gpufleet.ui.widgets.legend import FastLegend
 from gpufleet.ui.widgets.theme import REASON_BANDS, Theme, gpu_colour, gpu_pen
@@ -453,7 +454,7 @@ class ReasonBands:
             ok = np.isfinite(v) & (t >= t0 - span) & (t <= t1 + span)
             if not ok.any():
                 continue
-            ts, vs = t[ok], v[ok].astype(np.int64)
+            ts, vs = t[ok], reason_bits(v[ok])
             # A sample's reasons held over the interval it closes (back to the previous
             # sample, at most a few intervals for a gap in the data): painting each sample
             # as one bin drew a comb of 1-px bars when the range has more pixels than samples.
