@@ -179,3 +179,10 @@ def test_cli_json_and_bundle(
     assert "neither a stream file" in capsys.readouterr().err
     assert main(["compare", str(pa), str(tmp_path / "missing.jsonl")]) == 8
     assert "no such file" in capsys.readouterr().err
+    # A file that is no gpufleet stream fails as it does in `replay` (1), not "not found".
+    junk = tmp_path / "notes.jsonl"
+    junk.write_text("not json\n", encoding="utf-8")
+    assert main(["compare", str(junk), str(pb)]) == 1
+    assert "A: " in (err := capsys.readouterr().err) and "not a gpufleet stream" in err
+    assert main(["replay", str(junk)]) == 1
+    assert "not a gpufleet stream" in capsys.readouterr().err

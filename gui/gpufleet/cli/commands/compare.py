@@ -26,7 +26,7 @@ from gpufleet.core.verdicts.compare import compare
 from gpufleet.core.verdicts.compare.report import as_json, text_lines
 from gpufleet.core.verdicts.compare.spec import SpecError, parse_spec, read_window
 from gpufleet.core.verdicts.compare_bundle import write_compare_bundle
-from gpufleet.core.verdicts.window import RunWindow, WindowError
+from gpufleet.core.verdicts.window import RunWindow, WindowError, WindowMissing
 
 
 def register(subparsers: Any) -> None:
@@ -89,9 +89,11 @@ def read_windows(spec_a: str, spec_b: str, demo: bool) -> tuple[RunWindow, RunWi
                 out.append(read_window(spec, store))
             except SpecError as e:
                 raise CliError(f"{label}: {e}", EXIT_USAGE) from None
-            except WindowError as e:
+            except WindowMissing as e:
                 hint = "" if isinstance(spec, Path) else no_demo_history_hint(in_demo or demo)
                 raise CliError(f"{label}: {e}{hint}", EXIT_NOT_FOUND) from None
+            except WindowError as e:  # a file that is no gpufleet stream: as `replay` says
+                raise CliError(f"{label}: {e}", EXIT_FAILURE) from None
         return out[0], out[1]
     finally:
         for st in stores.values():

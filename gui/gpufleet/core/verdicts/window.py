@@ -33,6 +33,11 @@ class WindowError(Exception):
     """The window cannot be read: the message says what is missing and where to look."""
 
 
+class WindowMissing(WindowError):
+    """Nothing to read where the window points: no such file, host or samples (the CLI's
+    "not found"); a plain WindowError is a file that cannot be read as a stream."""
+
+
 @dataclass(frozen=True)
 class RunWindow:
     """One host's data from ``t0`` to ``t1`` (epoch seconds), messages in time order."""
@@ -103,7 +108,7 @@ def from_messages(
     if not hellos:
         raise WindowError(f"{host}: no hello line: not a gpufleet stream")
     if not samples:
-        raise WindowError(f"{host}: no samples in the window")
+        raise WindowMissing(f"{host}: no samples in the window")
     lo = samples[0].t if t0 is None else t0
     hi = samples[-1].t if t1 is None else t1
     # The hello in force at the window's start is the last one before it (or the first).
@@ -136,7 +141,7 @@ def from_stream_file(
                 if m is not None:
                     msgs.append(m)
     except FileNotFoundError:
-        raise WindowError(f"{path}: no such file") from None
+        raise WindowMissing(f"{path}: no such file") from None
     except OSError as e:
         raise WindowError(f"{path}: cannot read: {e.strerror}") from None
     except VersionError as e:
@@ -145,7 +150,7 @@ def from_stream_file(
     try:
         return from_messages(name, msgs, t0, t1, bad_lines=dec.bad_lines)
     except WindowError as e:
-        raise WindowError(f"{path}: {str(e).split(': ', 1)[-1]}") from None
+        raise type(e)(f"{path}: {str(e).split(': ', 1)[-1]}") from None
 
 
 def _hello_host(msgs: Sequence[Message]) -> str | None:
@@ -161,13 +166,13 @@ def from_store(store: Store, host: str, t0: float, t1: float) -> RunWindow:
     that do have history when this one has none, or when the window holds no sample."""
     if host not in store.hosts():
         known = ", ".join(store.hosts()) or "none yet"
-        raise WindowError(f"no history for host {host!r} (hosts with history: {known})")
+        raise WindowMissing(f"no history for host {host!r} (hosts with history: {known})")
     hello = store.hello(host, at=t0) or store.hello(host)
     if hello is None:
-        raise WindowError(f"no hello recorded for host {host!r}")
+        raise WindowMissing(f"no hello recorded for host {host!r}")
     samples = tuple(store.samples(host, t0, t1))
     if not samples:
-        raise WindowError(f"no samples of {host!r} in the window")
+        raise WindowMissing(f"no samples of {host!r} in the window")
     changed = [(t, h) for t, h in store.hellos(host, t0, t1) if t > t0]
     return RunWindow(
         host=host,
