@@ -50,9 +50,33 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Options whose value is a time or a duration: "-2h" (two hours ago) is a value there, but
+# argparse takes anything that starts with "-" and is no negative number for an option.
+_TIME_OPTIONS = frozenset({"--since", "--until", "--around", "--window"})
+_AGO = re.compile(r"-\d")
+
+
+def _times_attached(argv: Sequence[str]) -> list[str]:
+    """``--since -2h`` as ``--since=-2h``, which argparse reads as the option's value."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":  # what follows is positional: left as it is
+            out.extend(argv[i:])
+            break
+        if a in _TIME_OPTIONS and i + 1 < len(argv) and _AGO.match(argv[i + 1]):
+            out.append(f"{a}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(a)
+        i += 1
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_times_attached(sys.argv[1:] if argv is None else argv))
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

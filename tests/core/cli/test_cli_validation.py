@@ -99,3 +99,15 @@ def test_kill_to_a_refused_port_fails_fast(capsys: pytest.CaptureFixture[str]) -
     # machine's business).
     assert "refused" in err, err
     assert "timed out" not in err and "timeout" not in err, err
+
+
+def test_a_time_ago_with_a_minus_is_the_options_value(capsys: pytest.CaptureFixture[str]) -> None:
+    # `--since -2h` as users type it (argparse alone says "expected one argument"): the
+    # time is read, and the command goes on to say there is no history yet.
+    rc, err = run(capsys, "export", "demo:h100-a", "--since", "-2h", "--out", "x")
+    assert rc == EXIT_NOT_FOUND and "no history" in err, err
+    rc, err = run(capsys, "export", "demo:h100-a", "--around", "-1h", "--out", "x")
+    assert rc == EXIT_NOT_FOUND and "no history" in err, err
+    # A duration takes no minus: the command's own message, not argparse's.
+    rc, err = run(capsys, "diagnose", "demo:h100-a", "--window", "-5m")
+    assert rc == EXIT_USAGE and "bad duration '-5m'" in err, err

@@ -30,8 +30,8 @@ def register(subparsers: Any) -> None:
         "export",
         help="export a host's history (csv, jsonl) or an evidence bundle (zip)",
         description="Export what the history store holds for HOST. Times are ISO 8601 "
-        "(local time unless they end in Z or +HH:MM), durations ago (30m, 2h, 1d; write "
-        "--since=-30m with the '=') or 'now'.",
+        "(local time unless they end in Z or +HH:MM), durations ago (30m, 2h, 1d, or -30m) "
+        "or 'now'.",
     )
     p.add_argument("host", metavar="HOST", help="a host with history, or demo:<name>")
     p.add_argument("--since", metavar="T", help="start of the window")
