@@ -83,7 +83,14 @@ def test_a_hand_made_unstorable_sample_costs_only_itself(tmp_path: Path) -> None
     thread survives, counts the failure and keeps the other samples of the batch, of this
     host and of the others."""
     cols = ("util_gpu_pct",)
-    store = Store(tmp_path / "h.sqlite", flush_interval_s=0.2)
+    # t0 is years ago: the default retention's first pass (as the writer starts) would
+    # delete these samples whenever they were queued before it.
+    store = Store(
+        tmp_path / "h.sqlite",
+        flush_interval_s=0.2,
+        retention_raw_days=1e5,
+        retention_rollup_days=1e5,
+    )
     t0 = 1_700_000_000.0
 
     def s(seq: int, i: int, gpu: int = 0) -> Sample:
