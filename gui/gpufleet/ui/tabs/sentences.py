@@ -48,7 +48,7 @@ def _minutes(seconds: float) -> str:
 
 
 def _dominant_reason(masks: F64) -> int:
-    m = reason_bits(masks[np.isfinite(masks)])
+    m = reason_bits(masks)  # NaN counts as no reason
     best, count = 0, 0
     for bit in (0x40, 0x20, 0x08, 0x80, 0x04):
         c = int(np.count_nonzero(m & bit))
@@ -72,8 +72,7 @@ def clocks_sentence(
         c = clocks.get(g)
         if r is None or c is None or not len(r):
             continue
-        ok = np.isfinite(r)
-        slow = ok & ((reason_bits(r) & _SLOWING) != 0)
+        slow = (reason_bits(r) & _SLOWING) != 0  # a NaN mask is no reason
         n = int(slow.sum())
         if not n:
             continue
